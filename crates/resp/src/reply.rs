@@ -1,0 +1,219 @@
+//! Decoding replies (RESP2 and RESP3), for clients: keel-benchmark and tests.
+//!
+//! `skip_reply` only finds where a reply ends, without allocating, for the
+//! benchmark's hot path; `parse_reply` builds a [`Value`] tree.
+
+use crate::parse_i64;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Simple(Vec<u8>),
+    Error(Vec<u8>),
+    Integer(i64),
+    Bulk(Vec<u8>),
+    Null,
+    Array(Vec<Value>),
+    Map(Vec<(Value, Value)>),
+    Set(Vec<Value>),
+    Push(Vec<Value>),
+    Double(Vec<u8>),
+    Boolean(bool),
+    BigNumber(Vec<u8>),
+    Verbatim(Vec<u8>),
+    Attribute(Vec<(Value, Value)>),
+}
+
+/// A malformed reply: the stream cannot be resynchronised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyError;
+
+impl std::fmt::Display for ReplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("malformed RESP reply")
+    }
+}
+
+impl std::error::Error for ReplyError {}
+
+/// Limit on nesting so a hostile server cannot overflow our stack.
+const MAX_DEPTH: usize = 128;
+
+fn header(buf: &[u8]) -> Result<Option<(u8, &[u8], usize)>, ReplyError> {
+    let Some(&tag) = buf.first() else {
+        return Ok(None);
+    };
+    let Some(cr) = buf.iter().position(|&c| c == b'\r') else {
+        return Ok(None);
+    };
+    if cr + 1 >= buf.len() {
+        return Ok(None);
+    }
+    if buf[cr + 1] != b'\n' {
+        return Err(ReplyError);
+    }
+    Ok(Some((tag, &buf[1..cr], cr + 2)))
+}
+
+fn count(s: &[u8]) -> Result<i64, ReplyError> {
+    parse_i64(s).ok_or(ReplyError)
+}
+
+/// Length in bytes of the first complete reply in `buf`, or `None` if it is
+/// not complete yet.
+pub fn skip_reply(buf: &[u8]) -> Result<Option<usize>, ReplyError> {
+    skip_at(buf, 0)
+}
+
+fn skip_at(buf: &[u8], depth: usize) -> Result<Option<usize>, ReplyError> {
+    if depth > MAX_DEPTH {
+        return Err(ReplyError);
+    }
+    let Some((tag, body, mut pos)) = header(buf)? else {
+        return Ok(None);
+    };
+    match tag {
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Ok(Some(pos)),
+        b'$' | b'!' | b'=' => {
+            let n = count(body)?;
+            if n < 0 {
+                return Ok(Some(pos));
+            }
+            let end = pos + n as usize + 2;
+            Ok(if buf.len() >= end { Some(end) } else { None })
+        }
+        b'*' | b'~' | b'>' | b'%' | b'|' => {
+            let n = count(body)?;
+            if n < 0 {
+                return Ok(Some(pos));
+            }
+            let items = if matches!(tag, b'%' | b'|') { 2 * n } else { n };
+            for _ in 0..items {
+                match skip_at(&buf[pos..], depth + 1)? {
+                    Some(len) => pos += len,
+                    None => return Ok(None),
+                }
+            }
+            if tag == b'|' {
+                // An attribute precedes the reply it describes.
+                return Ok(skip_at(&buf[pos..], depth + 1)?.map(|len| pos + len));
+            }
+            Ok(Some(pos))
+        }
+        _ => Err(ReplyError),
+    }
+}
+
+/// Parses the first complete reply in `buf`: the value and its length.
+pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ReplyError> {
+    parse_at(buf, 0)
+}
+
+fn parse_at(buf: &[u8], depth: usize) -> Result<Option<(Value, usize)>, ReplyError> {
+    if depth > MAX_DEPTH {
+        return Err(ReplyError);
+    }
+    let Some((tag, body, mut pos)) = header(buf)? else {
+        return Ok(None);
+    };
+    let v = match tag {
+        b'+' => Value::Simple(body.to_vec()),
+        b'-' => Value::Error(body.to_vec()),
+        b':' => Value::Integer(count(body)?),
+        b'_' => Value::Null,
+        b',' => Value::Double(body.to_vec()),
+        b'(' => Value::BigNumber(body.to_vec()),
+        b'#' => match body {
+            b"t" => Value::Boolean(true),
+            b"f" => Value::Boolean(false),
+            _ => return Err(ReplyError),
+        },
+        b'$' | b'!' | b'=' => {
+            let n = count(body)?;
+            if n < 0 {
+                return Ok(Some((Value::Null, pos)));
+            }
+            let end = pos + n as usize;
+            if buf.len() < end + 2 {
+                return Ok(None);
+            }
+            let data = buf[pos..end].to_vec();
+            pos = end + 2;
+            match tag {
+                b'$' => Value::Bulk(data),
+                b'!' => Value::Error(data),
+                _ => Value::Verbatim(data),
+            }
+        }
+        b'*' | b'~' | b'>' => {
+            let n = count(body)?;
+            if n < 0 {
+                return Ok(Some((Value::Null, pos)));
+            }
+            let mut items = Vec::with_capacity((n as usize).min(1024));
+            for _ in 0..n {
+                match parse_at(&buf[pos..], depth + 1)? {
+                    Some((v, len)) => {
+                        items.push(v);
+                        pos += len;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            match tag {
+                b'*' => Value::Array(items),
+                b'~' => Value::Set(items),
+                _ => Value::Push(items),
+            }
+        }
+        b'%' | b'|' => {
+            let n = count(body)?;
+            let mut pairs = Vec::with_capacity((n.max(0) as usize).min(1024));
+            for _ in 0..n {
+                let Some((k, klen)) = parse_at(&buf[pos..], depth + 1)? else {
+                    return Ok(None);
+                };
+                pos += klen;
+                let Some((v, vlen)) = parse_at(&buf[pos..], depth + 1)? else {
+                    return Ok(None);
+                };
+                pos += vlen;
+                pairs.push((k, v));
+            }
+            if tag == b'%' {
+                Value::Map(pairs)
+            } else {
+                Value::Attribute(pairs)
+            }
+        }
+        _ => return Err(ReplyError),
+    };
+    Ok(Some((v, pos)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_skips_all_types() {
+        let wire = b"*3\r\n$3\r\nfoo\r\n:5\r\n%1\r\n+a\r\n~2\r\n,1.5\r\n#t\r\n";
+        let (v, n) = parse_reply(wire).unwrap().unwrap();
+        assert_eq!(n, wire.len());
+        assert_eq!(skip_reply(wire).unwrap(), Some(wire.len()));
+        assert_eq!(
+            v,
+            Value::Array(vec![
+                Value::Bulk(b"foo".to_vec()),
+                Value::Integer(5),
+                Value::Map(vec![(
+                    Value::Simple(b"a".to_vec()),
+                    Value::Set(vec![Value::Double(b"1.5".to_vec()), Value::Boolean(true)])
+                )])
+            ])
+        );
+        for cut in 0..wire.len() {
+            assert_eq!(parse_reply(&wire[..cut]).unwrap(), None);
+            assert_eq!(skip_reply(&wire[..cut]).unwrap(), None);
+        }
+    }
+}
