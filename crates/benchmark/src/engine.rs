@@ -22,7 +22,7 @@ use hdrhistogram::Histogram;
 use crate::cli::{Config, Target};
 use crate::cluster::{Route, SlotMap};
 use crate::conn::{self, Stream};
-use crate::poll::{self, Epoll, READABLE, WRITABLE};
+use crate::poll::{self, Epoll, Timer, READABLE, WRITABLE};
 use crate::workload::{KeyGen, RequestGen, Rng, Test};
 
 /// Latencies are recorded in microseconds, as redis-benchmark does.
@@ -344,7 +344,10 @@ struct Worker<'a> {
     cluster: Option<Arc<SlotMap>>,
     cfg: &'a Config,
     last_refresh: Option<Instant>,
+    timer: Option<Timer>,
 }
+
+const TIMER_TOKEN: u64 = u64::MAX;
 
 fn worker(
     tid: usize,
@@ -378,7 +381,13 @@ fn worker(
         cluster,
         cfg,
         last_refresh: None,
+        timer: None,
     };
+    if set.interval_ns.is_some() {
+        let t = Timer::new()?;
+        w.poll.add(t.fd(), TIMER_TOKEN)?;
+        w.timer = Some(t);
+    }
     let start = set.measure_start - (cfg.warmup * 1e9) as u64;
     for (i, (g, mut c)) in mine.into_iter().enumerate() {
         w.poll.add(c.stream.fd(), i as u64)?;
@@ -410,10 +419,16 @@ impl Worker<'_> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let timeout = if open_loop { self.open_loop_timeout() } else { 250 };
+            let timeout = if open_loop { self.open_loop_timeout()? } else { 250 };
             let n = self.poll.wait(timeout)?;
             for e in 0..n {
                 let (tok, flags) = self.poll.event(e);
+                if tok == TIMER_TOKEN {
+                    if let Some(t) = &self.timer {
+                        t.drain();
+                    }
+                    continue;
+                }
                 let i = tok as usize;
                 if i >= self.conns.len() || self.conns[i].finished {
                     continue;
@@ -467,7 +482,8 @@ impl Worker<'_> {
         false
     }
 
-    fn open_loop_timeout(&self) -> i32 {
+    /// Arms the timer for the next due send; returns the epoll timeout.
+    fn open_loop_timeout(&self) -> Result<i32> {
         let now = self.shared.now();
         let mut next = u64::MAX;
         for c in &self.conns {
@@ -476,10 +492,18 @@ impl Worker<'_> {
             }
         }
         if next == u64::MAX {
-            return 100;
+            return Ok(100);
         }
-        let wait = next.saturating_sub(now);
-        (wait.div_ceil(1_000_000)).min(100) as i32
+        if next <= now {
+            return Ok(0);
+        }
+        match &self.timer {
+            Some(t) => {
+                t.arm(next - now)?;
+                Ok(100)
+            }
+            None => Ok((next - now).div_ceil(1_000_000).min(100) as i32),
+        }
     }
 
     /// Closed loop: send the next pipeline batch on connection `i`.

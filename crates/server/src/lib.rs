@@ -1,1 +1,29 @@
+//! keel: a Redis-compatible data store.
+//!
+//! The map, and who may call whom:
+//! - `net` accepts connections and runs each one: read → decode (`resp`) →
+//!   `command::dispatch` → write. It knows nothing of commands' meaning.
+//! - `command` owns the command table, generic checks, locking of shards,
+//!   propagation of writes, and the handlers (one file per family). It
+//!   calls `storage`, never `net`.
+//! - `storage` is pure data: the sharded keyspace, values, slots. It calls
+//!   nothing above it.
+//! - `server` holds the shared state and starts the threads; `config`,
+//!   `client`, `stats` are shared records.
 
+pub mod client;
+pub mod command;
+pub mod config;
+pub mod glob;
+pub mod net;
+pub mod server;
+pub mod stats;
+pub mod storage;
+
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// The Redis version whose behaviour keel implements; clients gate
+/// features on it.
+pub const REDIS_VERSION: &str = "7.0.15";
+pub const KEEL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,1 +1,56 @@
-fn main(){}
+//! keel-server: `keel-server [/path/keel.conf] [--name value ...]`, the same
+//! command line as redis-server.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-v" || a == "--version") {
+        println!("keel v={} (implements Redis {})", keel::KEEL_VERSION, keel::REDIS_VERSION);
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("Usage: keel-server [/path/to/keel.conf] [--option value ...]\n       keel-server --port 7777 --threads 4\n\nOptions are redis.conf directives; see docs/compatibility.md.");
+        return ExitCode::SUCCESS;
+    }
+    let config = match keel::config::Config::from_args(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("\n*** FATAL CONFIG FILE ERROR ***\n{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    init_logging(&config);
+    match keel::server::run(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("keel-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(config: &keel::config::Config) {
+    let level = match config.get("loglevel") {
+        "debug" => "debug",
+        "verbose" => "info",
+        "warning" => "warn",
+        _ => "info",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    let logfile = config.get("logfile");
+    if logfile.is_empty() {
+        builder.with_writer(std::io::stdout).init();
+    } else {
+        match std::fs::OpenOptions::new().create(true).append(true).open(logfile) {
+            Ok(f) => builder.with_ansi(false).with_writer(std::sync::Mutex::new(f)).init(),
+            Err(e) => {
+                eprintln!("Can't open the log file {logfile}: {e}");
+                builder.init();
+            }
+        }
+    }
+}

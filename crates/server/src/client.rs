@@ -1,0 +1,137 @@
+//! Connected clients: the per-connection state a command may change
+//! (database, protocol, name) and the registry CLIENT LIST/KILL read.
+//!
+//! A connection task owns its [`Client`]; the fields other connections may
+//! read live in the shared [`ClientInfo`] as atomics or small locks, written
+//! only by the owner, so the hot path takes no lock.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+/// What CLIENT REPLY asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Skip the reply of the next command only.
+    SkipNext,
+    /// Skipping the reply of the current command.
+    Skip,
+}
+
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub fd: i32,
+    pub unix: bool,
+    pub created: Instant,
+    pub name: Mutex<Vec<u8>>,
+    pub lib_name: Mutex<Vec<u8>>,
+    pub lib_ver: Mutex<Vec<u8>>,
+    pub db: AtomicU32,
+    pub resp: AtomicU8,
+    /// Milliseconds since `created` of the last command.
+    pub last_interaction_ms: AtomicU64,
+    /// Command-table id of the last command run.
+    pub last_cmd: AtomicU32,
+    pub no_evict: AtomicBool,
+    pub killed: AtomicBool,
+    pub qbuf: AtomicU64,
+    pub obuf: AtomicU64,
+}
+
+impl ClientInfo {
+    pub fn idle_secs(&self) -> u64 {
+        let now = self.created.elapsed().as_millis() as u64;
+        now.saturating_sub(self.last_interaction_ms.load(Relaxed)) / 1000
+    }
+
+    /// Marks the client killed and wakes its connection by shutting the
+    /// socket down; the task then sees EOF and cleans up.
+    pub fn kill(&self) {
+        self.killed.store(true, Relaxed);
+        // SAFETY-free: shutdown(2) on an fd the registry keeps open (the
+        // connection unregisters before its socket is dropped).
+        unsafe {
+            libc::shutdown(self.fd, libc::SHUT_RDWR);
+        }
+    }
+}
+
+/// Per-connection state owned by the connection task.
+pub struct Client {
+    pub info: Arc<ClientInfo>,
+    pub db: usize,
+    pub proto: u8,
+    pub reply_mode: ReplyMode,
+    /// Close the connection once the pending replies are written (QUIT,
+    /// protocol errors, CLIENT KILL of self).
+    pub close_after_reply: bool,
+}
+
+impl Client {
+    pub fn new(info: Arc<ClientInfo>) -> Client {
+        Client { info, db: 0, proto: 2, reply_mode: ReplyMode::On, close_after_reply: false }
+    }
+
+    pub fn set_db(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db as u32, Relaxed);
+    }
+
+    pub fn set_proto(&mut self, proto: u8) {
+        self.proto = proto;
+        self.info.resp.store(proto, Relaxed);
+    }
+}
+
+#[derive(Default)]
+pub struct Clients {
+    next_id: AtomicU64,
+    by_id: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+}
+
+impl Clients {
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Relaxed) + 1
+    }
+
+    pub fn register(&self, info: Arc<ClientInfo>) {
+        self.by_id.lock().insert(info.id, info);
+    }
+
+    pub fn unregister(&self, id: u64) {
+        self.by_id.lock().remove(&id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn snapshot(&self) -> Vec<Arc<ClientInfo>> {
+        self.by_id.lock().values().cloned().collect()
+    }
+
+    /// Kills the clients `pred` selects while holding the registry lock, so
+    /// no fd can be closed and reused under us. Returns how many.
+    pub fn kill_where(&self, mut pred: impl FnMut(&ClientInfo) -> bool) -> usize {
+        let map = self.by_id.lock();
+        let mut n = 0;
+        for c in map.values() {
+            if pred(c) {
+                c.kill();
+                n += 1;
+            }
+        }
+        n
+    }
+}

@@ -1,0 +1,93 @@
+//! Argument parsing shared by the families: numbers with Redis's rules and
+//! error texts, and case-insensitive option matching.
+
+use super::error::{self, CmdError};
+
+/// An integer argument, or `ERR value is not an integer or out of range`.
+#[inline]
+pub fn int(arg: &[u8]) -> Result<i64, CmdError> {
+    resp::parse_i64(arg).ok_or(error::NOT_INTEGER)
+}
+
+/// A float argument as Redis's `string2ld`: no leading space, no NaN.
+pub fn float(arg: &[u8]) -> Result<f64, CmdError> {
+    parse_float(arg).ok_or(error::NOT_FLOAT)
+}
+
+pub fn parse_float(arg: &[u8]) -> Option<f64> {
+    if arg.is_empty() || arg.len() > 5000 || arg[0].is_ascii_whitespace() {
+        return None;
+    }
+    let s = std::str::from_utf8(arg).ok()?;
+    let v: f64 = s.parse().ok()?;
+    if v.is_nan() {
+        return None;
+    }
+    Some(v)
+}
+
+/// Formats a float as INCRBYFLOAT/HINCRBYFLOAT reply it: fixed notation,
+/// shortest digits that round-trip, no trailing zeros.
+pub fn format_float(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    format!("{v}")
+}
+
+/// Formats a double the way Redis replies with scores (`%.17g`, shortest
+/// round-trip in Redis 7): `inf`, `-inf`, integers without `.0`.
+pub fn format_double(v: f64) -> String {
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = format!("{v}");
+    // Rust prints large/small magnitudes without exponent; Redis's %.17g
+    // switches to exponent form past 17 digits.
+    if v != 0.0 && (v.abs() >= 1e17 || v.abs() < 1e-4) {
+        let e = format!("{v:e}");
+        if let Some((m, exp)) = e.split_once('e') {
+            let exp: i32 = exp.parse().unwrap_or(0);
+            return format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        }
+    }
+    s
+}
+
+#[inline]
+pub fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// A database index argument for SELECT/MOVE/SWAPDB/COPY.
+pub fn db_index(arg: &[u8], databases: usize) -> Result<usize, CmdError> {
+    let n = int(arg)?;
+    if n < 0 || n as usize >= databases {
+        return Err(error::DB_RANGE);
+    }
+    Ok(n as usize)
+}
+
+pub fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(int(b"12"), Ok(12));
+        assert!(int(b"1.5").is_err());
+        assert_eq!(float(b"1.5"), Ok(1.5));
+        assert_eq!(float(b"5.0e3"), Ok(5000.0));
+        assert!(float(b" 1").is_err());
+        assert!(float(b"nan").is_err());
+        assert_eq!(format_float(10.5 + 0.1), "10.6");
+        assert_eq!(format_float(5200.0), "5200");
+        assert_eq!(format_double(1.5), "1.5");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+        assert_eq!(format_double(3.0), "3");
+    }
+}

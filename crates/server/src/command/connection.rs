@@ -1,0 +1,445 @@
+//! Connection commands: PING, ECHO, QUIT, RESET, SELECT, HELLO and CLIENT.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::args::{self, is};
+use super::error::{self, CmdError, CmdResult};
+use super::keys::help_reply;
+use super::table::Registry;
+use super::Ctx;
+use crate::client::{ClientInfo, ReplyMode};
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("ping", ping);
+    r.add("echo", echo);
+    r.add("quit", quit);
+    r.add("reset", reset);
+    r.add("select", select);
+    r.add("hello", hello);
+    r.add("client|id", client_id);
+    r.add("client|setname", client_setname);
+    r.add("client|getname", client_getname);
+    r.add("client|list", client_list);
+    r.add("client|info", client_info);
+    r.add("client|kill", client_kill);
+    r.add("client|setinfo", client_setinfo);
+    r.add("client|no-evict", client_no_evict);
+    r.add("client|reply", client_reply);
+    r.add("client|help", client_help);
+}
+
+/// PING [message]
+fn ping(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() > 2 {
+        return Err(error::wrong_arity("ping"));
+    }
+    match argv.get(1) {
+        Some(msg) => cx.bulk(msg),
+        None => cx.simple(b"PONG"),
+    }
+    Ok(())
+}
+
+/// ECHO message
+fn echo(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    cx.bulk(argv[1]);
+    Ok(())
+}
+
+/// QUIT
+fn quit(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.ok();
+    cx.client.close_after_reply = true;
+    Ok(())
+}
+
+/// RESET
+fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.client.set_db(0);
+    cx.client.set_proto(2);
+    cx.client.reply_mode = ReplyMode::On;
+    cx.client.info.name.lock().clear();
+    cx.client.info.no_evict.store(false, Relaxed);
+    cx.simple(b"RESET");
+    Ok(())
+}
+
+/// SELECT index
+fn select(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let n = args::int(argv[1])?;
+    if n < 0 || n as usize >= cx.server.keyspace.databases() || n > i32::MAX as i64 {
+        return Err(error::DB_RANGE);
+    }
+    cx.client.set_db(n as usize);
+    cx.ok();
+    Ok(())
+}
+
+/// Client and library names may hold only printable ASCII without spaces.
+fn valid_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+/// HELLO [protover [AUTH username password] [SETNAME clientname]]
+fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let mut proto = cx.client.proto;
+    if let Some(v) = argv.get(1) {
+        let v = resp::parse_i64(v).ok_or_else(|| CmdError::new("ERR Protocol version is not an integer or out of range"))?;
+        if !(2..=3).contains(&v) {
+            return Err(CmdError::new("NOPROTO unsupported protocol version"));
+        }
+        proto = v as u8;
+    }
+    let mut setname = None;
+    let mut j = 2;
+    while j < argv.len() {
+        let more = argv.len() - j - 1;
+        if is(argv[j], "AUTH") && more >= 2 {
+            // No users or passwords exist until ACLs land: the default
+            // user has no password, so any password is accepted for it.
+            if !is(argv[j + 1], "default") {
+                return Err(CmdError::new("WRONGPASS invalid username-password pair or user is disabled."));
+            }
+            j += 3;
+        } else if is(argv[j], "SETNAME") && more >= 1 {
+            if !valid_name(argv[j + 1]) {
+                return Err(CmdError::new("ERR Client names cannot contain spaces, newlines or special characters."));
+            }
+            setname = Some(argv[j + 1]);
+            j += 2;
+        } else {
+            return Err(CmdError::new(format!("ERR Syntax error in HELLO option '{}'", args::lossy(argv[j]))));
+        }
+    }
+    if let Some(name) = setname {
+        *cx.client.info.name.lock() = name.to_vec();
+    }
+    cx.client.set_proto(proto);
+    let id = cx.client.info.id as i64;
+    cx.map(7);
+    cx.bulk(b"server");
+    cx.bulk(b"redis");
+    cx.bulk(b"version");
+    cx.bulk(crate::REDIS_VERSION.as_bytes());
+    cx.bulk(b"proto");
+    cx.int(proto as i64);
+    cx.bulk(b"id");
+    cx.int(id);
+    cx.bulk(b"mode");
+    cx.bulk(b"standalone");
+    cx.bulk(b"role");
+    cx.bulk(b"master");
+    cx.bulk(b"modules");
+    cx.array(0);
+    Ok(())
+}
+
+/// CLIENT ID
+fn client_id(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let id = cx.client.info.id as i64;
+    cx.int(id);
+    Ok(())
+}
+
+/// CLIENT SETNAME connection-name
+fn client_setname(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if !valid_name(argv[2]) {
+        return Err(CmdError::new("ERR Client names cannot contain spaces, newlines or special characters."));
+    }
+    *cx.client.info.name.lock() = argv[2].to_vec();
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT GETNAME
+fn client_getname(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let name = cx.client.info.name.lock().clone();
+    if name.is_empty() {
+        cx.null();
+    } else {
+        cx.bulk(&name);
+    }
+    Ok(())
+}
+
+/// One CLIENT LIST line, with Redis's fields in Redis's order.
+fn describe(cx: &Ctx, c: &ClientInfo) -> String {
+    let age = c.created.elapsed().as_secs();
+    let cmd = match c.last_cmd.load(Relaxed) {
+        u32::MAX => "NULL".to_string(),
+        id => cx.server.commands.get(id as usize).name.clone(),
+    };
+    let mut flags = String::new();
+    if c.no_evict.load(Relaxed) {
+        flags.push('e');
+    }
+    if c.unix {
+        flags.push('U');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    format!(
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+        c.id,
+        c.addr,
+        c.laddr,
+        c.fd,
+        String::from_utf8_lossy(&c.name.lock()),
+        age,
+        c.idle_secs(),
+        flags,
+        c.db.load(Relaxed),
+        cmd,
+        c.resp.load(Relaxed),
+        String::from_utf8_lossy(&c.lib_name.lock()),
+        String::from_utf8_lossy(&c.lib_ver.lock()),
+    )
+}
+
+/// CLIENT LIST [TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id ...]
+fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let mut ids: Option<Vec<u64>> = None;
+    if argv.len() == 4 && is(argv[2], "TYPE") {
+        let t = argv[3];
+        let only_normal;
+        if is(t, "normal") {
+            only_normal = true;
+        } else if is(t, "master") || is(t, "replica") || is(t, "slave") || is(t, "pubsub") {
+            only_normal = false;
+        } else {
+            return Err(CmdError::new(format!("ERR Unknown client type '{}'", args::lossy(t))));
+        }
+        if !only_normal {
+            cx.verbatim(b"");
+            return Ok(());
+        }
+    } else if argv.len() > 3 && is(argv[2], "ID") {
+        let mut v = Vec::new();
+        for a in &argv[3..] {
+            match resp::parse_i64(a) {
+                Some(n) if n > 0 => v.push(n as u64),
+                _ => return Err(CmdError::new("ERR Invalid client ID")),
+            }
+        }
+        ids = Some(v);
+    } else if argv.len() != 2 {
+        return Err(error::SYNTAX);
+    }
+    let mut text = String::new();
+    for c in cx.server.clients.snapshot() {
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
+            continue;
+        }
+        text.push_str(&describe(cx, &c));
+    }
+    cx.verbatim(text.as_bytes());
+    Ok(())
+}
+
+/// CLIENT INFO
+fn client_info(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let line = describe(cx, &cx.client.info.clone());
+    cx.verbatim(line.as_bytes());
+    Ok(())
+}
+
+/// CLIENT KILL ip:port | CLIENT KILL [ID client-id] [TYPE type] [USER
+/// username] [ADDR ip:port] [LADDR ip:port] [SKIPME yes/no] [MAXAGE secs]
+fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let me = cx.client.info.id;
+    if argv.len() == 3 {
+        let addr = argv[2];
+        let mut killed_self = false;
+        let n = cx.server.clients.kill_where(|c| {
+            let hit = c.addr.as_bytes() == addr;
+            if hit && c.id == me {
+                killed_self = true;
+                return false;
+            }
+            hit
+        });
+        if n == 0 && !killed_self {
+            return Err(CmdError::new("ERR No such client"));
+        }
+        cx.client.close_after_reply |= killed_self;
+        cx.ok();
+        return Ok(());
+    }
+    let mut id: Option<u64> = None;
+    let mut addr: Option<&[u8]> = None;
+    let mut laddr: Option<&[u8]> = None;
+    let mut user: Option<&[u8]> = None;
+    let mut maxage: Option<u64> = None;
+    let mut normal_type = true;
+    let mut skipme = true;
+    let mut j = 2;
+    while j < argv.len() {
+        let Some(val) = argv.get(j + 1) else {
+            return Err(error::SYNTAX);
+        };
+        let opt = argv[j];
+        if is(opt, "ID") {
+            match resp::parse_i64(val) {
+                Some(n) if n > 0 => id = Some(n as u64),
+                _ => return Err(CmdError::new("ERR client-id should be greater than 0")),
+            }
+        } else if is(opt, "TYPE") {
+            if is(val, "normal") {
+                normal_type = true;
+            } else if is(val, "master") || is(val, "replica") || is(val, "slave") || is(val, "pubsub") {
+                normal_type = false;
+            } else {
+                return Err(CmdError::new(format!("ERR Unknown client type '{}'", args::lossy(val))));
+            }
+        } else if is(opt, "ADDR") {
+            addr = Some(val);
+        } else if is(opt, "LADDR") {
+            laddr = Some(val);
+        } else if is(opt, "USER") {
+            user = Some(val);
+        } else if is(opt, "SKIPME") {
+            if is(val, "yes") {
+                skipme = true;
+            } else if is(val, "no") {
+                skipme = false;
+            } else {
+                return Err(error::SYNTAX);
+            }
+        } else if is(opt, "MAXAGE") {
+            maxage = Some(args::int(val)?.max(0) as u64);
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 2;
+    }
+    if let Some(u) = user {
+        if u != b"default" {
+            return Err(CmdError::new(format!("ERR No such user '{}'", args::lossy(u))));
+        }
+    }
+    let mut killed_self = false;
+    let mut n = cx.server.clients.kill_where(|c| {
+        let hit = normal_type
+            && id.is_none_or(|i| i == c.id)
+            && addr.is_none_or(|a| a == c.addr.as_bytes())
+            && laddr.is_none_or(|a| a == c.laddr.as_bytes())
+            && maxage.is_none_or(|m| c.created.elapsed().as_secs() >= m);
+        if hit && c.id == me {
+            if !skipme {
+                killed_self = true;
+            }
+            return false;
+        }
+        hit
+    });
+    if killed_self {
+        n += 1;
+        cx.client.close_after_reply = true;
+    }
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>
+fn client_setinfo(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (attr, val) = (argv[2], argv[3]);
+    let slot = if is(attr, "lib-name") {
+        &cx.client.info.lib_name
+    } else if is(attr, "lib-ver") {
+        &cx.client.info.lib_ver
+    } else {
+        return Err(CmdError::new(format!("ERR Unrecognized option '{}'", args::lossy(attr))));
+    };
+    if !valid_name(val) {
+        return Err(CmdError::new(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            args::lossy(attr).to_ascii_lowercase()
+        )));
+    }
+    *slot.lock() = val.to_vec();
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT NO-EVICT <ON | OFF>
+fn client_no_evict(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let on = if is(argv[2], "on") {
+        true
+    } else if is(argv[2], "off") {
+        false
+    } else {
+        return Err(error::SYNTAX);
+    };
+    cx.client.info.no_evict.store(on, Relaxed);
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT REPLY <ON | OFF | SKIP>
+fn client_reply(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if is(argv[2], "on") {
+        cx.client.reply_mode = ReplyMode::On;
+        cx.ok();
+    } else if is(argv[2], "off") {
+        cx.client.reply_mode = ReplyMode::Off;
+    } else if is(argv[2], "skip") {
+        if cx.client.reply_mode == ReplyMode::On {
+            cx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(error::SYNTAX);
+    }
+    Ok(())
+}
+
+/// CLIENT HELP
+fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    help_reply(
+        cx,
+        &[
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "    * ID <client-id>",
+            "      Kill connections by client id.",
+            "    * MAXAGE <maxage>",
+            "      Kill connections older than the specified age.",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "SETINFO <option> <value>",
+            "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.",
+            "    * LIB-VER: the client lib version.",
+            "HELP",
+            "    Print this help.",
+        ],
+    );
+    Ok(())
+}

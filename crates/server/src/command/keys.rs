@@ -1,0 +1,536 @@
+//! Generic key commands: deletion, existence, expiry, renaming, copying,
+//! iteration (KEYS, SCAN, RANDOMKEY), database-wide commands and OBJECT.
+
+use resp::encode;
+
+use super::args::{self, is};
+use super::error::{self, CmdError, CmdResult};
+use super::table::Registry;
+use super::Ctx;
+use crate::glob;
+use crate::storage::keyspace::{idle_seconds, Map};
+use crate::storage::value::{Str, Value};
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("del", del);
+    r.add("unlink", del);
+    r.add("exists", exists);
+    r.add("touch", touch);
+    r.add("expire", expire);
+    r.add("pexpire", pexpire);
+    r.add("expireat", expireat);
+    r.add("pexpireat", pexpireat);
+    r.add("ttl", ttl);
+    r.add("pttl", pttl);
+    r.add("expiretime", expiretime);
+    r.add("pexpiretime", pexpiretime);
+    r.add("persist", persist);
+    r.add("type", type_);
+    r.add("rename", rename);
+    r.add("renamenx", renamenx);
+    r.add("copy", copy);
+    r.add("move", move_);
+    r.add_all_shards("keys", keys);
+    r.add_all_shards("scan", scan);
+    r.add_all_shards("randomkey", randomkey);
+    r.add_all_shards("dbsize", dbsize);
+    r.add_all_shards("flushdb", flushdb);
+    r.add_all_shards("flushall", flushall);
+    r.add_all_shards("swapdb", swapdb);
+    r.add("object|encoding", object_encoding);
+    r.add("object|freq", object_freq);
+    r.add("object|idletime", object_idletime);
+    r.add("object|refcount", object_refcount);
+    r.add("object|help", object_help);
+}
+
+/// DEL key [key ...] (and UNLINK: values are freed where they are dropped;
+/// there is no separate lazy-free thread yet, see docs/compatibility.md)
+fn del(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let mut n = 0;
+    for key in &argv[1..] {
+        if cx.view.remove(db, key, now).is_some() {
+            n += 1;
+        }
+    }
+    cx.dirty += n;
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// EXISTS key [key ...]
+fn exists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let n = argv[1..].iter().filter(|k| cx.view.peek(db, k, now).is_some()).count();
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// TOUCH key [key ...]
+fn touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let n = argv[1..].iter().filter(|k| cx.view.get(db, k, now).is_some()).count();
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// Shared body of EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT (Redis's
+/// expireGenericCommand).
+fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) -> CmdResult {
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let mut when = args::int(argv[2])?;
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for a in &argv[3..] {
+        if is(a, "NX") {
+            nx = true;
+        } else if is(a, "XX") {
+            xx = true;
+        } else if is(a, "GT") {
+            gt = true;
+        } else if is(a, "LT") {
+            lt = true;
+        } else {
+            return Err(CmdError::new(format!("ERR Unsupported option {}", args::lossy(a))));
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return Err(CmdError::new("ERR NX and XX, GT or LT options at the same time are not compatible"));
+    }
+    if gt && lt {
+        return Err(CmdError::new("ERR GT and LT options at the same time are not compatible"));
+    }
+    let name = cx.cmd.name.clone();
+    if !millis {
+        if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
+            return Err(error::invalid_expire(&name));
+        }
+        when *= 1000;
+    }
+    if relative {
+        when = when.checked_add(now as i64).ok_or_else(|| error::invalid_expire(&name))?;
+    }
+    let Some(entry) = cx.view.peek(db, key, now) else {
+        cx.int(0);
+        return Ok(());
+    };
+    let current = entry.expire_at;
+    let skip = (nx && current != 0)
+        || (xx && current == 0)
+        || (gt && (current == 0 || when <= current as i64))
+        || (lt && current != 0 && when >= current as i64);
+    if skip {
+        cx.int(0);
+        return Ok(());
+    }
+    if when <= now as i64 {
+        cx.view.remove(db, key, now);
+    } else {
+        cx.view.set_expire(db, key, when as u64);
+    }
+    cx.dirty += 1;
+    cx.int(1);
+    Ok(())
+}
+
+/// EXPIRE key seconds [NX | XX | GT | LT]
+fn expire(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    expire_generic(cx, argv, false, true)
+}
+
+/// PEXPIRE key milliseconds [NX | XX | GT | LT]
+fn pexpire(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    expire_generic(cx, argv, true, true)
+}
+
+/// EXPIREAT key unix-time-seconds [NX | XX | GT | LT]
+fn expireat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    expire_generic(cx, argv, false, false)
+}
+
+/// PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]
+fn pexpireat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    expire_generic(cx, argv, true, false)
+}
+
+/// Shared body of TTL/PTTL/EXPIRETIME/PEXPIRETIME.
+fn ttl_generic(cx: &mut Ctx, key: &[u8], millis: bool, absolute: bool) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let reply = match cx.view.peek(db, key, now) {
+        None => -2,
+        Some(e) if e.expire_at == 0 => -1,
+        Some(e) if absolute => {
+            if millis {
+                e.expire_at as i64
+            } else {
+                e.expire_at as i64 / 1000
+            }
+        }
+        Some(e) => {
+            let left = e.expire_at.saturating_sub(now) as i64;
+            if millis {
+                left
+            } else {
+                (left + 500) / 1000
+            }
+        }
+    };
+    cx.int(reply);
+    Ok(())
+}
+
+/// TTL key
+fn ttl(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    ttl_generic(cx, argv[1], false, false)
+}
+
+/// PTTL key
+fn pttl(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    ttl_generic(cx, argv[1], true, false)
+}
+
+/// EXPIRETIME key
+fn expiretime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    ttl_generic(cx, argv[1], false, true)
+}
+
+/// PEXPIRETIME key
+fn pexpiretime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    ttl_generic(cx, argv[1], true, true)
+}
+
+/// PERSIST key
+fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let had = cx.view.peek(db, argv[1], now).is_some_and(|e| e.expire_at != 0);
+    if had {
+        cx.view.set_expire(db, argv[1], 0);
+        cx.dirty += 1;
+    }
+    cx.int(had as i64);
+    Ok(())
+}
+
+/// TYPE key
+fn type_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let name = cx.view.peek(db, argv[1], now).map_or("none", |e| e.value.type_name());
+    cx.simple(name.as_bytes());
+    Ok(())
+}
+
+/// Shared body of RENAME/RENAMENX; returns false when NX blocked it.
+fn rename_generic(cx: &mut Ctx, argv: &[&[u8]], nx: bool) -> Result<bool, CmdError> {
+    let (db, now, src, dst) = (cx.db(), cx.now_ms, argv[1], argv[2]);
+    if cx.view.peek(db, src, now).is_none() {
+        return Err(error::NO_SUCH_KEY);
+    }
+    if src == dst {
+        return Ok(!nx);
+    }
+    if nx && cx.view.peek(db, dst, now).is_some() {
+        return Ok(false);
+    }
+    let Some(entry) = cx.view.remove(db, src, now) else {
+        return Err(error::NO_SUCH_KEY);
+    };
+    cx.view.set(db, dst, entry.value, entry.expire_at, now);
+    cx.dirty += 1;
+    Ok(true)
+}
+
+/// RENAME key newkey
+fn rename(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    rename_generic(cx, argv, false)?;
+    cx.ok();
+    Ok(())
+}
+
+/// RENAMENX key newkey
+fn renamenx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let done = rename_generic(cx, argv, true)?;
+    cx.int(done as i64);
+    Ok(())
+}
+
+/// COPY source destination [DB destination-db] [REPLACE]
+fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, src, dst) = (cx.db(), cx.now_ms, argv[1], argv[2]);
+    let mut dst_db = db;
+    let mut replace = false;
+    let mut j = 3;
+    while j < argv.len() {
+        if is(argv[j], "REPLACE") {
+            replace = true;
+        } else if is(argv[j], "DB") && j + 1 < argv.len() {
+            dst_db = args::db_index(argv[j + 1], cx.server.keyspace.databases())?;
+            j += 1;
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 1;
+    }
+    if src == dst && db == dst_db {
+        return Err(error::SAME_OBJECT);
+    }
+    let Some(entry) = cx.view.peek(db, src, now) else {
+        cx.int(0);
+        return Ok(());
+    };
+    let (value, expire) = (entry.value.clone(), entry.expire_at);
+    if cx.view.peek(dst_db, dst, now).is_some() && !replace {
+        cx.int(0);
+        return Ok(());
+    }
+    cx.view.set(dst_db, dst, value, expire, now);
+    cx.dirty += 1;
+    cx.int(1);
+    Ok(())
+}
+
+/// MOVE key db
+fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let dst_db = args::int(argv[2])?;
+    if dst_db < 0 || dst_db as usize >= cx.server.keyspace.databases() || dst_db > i32::MAX as i64 {
+        return Err(error::DB_RANGE);
+    }
+    let dst_db = dst_db as usize;
+    if dst_db == db {
+        return Err(error::SAME_OBJECT);
+    }
+    if cx.view.peek(db, key, now).is_none() || cx.view.peek(dst_db, key, now).is_some() {
+        cx.int(0);
+        return Ok(());
+    }
+    if let Some(entry) = cx.view.remove(db, key, now) {
+        cx.view.set(dst_db, key, entry.value, entry.expire_at, now);
+    }
+    cx.dirty += 1;
+    cx.int(1);
+    Ok(())
+}
+
+/// KEYS pattern
+fn keys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, pattern) = (cx.db(), cx.now_ms, argv[1]);
+    let all = pattern == b"*";
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    cx.view.for_each_key(db, now, |k, _| {
+        if all || glob::matches(pattern, k, false) {
+            found.push(k.to_vec());
+        }
+    });
+    cx.array(found.len());
+    for k in &found {
+        cx.bulk(k);
+    }
+    Ok(())
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+fn scan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let cursor = std::str::from_utf8(argv[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| CmdError::new("ERR invalid cursor"))?;
+    let mut pattern: Option<&[u8]> = None;
+    let mut count = 10usize;
+    let mut type_filter: Option<&[u8]> = None;
+    let mut j = 2;
+    while j < argv.len() {
+        let has_value = j + 1 < argv.len();
+        if is(argv[j], "COUNT") && has_value {
+            let n = args::int(argv[j + 1])?;
+            if n < 1 {
+                return Err(error::SYNTAX);
+            }
+            count = n as usize;
+        } else if is(argv[j], "MATCH") && has_value {
+            pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
+        } else if is(argv[j], "TYPE") && has_value {
+            type_filter = Some(argv[j + 1]);
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 2;
+    }
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let next = cx.view.scan(db, cursor, count, now, |k, e| {
+        if pattern.is_some_and(|p| !glob::matches(p, k, false)) {
+            return;
+        }
+        if type_filter.is_some_and(|t| !t.eq_ignore_ascii_case(e.value.type_name().as_bytes())) {
+            return;
+        }
+        found.push(k.to_vec());
+    });
+    cx.array(2);
+    cx.bulk(itoa::Buffer::new().format(next).as_bytes());
+    cx.array(found.len());
+    for k in &found {
+        cx.bulk(k);
+    }
+    Ok(())
+}
+
+/// RANDOMKEY
+fn randomkey(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    match cx.view.random_key(db, now) {
+        Some(k) => cx.bulk(&k),
+        None => cx.null(),
+    }
+    Ok(())
+}
+
+/// DBSIZE
+fn dbsize(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let db = cx.db();
+    let n = cx.view.len(db);
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// Parses the optional ASYNC|SYNC of FLUSHDB/FLUSHALL; true = async.
+fn flush_mode(argv: &[&[u8]]) -> Result<bool, CmdError> {
+    match argv.get(1) {
+        None => Ok(false),
+        Some(a) if argv.len() == 2 && is(a, "ASYNC") => Ok(true),
+        Some(a) if argv.len() == 2 && is(a, "SYNC") => Ok(false),
+        Some(_) => Err(error::SYNTAX),
+    }
+}
+
+/// Frees flushed maps on a background thread for ASYNC, so a huge
+/// database does not stall this worker.
+fn dispose(maps: Vec<Vec<Map>>, async_free: bool) {
+    if async_free {
+        let _ = std::thread::Builder::new().name("keel-lazyfree".into()).spawn(move || drop(maps));
+    } else {
+        drop(maps);
+    }
+}
+
+/// FLUSHDB [ASYNC | SYNC]
+fn flushdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let async_free = flush_mode(argv)?;
+    let db = cx.db();
+    let n = cx.view.len(db);
+    let maps = cx.view.flush(db);
+    dispose(maps, async_free);
+    cx.dirty += n as u64 + 1;
+    cx.ok();
+    Ok(())
+}
+
+/// FLUSHALL [ASYNC | SYNC]
+fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let async_free = flush_mode(argv)?;
+    let mut maps = Vec::new();
+    let mut n = 0;
+    for db in 0..cx.server.keyspace.databases() {
+        n += cx.view.len(db);
+        maps.extend(cx.view.flush(db));
+    }
+    dispose(maps, async_free);
+    cx.dirty += n as u64 + 1;
+    cx.ok();
+    Ok(())
+}
+
+/// SWAPDB index1 index2
+fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let a = resp::parse_i64(argv[1]).ok_or_else(|| CmdError::new("ERR invalid first DB index"))?;
+    let b = resp::parse_i64(argv[2]).ok_or_else(|| CmdError::new("ERR invalid second DB index"))?;
+    let n = cx.server.keyspace.databases() as i64;
+    if a < 0 || a >= n || b < 0 || b >= n {
+        return Err(error::DB_RANGE);
+    }
+    if a != b {
+        cx.view.swap(a as usize, b as usize);
+        cx.dirty += 1;
+    }
+    cx.ok();
+    Ok(())
+}
+
+/// OBJECT ENCODING key
+fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    match cx.view.peek(db, argv[2], now).map(|e| e.value.encoding()) {
+        Some(enc) => cx.bulk(enc.as_bytes()),
+        None => cx.null(),
+    }
+    Ok(())
+}
+
+/// OBJECT FREQ key
+fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    if cx.view.peek(db, argv[2], now).is_none() {
+        cx.null();
+        return Ok(());
+    }
+    // Access frequency is tracked only under an LFU maxmemory policy, and
+    // keel's policy is noeviction until eviction lands.
+    Err(CmdError::new("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."))
+}
+
+/// OBJECT IDLETIME key
+fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    match cx.view.peek(db, argv[2], now).map(|e| idle_seconds(e.access, now)) {
+        Some(idle) => cx.int(idle as i64),
+        None => cx.null(),
+    }
+    Ok(())
+}
+
+/// OBJECT REFCOUNT key
+fn object_refcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let refcount = match cx.view.peek(db, argv[2], now).map(|e| &e.value) {
+        None => {
+            cx.null();
+            return Ok(());
+        }
+        // Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT).
+        Some(Value::Str(Str::Int(n))) if (0..10000).contains(n) => i32::MAX as i64,
+        Some(_) => 1,
+    };
+    cx.int(refcount);
+    Ok(())
+}
+
+/// OBJECT HELP
+fn object_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let lines: &[&str] = &[
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    help_reply(cx, lines);
+    Ok(())
+}
+
+/// A HELP reply: an array of status lines, as Redis's addReplyHelp.
+pub(super) fn help_reply(cx: &mut Ctx, lines: &[&str]) {
+    encode::array(cx.out, lines.len());
+    for l in lines {
+        encode::simple(cx.out, l.as_bytes());
+    }
+}

@@ -1,0 +1,248 @@
+//! Commands: the table, dispatch with every generic check, the context a
+//! handler runs in, and the command families.
+//!
+//! One request: `dispatch` looks the command up without allocating, checks
+//! arity, locks the shards its keys live in (all of them in ascending order,
+//! so a multi-key command is atomic), runs the handler, and then, if the
+//! command wrote, passes it through the one propagation point
+//! ([`Ctx::propagate`]). Handlers parse, call storage, and write their reply;
+//! they never lock, never await.
+
+pub mod args;
+pub mod error;
+pub mod table;
+
+mod connection;
+mod keys;
+mod server;
+mod string;
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use resp::encode;
+
+pub use error::{CmdError, CmdResult};
+use table::{Access, Command, CommandTable, Registry};
+
+use crate::client::{Client, ReplyMode};
+use crate::server::Server;
+use crate::stats::ThreadStats;
+use crate::storage::keyspace::View;
+
+pub type Handler = fn(&mut Ctx, &[&[u8]]) -> CmdResult;
+
+/// Every family registers its handlers here.
+pub fn build_table() -> Result<CommandTable, table::TableError> {
+    let mut r = Registry::default();
+    string::register(&mut r);
+    keys::register(&mut r);
+    connection::register(&mut r);
+    server::register(&mut r);
+    CommandTable::build(r)
+}
+
+/// What a handler sees: the server, its client, the shards it holds, and
+/// the reply buffer.
+pub struct Ctx<'a> {
+    pub server: &'a Server,
+    pub client: &'a mut Client,
+    pub view: View<'a>,
+    pub out: &'a mut Vec<u8>,
+    pub cmd: &'a Command,
+    /// Wall-clock time of this command, in Unix milliseconds: one reading
+    /// per command, as Redis's `commandTimeSnapshot`.
+    pub now_ms: u64,
+    /// Keys changed by this command (Redis's `server.dirty` delta).
+    pub dirty: u64,
+}
+
+pub fn unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+impl<'a> Ctx<'a> {
+    #[inline]
+    pub fn db(&self) -> usize {
+        self.client.db
+    }
+
+    #[inline]
+    pub fn proto(&self) -> u8 {
+        self.client.proto
+    }
+
+    #[inline]
+    pub fn ok(&mut self) {
+        self.out.extend_from_slice(b"+OK\r\n");
+    }
+
+    #[inline]
+    pub fn simple(&mut self, s: &[u8]) {
+        encode::simple(self.out, s);
+    }
+
+    #[inline]
+    pub fn bulk(&mut self, b: &[u8]) {
+        encode::bulk(self.out, b);
+    }
+
+    #[inline]
+    pub fn int(&mut self, n: i64) {
+        encode::integer(self.out, n);
+    }
+
+    #[inline]
+    pub fn null(&mut self) {
+        encode::null(self.out, self.client.proto);
+    }
+
+    #[inline]
+    pub fn null_array(&mut self) {
+        encode::null_array(self.out, self.client.proto);
+    }
+
+    #[inline]
+    pub fn array(&mut self, n: usize) {
+        encode::array(self.out, n);
+    }
+
+    #[inline]
+    pub fn map(&mut self, n: usize) {
+        encode::map(self.out, n, self.client.proto);
+    }
+
+    #[inline]
+    pub fn set(&mut self, n: usize) {
+        encode::set(self.out, n, self.client.proto);
+    }
+
+    pub fn boolean(&mut self, b: bool) {
+        encode::boolean(self.out, b, self.client.proto);
+    }
+
+    pub fn verbatim(&mut self, s: &[u8]) {
+        encode::verbatim(self.out, b"txt", s, self.client.proto);
+    }
+
+    pub fn error(&mut self, msg: &str) {
+        encode::error(self.out, msg.as_bytes());
+    }
+
+    /// The one place a write leaves the command layer: counts it for
+    /// `rdb_changes_since_last_save` now; the log, replicas, keyspace
+    /// events and WATCH hook in here.
+    fn propagate(&mut self, _argv: &[&[u8]]) {
+        if self.dirty > 0 {
+            self.server.dirty.fetch_add(self.dirty, Relaxed);
+        }
+    }
+}
+
+fn unknown_command(argv: &[&[u8]]) -> CmdError {
+    let mut args = String::new();
+    for a in &argv[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        args.push_str(&format!("'{}' ", error::truncate(a, room)));
+    }
+    CmdError::new(format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        error::truncate(argv[0], 128),
+        args
+    ))
+}
+
+/// Resolves `argv` to a command (following subcommands) and checks arity.
+pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Command, CmdError> {
+    let Some(mut cmd) = table.lookup(argv[0]) else {
+        return Err(unknown_command(argv));
+    };
+    if !cmd.subcommands.is_empty() && argv.len() >= 2 {
+        cmd = match table.subcommand(cmd, argv[1]) {
+            Some(sub) => sub,
+            None => return Err(error::unknown_subcommand(argv[0], argv[1])),
+        };
+    }
+    let argc = argv.len() as i64;
+    if (cmd.arity > 0 && argc != cmd.arity) || argc < -cmd.arity {
+        return Err(error::wrong_arity(&cmd.name));
+    }
+    Ok(cmd)
+}
+
+/// Runs one request and appends its reply to `out`.
+pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut Vec<u8>, stats: &ThreadStats) {
+    let mark = out.len();
+    let cmd = match resolve(&server.commands, argv) {
+        Ok(cmd) => cmd,
+        Err(e) => {
+            stats.rejected_calls.fetch_add(1, Relaxed);
+            encode::error(out, e.0.as_bytes());
+            finish_reply(client, out, mark);
+            return;
+        }
+    };
+    let Some(handler) = cmd.handler else {
+        // A container called without a subcommand: arity already failed
+        // for containers with arity < -1, so this is unreachable in
+        // practice; answer like Redis's container help.
+        encode::error(out, error::unknown_subcommand(argv[0], b"").0.as_bytes());
+        finish_reply(client, out, mark);
+        return;
+    };
+    client.info.last_cmd.store(cmd.id as u32, Relaxed);
+    let start = std::time::Instant::now();
+    let view = match cmd.access {
+        Access::None => server.keyspace.none(),
+        Access::All => server.keyspace.lock_all(),
+        Access::Keys if cmd.single_key.is_some() => match cmd.single_key.and_then(|i| argv.get(i)) {
+            Some(key) => server.keyspace.lock_key(key),
+            None => server.keyspace.none(),
+        },
+        Access::Keys => {
+            let mut pos = Vec::new();
+            cmd.key_positions(argv, &mut pos);
+            match pos.len() {
+                0 => server.keyspace.none(),
+                1 => server.keyspace.lock_key(argv[pos[0]]),
+                _ => server.keyspace.lock_keys(pos.iter().map(|&i| argv[i])),
+            }
+        }
+    };
+    let mut cx = Ctx { server, client, view, out, cmd, now_ms: unix_ms(), dirty: 0 };
+    let result = handler(&mut cx, argv);
+    let failed = match result {
+        Ok(()) => {
+            if cx.dirty > 0 {
+                cx.propagate(argv);
+            }
+            false
+        }
+        Err(e) => {
+            cx.out.truncate(mark);
+            encode::error(cx.out, e.0.as_bytes());
+            true
+        }
+    };
+    let Ctx { client, out, view, .. } = cx;
+    drop(view);
+    stats.record(cmd.id, start.elapsed().as_micros() as u64, failed);
+    finish_reply(client, out, mark);
+}
+
+/// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written.
+#[inline]
+fn finish_reply(client: &mut Client, out: &mut Vec<u8>, mark: usize) {
+    match client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => out.truncate(mark),
+        ReplyMode::Skip => {
+            out.truncate(mark);
+            client.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skip,
+    }
+}

@@ -1,0 +1,573 @@
+//! Server commands: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SHUTDOWN, DEBUG.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+
+use resp::encode;
+
+use super::args::{self, is};
+use super::error::{self, CmdError, CmdResult};
+use super::keys::help_reply;
+use super::table::{flag, write_tagged, Command, Registry};
+use super::{resolve, Ctx};
+use crate::glob;
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("info", info);
+    r.add("config|get", config_get);
+    r.add("config|set", config_set);
+    r.add("config|resetstat", config_resetstat);
+    r.add("config|rewrite", config_rewrite);
+    r.add("config|help", config_help);
+    r.add("command", command);
+    r.add("command|count", command_count);
+    r.add("command|info", command_info);
+    r.add("command|docs", command_docs);
+    r.add("command|list", command_list);
+    r.add("command|getkeys", command_getkeys);
+    r.add("command|getkeysandflags", command_getkeysandflags);
+    r.add("command|help", command_help);
+    r.add("time", time);
+    r.add("lastsave", lastsave);
+    r.add("shutdown", shutdown);
+    r.add("debug", debug);
+}
+
+fn human_bytes(n: u64) -> String {
+    let n = n as f64;
+    if n < 1024.0 {
+        format!("{n}B")
+    } else if n < 1024.0 * 1024.0 {
+        format!("{:.2}K", n / 1024.0)
+    } else if n < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}M", n / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2}G", n / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+/// (allocated, active, resident) bytes from jemalloc.
+fn allocator_stats() -> (u64, u64, u64) {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    let _ = epoch::advance();
+    (
+        stats::allocated::read().unwrap_or(0) as u64,
+        stats::active::read().unwrap_or(0) as u64,
+        stats::resident::read().unwrap_or(0) as u64,
+    )
+}
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+/// (user, system) CPU seconds of the process and of this thread.
+fn cpu_times() -> ((f64, f64), (f64, f64)) {
+    fn usage(who: libc::c_int) -> (f64, f64) {
+        // SAFETY: getrusage fills the zeroed struct we pass.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut ru) };
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        (t(ru.ru_utime), t(ru.ru_stime))
+    }
+    (usage(libc::RUSAGE_SELF), usage(libc::RUSAGE_THREAD))
+}
+
+const DEFAULT_SECTIONS: &[&str] =
+    &["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"];
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+/// The text of INFO for the given section names (lower case).
+pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
+    let mut sections: Vec<&str> = Vec::new();
+    let add = |s: &mut Vec<&str>, list: &[&'static str]| {
+        for x in list {
+            if !s.contains(x) {
+                s.push(x);
+            }
+        }
+    };
+    if wanted.is_empty() {
+        add(&mut sections, DEFAULT_SECTIONS);
+    }
+    for w in wanted {
+        match w.as_str() {
+            "all" | "everything" => add(&mut sections, ALL_SECTIONS),
+            "default" => add(&mut sections, DEFAULT_SECTIONS),
+            other => {
+                if let Some(s) = ALL_SECTIONS.iter().find(|s| **s == other) {
+                    add(&mut sections, &[s]);
+                }
+            }
+        }
+    }
+    let server = cx.server;
+    let cfg = server.config.read().clone();
+    let now_ms = super::unix_ms();
+    let uptime = server.started.elapsed().as_secs();
+    let (kstats, dbs) = server.keyspace.stats();
+    let totals = server.stats.command_totals(server.commands.len());
+    let total_cmds: u64 = totals.iter().map(|t| t.calls).sum();
+    let failed: u64 = totals.iter().map(|t| t.failed).sum();
+    let (rejected, net_in, net_out) = server.stats.totals();
+    let mut o = String::new();
+    // Sections appear in Redis's order, whatever order they were asked in.
+    for name in ALL_SECTIONS.iter().filter(|s| sections.contains(s)) {
+        if !o.is_empty() {
+            o.push_str("\r\n");
+        }
+        match *name {
+            "server" => {
+                let _ = write!(
+                    o,
+                    "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\nkeel_version:{}\r\nkeel_threads:{}\r\n",
+                    crate::REDIS_VERSION,
+                    std::env::consts::OS,
+                    std::env::consts::ARCH,
+                    std::process::id(),
+                    server.run_id,
+                    server.tcp_port.load(Relaxed),
+                    now_ms * 1000,
+                    uptime,
+                    uptime / 86400,
+                    cfg.get("hz"),
+                    cfg.get("hz"),
+                    crate::storage::keyspace::lru_clock(now_ms),
+                    std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+                    cfg.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    crate::KEEL_VERSION,
+                    server.threads,
+                );
+            }
+            "clients" => {
+                let _ = write!(
+                    o,
+                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                    server.clients.len(),
+                    cfg.get("maxclients"),
+                );
+            }
+            "memory" => {
+                let (allocated, active, resident) = allocator_stats();
+                let rss = rss_bytes();
+                let total_mem = {
+                    // SAFETY: sysconf has no preconditions.
+                    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+                    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+                    (pages.max(0) as u64) * (size.max(0) as u64)
+                };
+                let _ = write!(
+                    o,
+                    "# Memory\r\nused_memory:{allocated}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{allocated}\r\nused_memory_peak_human:{}\r\nused_memory_lua:31744\r\nused_memory_scripts:0\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{total_mem}\r\ntotal_system_memory_human:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc-5.3.0\r\nlazyfree_pending_objects:0\r\n",
+                    human_bytes(allocated),
+                    human_bytes(rss),
+                    human_bytes(allocated),
+                    human_bytes(total_mem),
+                    if allocated > 0 { rss as f64 / allocated as f64 } else { 0.0 },
+                );
+            }
+            "persistence" => {
+                let _ = write!(
+                    o,
+                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+                    server.dirty.load(Relaxed),
+                    server.lastsave.load(Relaxed),
+                );
+            }
+            "stats" => {
+                let _ = write!(
+                    o,
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                    server.stats.connections_received.load(Relaxed),
+                    total_cmds + rejected,
+                    net_in,
+                    net_out,
+                    server.stats.rejected_connections.load(Relaxed),
+                    kstats.expired,
+                    server.expired_stale_perc.load(Relaxed),
+                    kstats.hits,
+                    kstats.misses,
+                    failed + rejected,
+                );
+            }
+            "replication" => {
+                let _ = write!(
+                    o,
+                    "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+                    server.run_id,
+                );
+            }
+            "cpu" => {
+                let ((u, s), (tu, ts)) = cpu_times();
+                let _ = write!(
+                    o,
+                    "# CPU\r\nused_cpu_sys:{s:.6}\r\nused_cpu_user:{u:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\nused_cpu_sys_main_thread:{ts:.6}\r\nused_cpu_user_main_thread:{tu:.6}\r\n"
+                );
+            }
+            "modules" => o.push_str("# Modules\r\n"),
+            "errorstats" => o.push_str("# Errorstats\r\n"),
+            "cluster" => o.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            "commandstats" => {
+                o.push_str("# Commandstats\r\n");
+                for (cmd, t) in server.commands.all().iter().zip(&totals) {
+                    if t.calls == 0 && t.failed == 0 {
+                        continue;
+                    }
+                    let per = if t.calls > 0 { t.usec as f64 / t.calls as f64 } else { 0.0 };
+                    let _ = write!(
+                        o,
+                        "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls=0,failed_calls={}\r\n",
+                        cmd.name, t.calls, t.usec, t.failed
+                    );
+                }
+            }
+            "keyspace" => {
+                o.push_str("# Keyspace\r\n");
+                for (i, (keys, volatile)) in dbs.iter().enumerate() {
+                    if *keys > 0 {
+                        let _ = write!(o, "db{i}:keys={keys},expires={volatile},avg_ttl=0\r\n");
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    o
+}
+
+/// INFO [section [section ...]]
+fn info(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let wanted: Vec<String> = argv[1..].iter().map(|a| args::lossy(a).to_ascii_lowercase()).collect();
+    let text = info_text(cx, &wanted);
+    cx.verbatim(text.as_bytes());
+    Ok(())
+}
+
+/// CONFIG GET parameter [parameter ...]
+fn config_get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let pairs = cx.server.config.read().matching(&argv[2..]);
+    cx.map(pairs.len());
+    for (name, value) in pairs {
+        cx.bulk(name.as_bytes());
+        cx.bulk(value.as_bytes());
+    }
+    Ok(())
+}
+
+/// CONFIG SET parameter value [parameter value ...]
+fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() % 2 != 0 {
+        return Err(error::wrong_arity("config|set"));
+    }
+    let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    cx.server.config.write().set_many(&pairs).map_err(CmdError::new)?;
+    cx.server.config_changed();
+    cx.ok();
+    Ok(())
+}
+
+/// CONFIG RESETSTAT
+fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.server.stats.reset();
+    cx.server.keyspace.reset_stats();
+    cx.ok();
+    Ok(())
+}
+
+/// CONFIG REWRITE
+fn config_rewrite(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.server.config.read().rewrite().map_err(CmdError::new)?;
+    cx.ok();
+    Ok(())
+}
+
+/// CONFIG HELP
+fn config_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    help_reply(
+        cx,
+        &[
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+            "HELP",
+            "    Prints this help.",
+        ],
+    );
+    Ok(())
+}
+
+/// COMMAND
+fn command(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() > 1 {
+        return Err(error::unknown_subcommand(argv[0], argv[1]));
+    }
+    let cmds: Vec<&Command> = cx.server.commands.top_level().collect();
+    cx.array(cmds.len());
+    let proto = cx.proto();
+    for c in cmds {
+        write_tagged(cx.out, &c.info, proto);
+    }
+    Ok(())
+}
+
+/// COMMAND COUNT
+fn command_count(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let n = cx.server.commands.top_level().count();
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// Finds a command by `name` or `container|sub`.
+fn find<'t>(cx: &Ctx<'t>, name: &[u8]) -> Option<&'t Command> {
+    let table = &cx.server.commands;
+    match name.iter().position(|&c| c == b'|') {
+        None => table.lookup(name),
+        Some(i) => table.lookup(&name[..i]).and_then(|c| table.subcommand(c, &name[i + 1..])),
+    }
+}
+
+/// COMMAND INFO [command-name [command-name ...]]
+fn command_info(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let proto = cx.proto();
+    if argv.len() == 2 {
+        return command(cx, &argv[..1]);
+    }
+    cx.array(argv.len() - 2);
+    for name in &argv[2..] {
+        match find(cx, name) {
+            Some(c) => write_tagged(cx.out, &c.info, proto),
+            None => encode::null_array(cx.out, proto),
+        }
+    }
+    Ok(())
+}
+
+/// COMMAND DOCS [command-name [command-name ...]]
+fn command_docs(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let proto = cx.proto();
+    let cmds: Vec<&Command> = if argv.len() == 2 {
+        cx.server.commands.top_level().collect()
+    } else {
+        argv[2..].iter().filter_map(|n| find(cx, n)).collect()
+    };
+    cx.map(cmds.len());
+    for c in cmds {
+        encode::bulk(cx.out, c.name.as_bytes());
+        match &c.docs {
+            Some(d) => write_tagged(cx.out, d, proto),
+            None => encode::map(cx.out, 0, proto),
+        }
+    }
+    Ok(())
+}
+
+/// COMMAND LIST [FILTERBY <MODULE module-name | ACLCAT category | PATTERN pattern>]
+fn command_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    enum Filter<'a> {
+        None,
+        Module,
+        AclCat(String),
+        Pattern(&'a [u8]),
+    }
+    let filter = match argv.len() {
+        2 => Filter::None,
+        5 if is(argv[2], "FILTERBY") => {
+            if is(argv[3], "MODULE") {
+                Filter::Module
+            } else if is(argv[3], "ACLCAT") {
+                Filter::AclCat(format!("@{}", args::lossy(argv[4]).to_ascii_lowercase()))
+            } else if is(argv[3], "PATTERN") {
+                Filter::Pattern(argv[4])
+            } else {
+                return Err(error::SYNTAX);
+            }
+        }
+        _ => return Err(error::SYNTAX),
+    };
+    let names: Vec<&str> = cx
+        .server
+        .commands
+        .all()
+        .iter()
+        .filter(|c| match &filter {
+            Filter::None => true,
+            Filter::Module => false,
+            Filter::AclCat(cat) => c.info.to_string().contains(&format!("\"{cat}\"")),
+            Filter::Pattern(p) => glob::matches(p, c.name.as_bytes(), true),
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    cx.array(names.len());
+    for n in names {
+        encode::bulk(cx.out, n.as_bytes());
+    }
+    Ok(())
+}
+
+/// Resolves the command named in COMMAND GETKEYS and returns its key
+/// positions in `argv[2..]`.
+fn getkeys_positions<'t>(cx: &Ctx<'t>, argv: &[&[u8]]) -> Result<(&'t Command, Vec<usize>), CmdError> {
+    let target = &argv[2..];
+    if cx.server.commands.lookup(target[0]).is_none() {
+        return Err(CmdError::new("ERR Invalid command specified"));
+    }
+    let cmd = resolve(&cx.server.commands, target).map_err(|_| error::wrong_arity(&cx.cmd.name))?;
+    let mut pos = Vec::new();
+    cmd.key_positions(target, &mut pos);
+    if pos.is_empty() {
+        return Err(CmdError::new("ERR The command has no key arguments"));
+    }
+    Ok((cmd, pos))
+}
+
+/// COMMAND GETKEYS command [arg [arg ...]]
+fn command_getkeys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (_, pos) = getkeys_positions(cx, argv)?;
+    cx.array(pos.len());
+    for p in pos {
+        encode::bulk(cx.out, argv[2 + p]);
+    }
+    Ok(())
+}
+
+/// COMMAND GETKEYSANDFLAGS command [arg [arg ...]]
+fn command_getkeysandflags(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (cmd, pos) = getkeys_positions(cx, argv)?;
+    let proto = cx.proto();
+    let flags: Vec<&str> = if cmd.has(flag::WRITE) { vec!["RW", "update"] } else { vec!["RO", "access"] };
+    cx.array(pos.len());
+    for p in pos {
+        encode::array(cx.out, 2);
+        encode::bulk(cx.out, argv[2 + p]);
+        encode::set(cx.out, flags.len(), proto);
+        for f in &flags {
+            encode::simple(cx.out, f.as_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// COMMAND HELP
+fn command_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    help_reply(
+        cx,
+        &[
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)",
+            "    Return details about all Redis commands.",
+            "COUNT",
+            "    Return the total number of commands in this Redis server.",
+            "LIST",
+            "    Return a list of all commands in this Redis server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full Redis command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full Redis command.",
+            "HELP",
+            "    Prints this help.",
+        ],
+    );
+    Ok(())
+}
+
+/// TIME
+fn time(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    cx.array(2);
+    cx.bulk(itoa::Buffer::new().format(now.as_secs()).as_bytes());
+    cx.bulk(itoa::Buffer::new().format(now.subsec_micros()).as_bytes());
+    Ok(())
+}
+
+/// LASTSAVE
+fn lastsave(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let t = cx.server.lastsave.load(Relaxed) as i64;
+    cx.int(t);
+    Ok(())
+}
+
+/// SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]
+fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    for a in &argv[1..] {
+        if is(a, "ABORT") {
+            if argv.len() > 2 {
+                return Err(error::SYNTAX);
+            }
+            return Err(CmdError::new("ERR No shutdown in progress."));
+        }
+        if !(is(a, "NOSAVE") || is(a, "SAVE") || is(a, "NOW") || is(a, "FORCE")) {
+            return Err(error::SYNTAX);
+        }
+    }
+    tracing::warn!("User requested shutdown...");
+    cx.server.request_shutdown();
+    // Redis closes the connection without a reply once shutdown starts.
+    cx.client.close_after_reply = true;
+    Ok(())
+}
+
+/// DEBUG subcommand [argument] (SLEEP seconds, HELP)
+fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let allowed = match cx.server.config.read().get("enable-debug-command") {
+        "yes" => true,
+        "local" => cx.client.info.unix || cx.client.info.addr.starts_with("127.") || cx.client.info.addr.starts_with("[::1]"),
+        _ => false,
+    };
+    if !allowed {
+        return Err(CmdError::new("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
+    }
+    let sub = argv[1];
+    if is(sub, "SLEEP") && argv.len() == 3 {
+        let secs = args::float(argv[2])?;
+        // Blocks this worker, as DEBUG SLEEP blocks Redis: it exists to
+        // simulate a slow command.
+        if secs > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+        }
+        cx.ok();
+        Ok(())
+    } else if is(sub, "HELP") {
+        help_reply(
+            cx,
+            &[
+                "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "SLEEP <seconds>",
+                "    Stop the server for <seconds>. Decimals allowed.",
+                "HELP",
+                "    Prints this help.",
+            ],
+        );
+        Ok(())
+    } else {
+        Err(error::unknown_subcommand(b"DEBUG", sub))
+    }
+}

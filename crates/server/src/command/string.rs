@@ -1,0 +1,514 @@
+//! String commands: SET and its variants, GET and its variants, counters,
+//! APPEND and ranges. Replies and errors as Redis 7.
+
+use resp::encode;
+
+use super::args::{self, is};
+use super::error::{self, CmdError, CmdResult};
+use super::table::Registry;
+use super::Ctx;
+use crate::storage::keyspace::View;
+use crate::storage::value::{Entry, Str, Value};
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("get", get);
+    r.add("set", set);
+    r.add("setnx", setnx);
+    r.add("setex", setex);
+    r.add("psetex", psetex);
+    r.add("getex", getex);
+    r.add("getdel", getdel);
+    r.add("getset", getset);
+    r.add("mget", mget);
+    r.add("mset", mset);
+    r.add("msetnx", msetnx);
+    r.add("incr", incr);
+    r.add("decr", decr);
+    r.add("incrby", incrby);
+    r.add("decrby", decrby);
+    r.add("incrbyfloat", incrbyfloat);
+    r.add("append", append);
+    r.add("strlen", strlen);
+    r.add("getrange", getrange);
+    r.add("substr", getrange);
+    r.add("setrange", setrange);
+}
+
+/// The string stored at `key`, if any; WRONGTYPE for other types.
+fn lookup_str<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Str>, CmdError> {
+    let (db, now) = (cx.db(), cx.now_ms);
+    view_str(&mut cx.view, db, key, now)
+}
+
+/// Like [`lookup_str`], borrowing only the view so the reply buffer stays
+/// free for a zero-copy reply.
+fn view_str<'v>(view: &'v mut View, db: usize, key: &[u8], now: u64) -> Result<Option<&'v mut Str>, CmdError> {
+    match view.get(db, key, now) {
+        None => Ok(None),
+        Some(Entry { value: Value::Str(s), .. }) => Ok(Some(s)),
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(error::WRONGTYPE),
+    }
+}
+
+fn check_len(cx: &Ctx, len: usize) -> CmdResult {
+    if len > cx.server.proto_max_bulk_len.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(error::STRING_TOO_LONG);
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Seconds,
+    Millis,
+}
+
+/// Turns an EX/PX/EXAT/PXAT argument into an absolute Unix time in ms, as
+/// Redis's `getExpireMillisecondsOrReply`.
+fn expire_at(cx: &Ctx, arg: &[u8], unit: Unit, relative: bool, name: &str) -> Result<u64, CmdError> {
+    let n = args::int(arg)?;
+    if n <= 0 || (unit == Unit::Seconds && n > i64::MAX / 1000) {
+        return Err(error::invalid_expire(name));
+    }
+    let mut ms = if unit == Unit::Seconds { n * 1000 } else { n };
+    if relative {
+        ms = ms.checked_add(cx.now_ms as i64).ok_or_else(|| error::invalid_expire(name))?;
+    }
+    if ms <= 0 {
+        return Err(error::invalid_expire(name));
+    }
+    Ok(ms as u64)
+}
+
+#[derive(Default)]
+struct SetOptions {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    persist: bool,
+    expire: Option<u64>,
+}
+
+/// Parses SET/GETEX options (Redis's parseExtendedStringArgumentsOrReply).
+fn parse_set_options(cx: &Ctx, argv: &[&[u8]], from: usize, for_getex: bool) -> Result<SetOptions, CmdError> {
+    let name = if for_getex { "getex" } else { "set" };
+    let mut o = SetOptions::default();
+    let mut j = from;
+    while j < argv.len() {
+        let a = argv[j];
+        let next = argv.get(j + 1);
+        let has_expire = o.expire.is_some();
+        if !for_getex && is(a, "NX") && !o.xx {
+            o.nx = true;
+        } else if !for_getex && is(a, "XX") && !o.nx {
+            o.xx = true;
+        } else if !for_getex && is(a, "GET") {
+            o.get = true;
+        } else if !for_getex && is(a, "KEEPTTL") && !o.persist && !has_expire {
+            o.keepttl = true;
+        } else if for_getex && is(a, "PERSIST") && !has_expire && !o.keepttl {
+            o.persist = true;
+        } else if let (Some(next), false, false, false) = (next, o.keepttl, o.persist, has_expire) {
+            let (unit, relative) = if is(a, "EX") {
+                (Unit::Seconds, true)
+            } else if is(a, "PX") {
+                (Unit::Millis, true)
+            } else if is(a, "EXAT") {
+                (Unit::Seconds, false)
+            } else if is(a, "PXAT") {
+                (Unit::Millis, false)
+            } else {
+                return Err(error::SYNTAX);
+            };
+            o.expire = Some(expire_at(cx, next, unit, relative, name)?);
+            j += 1;
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// GET key
+fn get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    match cx.view.get(db, argv[1], now) {
+        None => encode::null(cx.out, cx.client.proto),
+        Some(Entry { value: Value::Str(s), .. }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
+        #[allow(unreachable_patterns)]
+        Some(_) => return Err(error::WRONGTYPE),
+    }
+    Ok(())
+}
+
+/// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
+/// EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
+fn set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (key, val) = (argv[1], argv[2]);
+    if argv.len() == 3 {
+        // The common case, without option parsing or a prior lookup.
+        let (db, now) = (cx.db(), cx.now_ms);
+        cx.view.set(db, key, Value::Str(Str::from_bytes(val)), 0, now);
+        cx.dirty += 1;
+        cx.ok();
+        return Ok(());
+    }
+    let o = parse_set_options(cx, argv, 3, false)?;
+    set_generic(cx, key, val, &o)
+}
+
+fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let mut old_value: Option<Vec<u8>> = None;
+    let mut old_expire = 0;
+    let exists = match cx.view.get(db, key, now) {
+        None => false,
+        Some(e) => {
+            match &e.value {
+                Value::Str(s) => {
+                    if o.get {
+                        old_value = Some(s.to_vec());
+                    }
+                }
+                #[allow(unreachable_patterns)]
+                _ if o.get => return Err(error::WRONGTYPE),
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+            old_expire = e.expire_at;
+            true
+        }
+    };
+    if (o.nx && exists) || (o.xx && !exists) {
+        if o.get {
+            match old_value {
+                Some(v) => cx.bulk(&v),
+                None => cx.null(),
+            }
+        } else {
+            cx.null();
+        }
+        return Ok(());
+    }
+    let expire = match o.expire {
+        Some(at) => at,
+        None if o.keepttl => old_expire,
+        None => 0,
+    };
+    cx.view.set(db, key, Value::Str(Str::from_bytes(val)), expire, now);
+    cx.dirty += 1;
+    if o.get {
+        match old_value {
+            Some(v) => cx.bulk(&v),
+            None => cx.null(),
+        }
+    } else {
+        cx.ok();
+    }
+    Ok(())
+}
+
+/// SETNX key value
+fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    if cx.view.get(db, argv[1], now).is_some() {
+        cx.int(0);
+    } else {
+        cx.view.set(db, argv[1], Value::Str(Str::from_bytes(argv[2])), 0, now);
+        cx.dirty += 1;
+        cx.int(1);
+    }
+    Ok(())
+}
+
+/// SETEX key seconds value
+fn setex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let at = expire_at(cx, argv[2], Unit::Seconds, true, "setex")?;
+    let o = SetOptions { expire: Some(at), ..Default::default() };
+    set_generic(cx, argv[1], argv[3], &o)
+}
+
+/// PSETEX key milliseconds value
+fn psetex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let at = expire_at(cx, argv[2], Unit::Millis, true, "psetex")?;
+    let o = SetOptions { expire: Some(at), ..Default::default() };
+    set_generic(cx, argv[1], argv[3], &o)
+}
+
+/// GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+/// PXAT unix-time-milliseconds | PERSIST]
+fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let o = parse_set_options(cx, argv, 2, true)?;
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let Some(s) = lookup_str(cx, key)? else {
+        cx.null();
+        return Ok(());
+    };
+    let value = s.to_vec();
+    cx.bulk(&value);
+    if let Some(at) = o.expire {
+        if at <= now {
+            cx.view.remove(db, key, now);
+        } else {
+            cx.view.set_expire(db, key, at);
+        }
+        cx.dirty += 1;
+    } else if o.persist && cx.view.peek(db, key, now).is_some_and(|e| e.expire_at != 0) {
+        cx.view.set_expire(db, key, 0);
+        cx.dirty += 1;
+    }
+    Ok(())
+}
+
+/// GETDEL key
+fn getdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let Some(value) = lookup_str(cx, argv[1])?.map(|s| s.to_vec()) else {
+        cx.null();
+        return Ok(());
+    };
+    cx.bulk(&value);
+    cx.view.remove(db, argv[1], now);
+    cx.dirty += 1;
+    Ok(())
+}
+
+/// GETSET key value
+fn getset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let o = SetOptions { get: true, ..Default::default() };
+    set_generic(cx, argv[1], argv[2], &o)
+}
+
+/// MGET key [key ...]
+fn mget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    encode::array(cx.out, argv.len() - 1);
+    for key in &argv[1..] {
+        match cx.view.get(db, key, now) {
+            Some(Entry { value: Value::Str(s), .. }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
+            _ => encode::null(cx.out, cx.client.proto),
+        }
+    }
+    Ok(())
+}
+
+/// MSET key value [key value ...]
+fn mset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() % 2 == 0 {
+        return Err(error::wrong_arity("mset"));
+    }
+    let (db, now) = (cx.db(), cx.now_ms);
+    for pair in argv[1..].chunks_exact(2) {
+        cx.view.set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
+    }
+    cx.dirty += (argv.len() as u64 - 1) / 2;
+    cx.ok();
+    Ok(())
+}
+
+/// MSETNX key value [key value ...]
+fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() % 2 == 0 {
+        return Err(error::wrong_arity("msetnx"));
+    }
+    let (db, now) = (cx.db(), cx.now_ms);
+    for pair in argv[1..].chunks_exact(2) {
+        if cx.view.peek(db, pair[0], now).is_some() {
+            cx.int(0);
+            return Ok(());
+        }
+    }
+    for pair in argv[1..].chunks_exact(2) {
+        cx.view.set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
+    }
+    cx.dirty += (argv.len() as u64 - 1) / 2;
+    cx.int(1);
+    Ok(())
+}
+
+/// Adds `by` to the integer at `key` (created as 0), keeping its TTL.
+fn incr_generic(cx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let new = match lookup_str(cx, key)? {
+        Some(s) => {
+            let cur = match s {
+                Str::Int(n) => *n,
+                Str::Raw(v) => resp::parse_i64(v).ok_or(error::NOT_INTEGER)?,
+            };
+            let new = cur.checked_add(by).ok_or(error::OVERFLOW)?;
+            *s = Str::Int(new);
+            new
+        }
+        None => {
+            cx.view.set(db, key, Value::Str(Str::Int(by)), 0, now);
+            by
+        }
+    };
+    cx.dirty += 1;
+    cx.int(new);
+    Ok(())
+}
+
+/// INCR key
+fn incr(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    incr_generic(cx, argv[1], 1)
+}
+
+/// DECR key
+fn decr(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    incr_generic(cx, argv[1], -1)
+}
+
+/// INCRBY key increment
+fn incrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let by = args::int(argv[2])?;
+    incr_generic(cx, argv[1], by)
+}
+
+/// DECRBY key decrement
+fn decrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let by = args::int(argv[2])?;
+    if by == i64::MIN {
+        return Err(CmdError::new("ERR decrement would overflow"));
+    }
+    incr_generic(cx, argv[1], -by)
+}
+
+/// INCRBYFLOAT key increment
+fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let by = args::float(argv[2])?;
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let cur = match lookup_str(cx, key)? {
+        Some(s) => s.with_bytes(args::parse_float).ok_or(error::NOT_FLOAT)?,
+        None => 0.0,
+    };
+    let new = cur + by;
+    if new.is_nan() || new.is_infinite() {
+        return Err(error::INCR_FLOAT_NAN);
+    }
+    let text = args::format_float(new);
+    match lookup_str(cx, key)? {
+        Some(s) => *s = Str::Raw(text.as_bytes().to_vec()),
+        None => {
+            cx.view.set(db, key, Value::Str(Str::Raw(text.as_bytes().to_vec())), 0, now);
+        }
+    }
+    cx.dirty += 1;
+    cx.bulk(text.as_bytes());
+    Ok(())
+}
+
+/// APPEND key value
+fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, key, val) = (cx.db(), cx.now_ms, argv[1], argv[2]);
+    let cur_len = lookup_str(cx, key)?.map(|s| s.len());
+    let len = match cur_len {
+        Some(cur) => {
+            check_len(cx, cur + val.len())?;
+            match lookup_str(cx, key)? {
+                Some(s) => {
+                    let raw = s.make_raw();
+                    raw.extend_from_slice(val);
+                    raw.len()
+                }
+                None => 0,
+            }
+        }
+        None => {
+            cx.view.set(db, key, Value::Str(Str::Raw(val.to_vec())), 0, now);
+            val.len()
+        }
+    };
+    cx.dirty += 1;
+    cx.int(len as i64);
+    Ok(())
+}
+
+/// STRLEN key
+fn strlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let len = lookup_str(cx, argv[1])?.map_or(0, |s| s.len());
+    cx.int(len as i64);
+    Ok(())
+}
+
+/// GETRANGE key start end
+fn getrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (mut start, mut end) = (args::int(argv[2])?, args::int(argv[3])?);
+    let (db, now) = (cx.db(), cx.now_ms);
+    let Some(s) = view_str(&mut cx.view, db, argv[1], now)? else {
+        encode::bulk(cx.out, b"");
+        return Ok(());
+    };
+    s.with_bytes(|b| {
+        let len = b.len() as i64;
+        if start < 0 && end < 0 && start > end {
+            encode::bulk(cx.out, b"");
+            return;
+        }
+        if start < 0 {
+            start += len;
+        }
+        if end < 0 {
+            end += len;
+        }
+        start = start.max(0);
+        end = end.max(0);
+        if end >= len {
+            end = len - 1;
+        }
+        if start > end || len == 0 {
+            encode::bulk(cx.out, b"");
+        } else {
+            encode::bulk(cx.out, &b[start as usize..=end as usize]);
+        }
+    });
+    Ok(())
+}
+
+/// SETRANGE key offset value
+fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, key, val) = (cx.db(), cx.now_ms, argv[1], argv[3]);
+    let offset = args::int(argv[2])?;
+    if offset < 0 {
+        return Err(error::OFFSET_RANGE);
+    }
+    let offset = offset as usize;
+    let exists = lookup_str(cx, key)?.is_some();
+    if !exists {
+        if val.is_empty() {
+            cx.int(0);
+            return Ok(());
+        }
+        check_len(cx, offset + val.len())?;
+        let mut v = vec![0u8; offset + val.len()];
+        v[offset..].copy_from_slice(val);
+        let len = v.len();
+        cx.view.set(db, key, Value::Str(Str::Raw(v)), 0, now);
+        cx.dirty += 1;
+        cx.int(len as i64);
+        return Ok(());
+    }
+    if val.is_empty() {
+        let len = lookup_str(cx, key)?.map_or(0, |s| s.len());
+        cx.int(len as i64);
+        return Ok(());
+    }
+    check_len(cx, offset + val.len())?;
+    let len = match lookup_str(cx, key)? {
+        Some(s) => {
+            let raw = s.make_raw();
+            if raw.len() < offset + val.len() {
+                raw.resize(offset + val.len(), 0);
+            }
+            raw[offset..offset + val.len()].copy_from_slice(val);
+            raw.len()
+        }
+        None => 0,
+    };
+    cx.dirty += 1;
+    cx.int(len as i64);
+    Ok(())
+}

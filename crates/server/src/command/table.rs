@@ -1,0 +1,482 @@
+//! The command table: every command's metadata (arity, flags, key specs,
+//! docs) and its handler, in one place that drives dispatch, `COMMAND` and
+//! key extraction.
+//!
+//! Metadata is Redis 7.0's own, captured from `redis-server` into
+//! `redis_commands.json` by `tools/gen_command_specs.py`, so keel's COMMAND
+//! replies and key positions cannot drift from Redis's. Families register
+//! handlers by name; only registered commands (and subcommands) exist.
+
+use std::collections::HashMap;
+
+use serde_json::Value as Json;
+
+use super::Handler;
+
+static REDIS_COMMANDS: &str = include_str!("redis_commands.json");
+/// Subcommands newer than Redis 7.0 that keel implements (CLIENT SETINFO,
+/// from Redis 7.2), with the metadata Redis 7.2 gives them.
+static NEWER_SUBCOMMANDS: &str = include_str!("keel_commands.json");
+
+pub mod flag {
+    pub const WRITE: u32 = 1;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const FAST: u32 = 1 << 9;
+    pub const NO_MULTI: u32 = 1 << 10;
+    pub const MOVABLEKEYS: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+
+    pub fn from_name(s: &str) -> u32 {
+        match s {
+            "write" => WRITE,
+            "readonly" => READONLY,
+            "denyoom" => DENYOOM,
+            "admin" => ADMIN,
+            "pubsub" => PUBSUB,
+            "noscript" => NOSCRIPT,
+            "blocking" => BLOCKING,
+            "loading" => LOADING,
+            "stale" => STALE,
+            "fast" => FAST,
+            "no_multi" => NO_MULTI,
+            "movablekeys" => MOVABLEKEYS,
+            "no_auth" => NO_AUTH,
+            _ => 0,
+        }
+    }
+}
+
+/// Which shards a command locks before its handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Touches no key (PING, CONFIG, CLIENT...).
+    None,
+    /// The shards of the keys its key specs name.
+    Keys,
+    /// Every shard (KEYS, SCAN, FLUSHDB, SWAPDB...).
+    All,
+}
+
+#[derive(Debug, Clone)]
+enum BeginSearch {
+    Index(i64),
+    Keyword { keyword: String, startfrom: i64 },
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+enum FindKeys {
+    Range { lastkey: i64, keystep: i64, limit: i64 },
+    Keynum { keynumidx: i64, firstkey: i64, keystep: i64 },
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+struct KeySpec {
+    begin: BeginSearch,
+    find: FindKeys,
+}
+
+pub struct Command {
+    /// Full lower-case name: `get`, `client|kill`.
+    pub name: String,
+    pub arity: i64,
+    pub flags: u32,
+    pub access: Access,
+    pub handler: Option<Handler>,
+    /// Index into the per-thread statistics arrays.
+    pub id: usize,
+    key_specs: Vec<KeySpec>,
+    /// Position of the only key, for the common one-key commands: lets
+    /// dispatch lock without collecting positions.
+    pub single_key: Option<usize>,
+    pub subcommands: HashMap<Vec<u8>, usize>,
+    /// COMMAND INFO entry (tagged JSON), subcommands filtered to those keel
+    /// implements.
+    pub info: Json,
+    pub docs: Option<Json>,
+}
+
+impl Command {
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+
+    /// Positions of the key arguments in `argv`, following Redis's key-spec
+    /// rules (`getKeysUsingKeySpecs`). Out-of-range positions are skipped:
+    /// the handler reports the syntax error.
+    pub fn key_positions(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
+        let argc = argv.len() as i64;
+        for spec in &self.key_specs {
+            let first = match &spec.begin {
+                BeginSearch::Index(i) => *i,
+                BeginSearch::Keyword { keyword, startfrom } => {
+                    let (start, end) = if *startfrom > 0 { (*startfrom, argc - 1) } else { (argc + startfrom, 1) };
+                    let mut found = None;
+                    let mut i = start;
+                    loop {
+                        if i >= argc || i < 1 {
+                            break;
+                        }
+                        if argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
+                            found = Some(i + 1);
+                            break;
+                        }
+                        if i == end {
+                            break;
+                        }
+                        i += if start <= end { 1 } else { -1 };
+                    }
+                    match found {
+                        Some(f) => f,
+                        None => continue,
+                    }
+                }
+                BeginSearch::Unknown => continue,
+            };
+            let (first, last, step) = match &spec.find {
+                FindKeys::Range { lastkey, keystep, limit } => {
+                    let last = if *lastkey >= 0 {
+                        first + lastkey
+                    } else if *limit == 0 {
+                        argc + lastkey
+                    } else {
+                        first + ((argc - first) / limit + lastkey)
+                    };
+                    (first, last, *keystep)
+                }
+                FindKeys::Keynum { keynumidx, firstkey, keystep } => {
+                    let Some(arg) = argv.get((first + keynumidx) as usize) else { continue };
+                    let Some(numkeys) = resp::parse_i64(arg).filter(|n| *n >= 0) else { continue };
+                    let f = first + firstkey;
+                    (f, f + (numkeys - 1) * keystep.max(&1), *keystep)
+                }
+                FindKeys::Unknown => continue,
+            };
+            let step = step.max(1);
+            let mut i = first;
+            while i <= last {
+                if i >= argc || i < 1 {
+                    break;
+                }
+                out.push(i as usize);
+                i += step;
+            }
+        }
+    }
+}
+
+pub struct CommandTable {
+    commands: Vec<Command>,
+    by_name: HashMap<Vec<u8>, usize>,
+}
+
+fn tagged<'a>(v: &'a Json, tag: &str) -> Option<&'a Json> {
+    v.as_object()?.get(tag)
+}
+
+fn tagged_str<'a>(v: &'a Json) -> Option<&'a str> {
+    tagged(v, "$").or_else(|| tagged(v, "+")).and_then(Json::as_str)
+}
+
+fn tagged_int(v: &Json) -> Option<i64> {
+    tagged(v, ":").and_then(Json::as_i64)
+}
+
+/// Looks up `key` in a tagged RESP3 map.
+fn map_get<'a>(map: &'a Json, key: &str) -> Option<&'a Json> {
+    tagged(map, "%")?
+        .as_array()?
+        .iter()
+        .find(|pair| pair.get(0).and_then(tagged_str) == Some(key))
+        .and_then(|pair| pair.get(1))
+}
+
+fn parse_key_spec(spec: &Json) -> KeySpec {
+    let int = |m: Option<&Json>, k: &str| m.and_then(|m| map_get(m, k)).and_then(tagged_int).unwrap_or(0);
+    let bs = map_get(spec, "begin_search");
+    let bs_spec = bs.and_then(|b| map_get(b, "spec"));
+    let begin = match bs.and_then(|b| map_get(b, "type")).and_then(tagged_str) {
+        Some("index") => BeginSearch::Index(int(bs_spec, "index")),
+        Some("keyword") => BeginSearch::Keyword {
+            keyword: bs_spec.and_then(|s| map_get(s, "keyword")).and_then(tagged_str).unwrap_or("").to_string(),
+            startfrom: int(bs_spec, "startfrom"),
+        },
+        _ => BeginSearch::Unknown,
+    };
+    let fk = map_get(spec, "find_keys");
+    let fk_spec = fk.and_then(|f| map_get(f, "spec"));
+    let find = match fk.and_then(|f| map_get(f, "type")).and_then(tagged_str) {
+        Some("range") => FindKeys::Range {
+            lastkey: int(fk_spec, "lastkey"),
+            keystep: int(fk_spec, "keystep"),
+            limit: int(fk_spec, "limit"),
+        },
+        Some("keynum") => FindKeys::Keynum {
+            keynumidx: int(fk_spec, "keynumidx"),
+            firstkey: int(fk_spec, "firstkey"),
+            keystep: int(fk_spec, "keystep"),
+        },
+        _ => FindKeys::Unknown,
+    };
+    KeySpec { begin, find }
+}
+
+/// Builds a [`Command`] from a COMMAND INFO entry (tagged JSON array).
+fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
+    let fields = tagged(info, "*")?.as_array()?;
+    let name = tagged_str(fields.first()?)?.to_string();
+    let arity = tagged_int(fields.get(1)?)?;
+    let flags = tagged(fields.get(2)?, "~")?
+        .as_array()?
+        .iter()
+        .filter_map(tagged_str)
+        .fold(0, |acc, f| acc | flag::from_name(f));
+    let key_specs: Vec<KeySpec> = fields
+        .get(8)
+        .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
+        .and_then(Json::as_array)
+        .map(|specs| specs.iter().map(parse_key_spec).collect())
+        .unwrap_or_default();
+    let access = if key_specs.is_empty() { Access::None } else { Access::Keys };
+    let single_key = match key_specs.as_slice() {
+        [KeySpec { begin: BeginSearch::Index(i), find: FindKeys::Range { lastkey: 0, .. } }] => Some(*i as usize),
+        _ => None,
+    };
+    Some(Command {
+        single_key,
+        name,
+        arity,
+        flags,
+        access,
+        handler: None,
+        id: 0,
+        key_specs,
+        subcommands: HashMap::new(),
+        info: info.clone(),
+        docs: docs.cloned(),
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("embedded command metadata is malformed: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("no Redis metadata for command '{0}'")]
+    Unknown(String),
+}
+
+/// Collects handler registrations from the command families.
+#[derive(Default)]
+pub struct Registry {
+    handlers: Vec<(&'static str, Access, Handler)>,
+}
+
+impl Registry {
+    /// Registers `name` (`get`, or `client|kill` for a subcommand) with the
+    /// shard access its key specs imply.
+    pub fn add(&mut self, name: &'static str, handler: Handler) {
+        self.handlers.push((name, Access::Keys, handler));
+    }
+
+    /// Registers a command that must see the whole keyspace at once.
+    pub fn add_all_shards(&mut self, name: &'static str, handler: Handler) {
+        self.handlers.push((name, Access::All, handler));
+    }
+}
+
+impl CommandTable {
+    pub fn build(registry: Registry) -> Result<CommandTable, TableError> {
+        let mut all: serde_json::Map<String, Json> = serde_json::from_str(REDIS_COMMANDS)?;
+        let newer: serde_json::Map<String, Json> = serde_json::from_str(NEWER_SUBCOMMANDS)?;
+        for (full, entry) in newer {
+            let Some((top, _)) = full.split_once('|') else { continue };
+            let Some(container) = all.get_mut(top) else { continue };
+            if let Some(list) = container["info"].get_mut("*").and_then(|f| f.get_mut(9)).and_then(|s| s.get_mut("*")).and_then(Json::as_array_mut) {
+                list.push(entry["info"].clone());
+            }
+            if let Some(pairs) = container["docs"].get_mut("%").and_then(Json::as_array_mut) {
+                for pair in pairs.iter_mut() {
+                    if pair.get(0).and_then(tagged_str) == Some("subcommands") {
+                        if let Some(list) = pair.get_mut(1).and_then(|m| m.get_mut("%")).and_then(Json::as_array_mut) {
+                            list.push(serde_json::json!([{"$": full}, entry["docs"].clone()]));
+                        }
+                    }
+                }
+            }
+        }
+        let mut table = CommandTable { commands: Vec::new(), by_name: HashMap::new() };
+        for (name, access, handler) in registry.handlers {
+            let (top, sub) = match name.split_once('|') {
+                Some((t, s)) => (t, Some(s)),
+                None => (name, None),
+            };
+            let entry = all.get(top).ok_or_else(|| TableError::Unknown(name.into()))?;
+            let top_id = match table.by_name.get(top.as_bytes()) {
+                Some(&id) => id,
+                None => {
+                    let mut cmd = command_from_info(&entry["info"], entry.get("docs").filter(|d| !d.is_null()))
+                        .ok_or_else(|| TableError::Unknown(name.into()))?;
+                    cmd.id = table.commands.len();
+                    table.by_name.insert(top.as_bytes().to_vec(), cmd.id);
+                    table.commands.push(cmd);
+                    table.commands.len() - 1
+                }
+            };
+            let id = match sub {
+                None => top_id,
+                Some(sub) => {
+                    let full = format!("{top}|{sub}");
+                    let info = tagged(&entry["info"], "*")
+                        .and_then(|f| f.get(9))
+                        .and_then(|s| tagged(s, "*"))
+                        .and_then(Json::as_array)
+                        .and_then(|subs| {
+                            subs.iter().find(|s| {
+                                tagged(s, "*").and_then(Json::as_array).and_then(|f| f.first()).and_then(tagged_str) == Some(full.as_str())
+                            })
+                        })
+                        .ok_or_else(|| TableError::Unknown(full.clone()))?;
+                    let docs = entry
+                        .get("docs")
+                        .and_then(|d| map_get(d, "subcommands"))
+                        .and_then(|s| map_get(s, &full));
+                    let mut cmd = command_from_info(info, docs).ok_or_else(|| TableError::Unknown(full.clone()))?;
+                    cmd.id = table.commands.len();
+                    table.commands[top_id].subcommands.insert(sub.as_bytes().to_vec(), cmd.id);
+                    table.commands.push(cmd);
+                    table.commands.len() - 1
+                }
+            };
+            let cmd = &mut table.commands[id];
+            cmd.handler = Some(handler);
+            if access == Access::All {
+                cmd.access = Access::All;
+            }
+        }
+        table.filter_subcommand_metadata();
+        Ok(table)
+    }
+
+    /// Containers list only the subcommands keel implements, in COMMAND INFO
+    /// and COMMAND DOCS alike.
+    fn filter_subcommand_metadata(&mut self) {
+        let names: Vec<(usize, Vec<String>)> = self
+            .commands
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.subcommands.is_empty())
+            .map(|(i, c)| (i, c.subcommands.values().map(|&s| self.commands[s].name.clone()).collect()))
+            .collect();
+        for (i, subs) in names {
+            let cmd = &mut self.commands[i];
+            if let Some(list) = cmd.info.get_mut("*").and_then(|f| f.get_mut(9)).and_then(|s| s.get_mut("*")).and_then(Json::as_array_mut) {
+                list.retain(|s| {
+                    tagged(s, "*").and_then(Json::as_array).and_then(|f| f.first()).and_then(tagged_str).is_some_and(|n| subs.iter().any(|x| x == n))
+                });
+            }
+            if let Some(docs) = cmd.docs.as_mut() {
+                if let Some(pairs) = docs.get_mut("%").and_then(Json::as_array_mut) {
+                    for pair in pairs.iter_mut() {
+                        if pair.get(0).and_then(tagged_str) == Some("subcommands") {
+                            if let Some(list) = pair.get_mut(1).and_then(|m| m.get_mut("%")).and_then(Json::as_array_mut) {
+                                list.retain(|p| p.get(0).and_then(tagged_str).is_some_and(|n| subs.iter().any(|x| x == n)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Looks a command up by name, case-insensitively, without allocating
+    /// for names of ordinary length.
+    #[inline]
+    pub fn lookup(&self, name: &[u8]) -> Option<&Command> {
+        let mut buf = [0u8; 32];
+        if name.len() <= buf.len() {
+            let lower = &mut buf[..name.len()];
+            lower.copy_from_slice(name);
+            lower.make_ascii_lowercase();
+            self.by_name.get(&lower[..]).map(|&i| &self.commands[i])
+        } else {
+            None
+        }
+    }
+
+    pub fn subcommand(&self, container: &Command, name: &[u8]) -> Option<&Command> {
+        let lower = name.to_ascii_lowercase();
+        container.subcommands.get(&lower).map(|&i| &self.commands[i])
+    }
+
+    pub fn get(&self, id: usize) -> &Command {
+        &self.commands[id]
+    }
+
+    /// Top-level commands in registration order.
+    pub fn top_level(&self) -> impl Iterator<Item = &Command> {
+        self.commands.iter().filter(|c| !c.name.contains('|'))
+    }
+
+    pub fn all(&self) -> &[Command] {
+        &self.commands
+    }
+
+    pub fn len(&self) -> usize {
+        self.commands.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+}
+
+/// Writes tagged JSON as RESP for the client's protocol version.
+pub fn write_tagged(out: &mut Vec<u8>, v: &Json, proto: u8) {
+    use resp::encode;
+    let Some(obj) = v.as_object() else {
+        encode::null(out, proto);
+        return;
+    };
+    let Some((tag, body)) = obj.iter().next() else {
+        encode::null(out, proto);
+        return;
+    };
+    let items = || body.as_array().map(Vec::as_slice).unwrap_or(&[]);
+    match tag.as_str() {
+        "$" => encode::bulk(out, body.as_str().unwrap_or("").as_bytes()),
+        "+" => encode::simple(out, body.as_str().unwrap_or("").as_bytes()),
+        ":" => encode::integer(out, body.as_i64().unwrap_or(0)),
+        "," => encode::double_text(out, body.as_str().unwrap_or("0").as_bytes(), proto),
+        "*" | "~" => {
+            let list = items();
+            if tag == "~" {
+                encode::set(out, list.len(), proto);
+            } else {
+                encode::array(out, list.len());
+            }
+            for item in list {
+                write_tagged(out, item, proto);
+            }
+        }
+        "%" => {
+            let pairs = items();
+            encode::map(out, pairs.len(), proto);
+            for pair in pairs {
+                if let Some(kv) = pair.as_array() {
+                    for x in kv.iter().take(2) {
+                        write_tagged(out, x, proto);
+                    }
+                }
+            }
+        }
+        _ => encode::null(out, proto),
+    }
+}

@@ -1,0 +1,214 @@
+//! The server: shared state and the threads that serve it.
+//!
+//! Threads: `threads` workers, each a single-threaded tokio runtime that
+//! owns the connections handed to it (no work stealing: an idle worker
+//! sleeps in epoll instead of spinning, which matters when the benchmark
+//! client shares the machine), plus the main thread, which accepts
+//! connections, deals them out round-robin, runs the cron (active expiry)
+//! and waits for a shutdown signal.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLock;
+use tokio::sync::{mpsc, Notify};
+
+use crate::client::Clients;
+use crate::command::{self, table::CommandTable};
+use crate::config::Config;
+use crate::net::{self, Incoming};
+use crate::stats::Stats;
+use crate::storage::keyspace::{Keyspace, SHARDS};
+
+pub struct Server {
+    pub config: RwLock<Config>,
+    pub keyspace: Keyspace,
+    pub commands: CommandTable,
+    pub clients: Clients,
+    pub stats: Stats,
+    /// Writes since the last save (`rdb_changes_since_last_save`).
+    pub dirty: AtomicU64,
+    pub started: Instant,
+    pub start_unix_ms: u64,
+    pub run_id: String,
+    pub lastsave: AtomicU64,
+    pub threads: usize,
+    pub tcp_port: AtomicUsize,
+    pub shutdown: Notify,
+    pub shutting_down: AtomicBool,
+    /// Hot copies of config values read on every request.
+    pub proto_max_bulk_len: AtomicUsize,
+    pub timeout_secs: AtomicU64,
+    pub hz: AtomicU64,
+    pub expired_stale_perc: AtomicU64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Table(#[from] command::table::TableError),
+    #[error("{0}")]
+    Listen(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+fn run_id() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..40).map(|_| format!("{:x}", rng.gen_range(0..16u8))).collect()
+}
+
+impl Server {
+    pub fn new(config: Config) -> Result<Server, StartError> {
+        let databases = config.get_int("databases").max(1) as usize;
+        let threads = config.get_int("threads").max(1) as usize;
+        let now = command::unix_ms();
+        let server = Server {
+            keyspace: Keyspace::new(databases),
+            commands: command::build_table()?,
+            clients: Clients::default(),
+            stats: Stats::default(),
+            dirty: AtomicU64::new(0),
+            started: Instant::now(),
+            start_unix_ms: now,
+            run_id: run_id(),
+            lastsave: AtomicU64::new(now / 1000),
+            threads,
+            tcp_port: AtomicUsize::new(config.get_int("port") as usize),
+            shutdown: Notify::new(),
+            shutting_down: AtomicBool::new(false),
+            proto_max_bulk_len: AtomicUsize::new(config.get_int("proto-max-bulk-len") as usize),
+            timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
+            hz: AtomicU64::new(config.get_int("hz") as u64),
+            expired_stale_perc: AtomicU64::new(0),
+            config: RwLock::new(config),
+        };
+        Ok(server)
+    }
+
+    /// Re-reads the hot copies after CONFIG SET.
+    pub fn config_changed(&self) {
+        let c = self.config.read();
+        self.proto_max_bulk_len.store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
+        self.timeout_secs.store(c.get_int("timeout") as u64, Relaxed);
+        self.hz.store(c.get_int("hz") as u64, Relaxed);
+    }
+
+    pub fn request_shutdown(&self) {
+        self.shutting_down.store(true, Relaxed);
+        self.shutdown.notify_one();
+    }
+}
+
+/// Starts the workers and the listeners, and serves until SIGTERM/SIGINT or
+/// SHUTDOWN.
+pub fn run(config: Config) -> Result<(), StartError> {
+    let server = Arc::new(Server::new(config)?);
+    let mut senders = Vec::new();
+    let mut handles = Vec::new();
+    for i in 0..server.threads {
+        let (tx, rx) = mpsc::unbounded_channel::<Incoming>();
+        senders.push(tx);
+        let server = server.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("keel-worker-{i}"))
+            .spawn(move || worker(server, rx))?;
+        handles.push(handle);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listeners = net::listen(&server).await?;
+        let c = server.config.read().clone();
+        if !c.get("pidfile").is_empty() {
+            let _ = std::fs::write(c.get("pidfile"), format!("{}\n", std::process::id()));
+        }
+        tracing::info!(
+            threads = server.threads,
+            port = server.tcp_port.load(Relaxed),
+            "keel {} ready to accept connections",
+            env!("CARGO_PKG_VERSION")
+        );
+        for l in listeners {
+            tokio::spawn(net::accept_loop(server.clone(), l, senders.clone()));
+        }
+        tokio::spawn(cron(server.clone()));
+        wait_for_shutdown(&server).await;
+        tracing::info!("shutting down");
+        if !c.get("unixsocket").is_empty() {
+            let _ = std::fs::remove_file(c.get("unixsocket"));
+        }
+        if !c.get("pidfile").is_empty() {
+            let _ = std::fs::remove_file(c.get("pidfile"));
+        }
+        Ok::<(), StartError>(())
+    })?;
+    Ok(())
+}
+
+async fn wait_for_shutdown(server: &Server) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        server.shutdown.notified().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("received SIGTERM"),
+        _ = int.recv() => tracing::info!("received SIGINT"),
+        _ = server.shutdown.notified() => tracing::info!("SHUTDOWN requested"),
+    }
+}
+
+fn worker(server: Arc<Server>, mut rx: mpsc::UnboundedReceiver<Incoming>) {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("worker runtime: {e}");
+            return;
+        }
+    };
+    let stats = server.stats.register_thread(server.commands.len());
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        while let Some(conn) = rx.recv().await {
+            tokio::task::spawn_local(net::connection::serve(server.clone(), conn, stats.clone()));
+        }
+    });
+}
+
+/// Background duties at `hz`: active expiry (as Redis's
+/// activeExpireCycle: sample, and keep going while a quarter or more of
+/// what was examined had expired, within a time budget).
+async fn cron(server: Arc<Server>) {
+    let mut next_shard = 0;
+    loop {
+        let hz = server.hz.load(Relaxed).clamp(1, 500);
+        tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
+        // 25% of one core per second at most, as Redis's slow cycle.
+        let budget = Duration::from_micros(250_000 / hz);
+        let start = Instant::now();
+        let (mut examined, mut expired) = (0usize, 0usize);
+        for _ in 0..SHARDS {
+            let now = command::unix_ms();
+            let (e, x) = server.keyspace.active_expire_shard(next_shard, now, 64);
+            next_shard = (next_shard + 1) % SHARDS;
+            examined += e;
+            expired += x;
+            if start.elapsed() > budget {
+                break;
+            }
+        }
+        // Keep going on shards with a high share of expired keys.
+        while expired * 4 > examined && start.elapsed() < budget {
+            let now = command::unix_ms();
+            let (e, x) = server.keyspace.active_expire_shard(next_shard, now, 256);
+            next_shard = (next_shard + 1) % SHARDS;
+            examined = e;
+            expired = x;
+        }
+        if examined > 0 {
+            server.expired_stale_perc.store((expired * 100 / examined) as u64, Relaxed);
+        }
+    }
+}

@@ -1,0 +1,581 @@
+//! The sharded keyspace: databases split into shards by hash slot, each shard
+//! behind its own lock, and the [`View`] through which a command touches the
+//! shards it has locked.
+//!
+//! Why shards by slot: commands on keys in different shards run on
+//! different threads at the same time, with no global lock; a multi-key
+//! command locks every shard it names in ascending order (so two of them
+//! cannot deadlock) and is therefore atomic to every other client. Shard =
+//! slot % SHARDS, so the 16384 Redis Cluster slots spread evenly and a slot
+//! can later move between nodes as a unit. Inside a shard every slot has its
+//! own small map: SCAN orders keys by (slot, hash) and so keeps Redis's
+//! guarantee (a key present for the whole scan is returned) while maps grow
+//! and shrink.
+//!
+//! This module knows nothing of RESP or connections.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::OnceLock;
+
+use parking_lot::{Mutex, MutexGuard};
+
+use super::slot::{key_slot, SLOTS};
+use super::value::{Entry, Value};
+
+/// Number of locks the keyspace is split into. A power of two well above
+/// any core count we target, so two threads rarely meet on one lock.
+pub const SHARDS: usize = 64;
+const SLOTS_PER_SHARD: usize = SLOTS / SHARDS;
+
+pub type Key = Box<[u8]>;
+
+/// One process-wide random seed: per-map hasher state would cost 32 bytes
+/// in each of the 16384 maps of every database, and SCAN needs the same
+/// hash for a key in every call.
+#[derive(Clone, Copy, Default)]
+pub struct KeyHasher;
+
+fn seed() -> &'static ahash::RandomState {
+    static SEED: OnceLock<ahash::RandomState> = OnceLock::new();
+    SEED.get_or_init(ahash::RandomState::new)
+}
+
+impl BuildHasher for KeyHasher {
+    type Hasher = ahash::AHasher;
+    #[inline]
+    fn build_hasher(&self) -> ahash::AHasher {
+        seed().build_hasher()
+    }
+}
+
+/// The 48-bit hash SCAN orders keys by inside a slot.
+pub fn scan_hash(key: &[u8]) -> u64 {
+    let mut h = KeyHasher.build_hasher();
+    key.hash(&mut h);
+    h.finish() >> 16
+}
+
+pub type Map = HashMap<Key, Entry, KeyHasher>;
+
+/// Counters kept under the shard lock, so the hot path never touches a
+/// shared atomic; INFO sums them over the shards.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct ShardStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub expired: u64,
+}
+
+/// One database's part of a shard.
+#[derive(Default)]
+pub struct ShardDb {
+    /// Lazily allocated: `SLOTS_PER_SHARD` maps once the first key lands.
+    slots: Vec<Map>,
+    keys: usize,
+    volatile: usize,
+    /// Where the active expiry cycle resumes (slot index within the shard).
+    expire_cursor: usize,
+}
+
+impl ShardDb {
+    #[inline]
+    fn map(&self, slot: usize) -> Option<&Map> {
+        self.slots.get(slot / SHARDS)
+    }
+
+    #[inline]
+    fn map_mut(&mut self, slot: usize) -> &mut Map {
+        if self.slots.is_empty() {
+            self.slots = (0..SLOTS_PER_SHARD).map(|_| Map::default()).collect();
+        }
+        &mut self.slots[slot / SHARDS]
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys == 0
+    }
+
+    pub fn volatile(&self) -> usize {
+        self.volatile
+    }
+}
+
+pub struct Shard {
+    pub dbs: Vec<ShardDb>,
+    pub stats: ShardStats,
+}
+
+pub struct Keyspace {
+    shards: Box<[Mutex<Shard>]>,
+    databases: usize,
+}
+
+#[inline]
+fn shard_of(slot: usize) -> usize {
+    slot % SHARDS
+}
+
+impl Keyspace {
+    pub fn new(databases: usize) -> Keyspace {
+        let shards = (0..SHARDS)
+            .map(|_| {
+                Mutex::new(Shard {
+                    dbs: (0..databases).map(|_| ShardDb::default()).collect(),
+                    stats: ShardStats::default(),
+                })
+            })
+            .collect();
+        Keyspace { shards, databases }
+    }
+
+    pub fn databases(&self) -> usize {
+        self.databases
+    }
+
+    /// A view with no shard locked, for commands that touch no key.
+    pub fn none(&self) -> View<'_> {
+        View { guards: Guards::None }
+    }
+
+    /// Locks the shard of one key.
+    #[inline]
+    pub fn lock_key(&self, key: &[u8]) -> View<'_> {
+        let shard = shard_of(key_slot(key));
+        View { guards: Guards::One(shard, self.shards[shard].lock()) }
+    }
+
+    /// Locks the shards of all `keys`, in ascending shard order.
+    pub fn lock_keys<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> View<'_> {
+        let mut wanted = [false; SHARDS];
+        let mut count = 0;
+        let mut last = 0;
+        for k in keys {
+            let s = shard_of(key_slot(k));
+            if !wanted[s] {
+                wanted[s] = true;
+                count += 1;
+                last = s;
+            }
+        }
+        match count {
+            0 => self.none(),
+            1 => View { guards: Guards::One(last, self.shards[last].lock()) },
+            _ => {
+                let guards = wanted
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &w)| if w { Some(self.shards[i].lock()) } else { None })
+                    .collect();
+                View { guards: Guards::Many(guards) }
+            }
+        }
+    }
+
+    /// Locks every shard, in order: for commands over the whole keyspace.
+    pub fn lock_all(&self) -> View<'_> {
+        View { guards: Guards::Many(self.shards.iter().map(|m| Some(m.lock())).collect()) }
+    }
+
+    /// Runs one step of active expiry on one shard; returns
+    /// (keys examined, keys expired).
+    pub fn active_expire_shard(&self, shard: usize, now_ms: u64, budget: usize) -> (usize, usize) {
+        let mut guard = self.shards[shard].lock();
+        let shard = &mut *guard;
+        let (mut examined, mut expired) = (0, 0);
+        for db in shard.dbs.iter_mut() {
+            if db.volatile == 0 || db.slots.is_empty() {
+                continue;
+            }
+            for _ in 0..SLOTS_PER_SHARD {
+                if examined >= budget {
+                    break;
+                }
+                let idx = db.expire_cursor;
+                db.expire_cursor = (db.expire_cursor + 1) % SLOTS_PER_SHARD;
+                let map = &mut db.slots[idx];
+                let mut removed = 0;
+                examined += map.len();
+                map.retain(|_, e| {
+                    let dead = e.is_expired(now_ms);
+                    removed += dead as usize;
+                    !dead
+                });
+                db.keys -= removed;
+                db.volatile -= removed;
+                expired += removed;
+            }
+        }
+        shard.stats.expired += expired as u64;
+        (examined, expired)
+    }
+
+    /// Sums of per-shard counters and sizes, taken one shard at a time.
+    pub fn stats(&self) -> (ShardStats, Vec<(usize, usize)>) {
+        let mut total = ShardStats::default();
+        let mut dbs = vec![(0, 0); self.databases];
+        for s in self.shards.iter() {
+            let s = s.lock();
+            total.hits += s.stats.hits;
+            total.misses += s.stats.misses;
+            total.expired += s.stats.expired;
+            for (i, db) in s.dbs.iter().enumerate() {
+                dbs[i].0 += db.keys;
+                dbs[i].1 += db.volatile;
+            }
+        }
+        (total, dbs)
+    }
+
+    pub fn reset_stats(&self) {
+        for s in self.shards.iter() {
+            s.lock().stats = ShardStats::default();
+        }
+    }
+}
+
+enum Guards<'a> {
+    None,
+    One(usize, MutexGuard<'a, Shard>),
+    /// Indexed by shard number; `None` for shards not locked.
+    Many(Vec<Option<MutexGuard<'a, Shard>>>),
+}
+
+/// The shards a command holds while it runs. Every key access goes through
+/// here; touching a key whose shard is not held is a bug in the command's
+/// key specification, not something input can cause.
+pub struct View<'a> {
+    guards: Guards<'a>,
+}
+
+impl<'a> View<'a> {
+    fn shard_ref(&self, shard: usize) -> &Shard {
+        match &self.guards {
+            Guards::One(s, g) if *s == shard => g,
+            Guards::Many(v) => match v.get(shard) {
+                Some(Some(g)) => g,
+                _ => panic!("shard {shard} not locked"),
+            },
+            _ => panic!("shard {shard} not locked"),
+        }
+    }
+
+    #[inline]
+    fn shard(&mut self, shard: usize) -> &mut Shard {
+        match &mut self.guards {
+            Guards::One(s, g) if *s == shard => g,
+            Guards::Many(v) => match v.get_mut(shard) {
+                Some(Some(g)) => g,
+                _ => panic!("shard {shard} not locked"),
+            },
+            _ => panic!("shard {shard} not locked"),
+        }
+    }
+
+    /// The live entry for `key`, deleting it first if it has expired
+    /// (lazy expiry). Counts a keyspace hit or miss.
+    #[inline]
+    pub fn get(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        let sdb = &mut shard.dbs[db];
+        let map = sdb.slots.get_mut(slot / SHARDS)?;
+        let expired = match map.get(key) {
+            None => {
+                shard.stats.misses += 1;
+                return None;
+            }
+            Some(e) => e.is_expired(now_ms),
+        };
+        if expired {
+            map.remove(key);
+            sdb.keys -= 1;
+            sdb.volatile -= 1;
+            shard.stats.expired += 1;
+            shard.stats.misses += 1;
+            return None;
+        }
+        shard.stats.hits += 1;
+        let e = map.get_mut(key)?;
+        e.access = lru_clock(now_ms);
+        Some(e)
+    }
+
+    /// Like [`View::get`] but counts no hit/miss and does not update the
+    /// access clock (Redis's LOOKUP_NOTOUCH: TYPE, EXISTS, TTL...).
+    pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        let sdb = &mut shard.dbs[db];
+        let map = sdb.slots.get_mut(slot / SHARDS)?;
+        if map.get(key)?.is_expired(now_ms) {
+            map.remove(key);
+            sdb.keys -= 1;
+            sdb.volatile -= 1;
+            shard.stats.expired += 1;
+            return None;
+        }
+        map.get_mut(key)
+    }
+
+    /// Stores `value` under `key` with the given expiry (0 = none),
+    /// replacing any previous value. Returns the previous live entry.
+    pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire_at: u64, now_ms: u64) -> Option<Entry> {
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        let sdb = &mut shard.dbs[db];
+        let entry = Entry { value, expire_at, access: lru_clock(now_ms) };
+        let map = sdb.map_mut(slot);
+        let old = match map.get_mut(key) {
+            Some(e) => Some(std::mem::replace(e, entry)),
+            None => {
+                map.insert(key.into(), entry);
+                None
+            }
+        };
+        match &old {
+            None => sdb.keys += 1,
+            Some(o) if o.expire_at != 0 => sdb.volatile -= 1,
+            Some(_) => {}
+        }
+        if expire_at != 0 {
+            sdb.volatile += 1;
+        }
+        match old {
+            Some(o) if o.is_expired(now_ms) => {
+                shard.stats.expired += 1;
+                None
+            }
+            o => o,
+        }
+    }
+
+    /// Removes `key`; returns its entry if it was live.
+    pub fn remove(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<Entry> {
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        let sdb = &mut shard.dbs[db];
+        let old = sdb.slots.get_mut(slot / SHARDS)?.remove(key)?;
+        sdb.keys -= 1;
+        if old.expire_at != 0 {
+            sdb.volatile -= 1;
+        }
+        if old.is_expired(now_ms) {
+            shard.stats.expired += 1;
+            return None;
+        }
+        Some(old)
+    }
+
+    /// Sets or clears (0) the expiry of an existing key. Returns false if
+    /// the key does not exist.
+    pub fn set_expire(&mut self, db: usize, key: &[u8], expire_at: u64) -> bool {
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        let sdb = &mut shard.dbs[db];
+        let Some(e) = sdb.slots.get_mut(slot / SHARDS).and_then(|m| m.get_mut(key)) else {
+            return false;
+        };
+        match (e.expire_at != 0, expire_at != 0) {
+            (false, true) => sdb.volatile += 1,
+            (true, false) => sdb.volatile -= 1,
+            _ => {}
+        }
+        e.expire_at = expire_at;
+        true
+    }
+
+    /// Number of keys in `db` over the locked shards (all of them for
+    /// DBSIZE). Keys that expired but were not yet reclaimed are counted,
+    /// as Redis does.
+    pub fn len(&mut self, db: usize) -> usize {
+        self.each_shard().map(|s| s.dbs[db].keys).sum()
+    }
+
+    fn each_shard(&mut self) -> impl Iterator<Item = &mut Shard> {
+        let v: Vec<&mut Shard> = match &mut self.guards {
+            Guards::None => Vec::new(),
+            Guards::One(_, g) => vec![&mut **g],
+            Guards::Many(v) => v.iter_mut().flatten().map(|g| &mut **g).collect(),
+        };
+        v.into_iter()
+    }
+
+    /// Calls `f` for every live key of `db` in slot order (all shards must
+    /// be locked).
+    pub fn for_each_key(&mut self, db: usize, now_ms: u64, mut f: impl FnMut(&[u8], &Entry)) {
+        for slot in 0..SLOTS {
+            let shard = self.shard_ref(shard_of(slot));
+            if let Some(map) = shard.dbs[db].map(slot) {
+                for (k, e) in map.iter() {
+                    if !e.is_expired(now_ms) {
+                        f(k, e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One SCAN step over `db` (all shards locked): visits keys in order of
+    /// (slot, scan_hash) from `cursor`, calling `f` for each live key, until
+    /// at least `count` keys were visited. Returns the next cursor (0 at
+    /// the end).
+    pub fn scan(&mut self, db: usize, cursor: u64, count: usize, now_ms: u64, mut f: impl FnMut(&[u8], &Entry)) -> u64 {
+        let mut slot = (cursor >> 48) as usize;
+        let mut from = cursor & ((1 << 48) - 1);
+        let mut visited = 0;
+        let mut batch: Vec<(u64, &[u8], &Entry)> = Vec::new();
+        let this: &Self = self;
+        while slot < SLOTS {
+            let shard = this.shard_ref(shard_of(slot));
+            if let Some(map) = shard.dbs[db].map(slot) {
+                batch.clear();
+                batch.extend(map.iter().map(|(k, e)| (scan_hash(k), &**k, e)).filter(|(h, _, _)| *h >= from));
+                batch.sort_unstable_by_key(|(h, _, _)| *h);
+                for (i, (h, k, e)) in batch.iter().enumerate() {
+                    if visited >= count && (i == 0 || batch[i - 1].0 != *h) {
+                        return ((slot as u64) << 48) | *h;
+                    }
+                    visited += 1;
+                    if !e.is_expired(now_ms) {
+                        f(k, e);
+                    }
+                }
+            }
+            slot += 1;
+            from = 0;
+            if visited >= count && slot < SLOTS {
+                return (slot as u64) << 48;
+            }
+        }
+        0
+    }
+
+    /// A random live key of `db` (all shards locked), or None if empty.
+    pub fn random_key(&mut self, db: usize, now_ms: u64) -> Option<Vec<u8>> {
+        use rand::Rng;
+        let mut rng = rand::thread_rng();
+        for _ in 0..100 {
+            let total = self.len(db);
+            if total == 0 {
+                return None;
+            }
+            // Pick a slot weighted by its size: walk to the n-th key.
+            let mut n = rng.gen_range(0..total);
+            let mut found: Option<(Vec<u8>, bool)> = None;
+            for slot in 0..SLOTS {
+                let shard = self.shard_ref(shard_of(slot));
+                if let Some(map) = shard.dbs[db].map(slot) {
+                    if n < map.len() {
+                        if let Some((k, e)) = map.iter().nth(n) {
+                            found = Some((k.to_vec(), e.is_expired(now_ms)));
+                        }
+                        break;
+                    }
+                    n -= map.len();
+                }
+            }
+            match found {
+                Some((k, false)) => return Some(k),
+                Some((k, true)) => {
+                    self.remove(db, &k, now_ms);
+                }
+                None => return None,
+            }
+        }
+        None
+    }
+
+    /// Empties `db` in the locked shards, returning the removed maps so the
+    /// caller can free them elsewhere (FLUSHDB ASYNC).
+    pub fn flush(&mut self, db: usize) -> Vec<Vec<Map>> {
+        self.each_shard()
+            .map(|s| {
+                let sdb = &mut s.dbs[db];
+                sdb.keys = 0;
+                sdb.volatile = 0;
+                std::mem::take(&mut sdb.slots)
+            })
+            .collect()
+    }
+
+    /// Swaps two databases in every locked shard (all, for SWAPDB).
+    pub fn swap(&mut self, a: usize, b: usize) {
+        for s in self.each_shard() {
+            s.dbs.swap(a, b);
+        }
+    }
+}
+
+/// The LRU clock: seconds, 24 bits, as Redis's `LRU_CLOCK`.
+#[inline]
+pub fn lru_clock(now_ms: u64) -> u32 {
+    ((now_ms / 1000) & 0xFF_FFFF) as u32
+}
+
+/// Seconds since `access` for OBJECT IDLETIME, handling clock wrap.
+pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {
+    let now = lru_clock(now_ms);
+    if now >= access {
+        (now - access) as u64
+    } else {
+        (now as u64 + 0x100_0000) - access as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::value::Str;
+
+    fn s(v: &str) -> Value {
+        Value::Str(Str::from_bytes(v.as_bytes()))
+    }
+
+    #[test]
+    fn set_get_expire_counts() {
+        let ks = Keyspace::new(2);
+        let mut v = ks.lock_all();
+        assert!(v.set(0, b"a", s("1"), 0, 1000).is_none());
+        assert!(v.set(0, b"b", s("2"), 2000, 1000).is_none());
+        assert_eq!(v.len(0), 2);
+        assert!(v.get(0, b"b", 1500).is_some());
+        assert!(v.get(0, b"b", 2000).is_none());
+        assert_eq!(v.len(0), 1);
+        assert!(v.set_expire(0, b"a", 5000));
+        drop(v);
+        let (_, dbs) = ks.stats();
+        assert_eq!(dbs[0], (1, 1));
+        let (_, expired) = ks.active_expire_shard(shard_of(key_slot(b"a")), 6000, 1000);
+        assert_eq!(expired, 1);
+        assert_eq!(ks.stats().1[0], (0, 0));
+    }
+
+    #[test]
+    fn scan_returns_every_stable_key_once_while_growing() {
+        let ks = Keyspace::new(1);
+        let mut v = ks.lock_all();
+        for i in 0..500 {
+            v.set(0, format!("k{i}").as_bytes(), s("x"), 0, 0);
+        }
+        let mut seen = std::collections::HashMap::new();
+        let mut cursor = 0;
+        let mut round = 0;
+        loop {
+            cursor = v.scan(0, cursor, 10, 0, |k, _| *seen.entry(k.to_vec()).or_insert(0) += 1);
+            // Grow the keyspace during the scan.
+            v.set(0, format!("new{round}").as_bytes(), s("x"), 0, 0);
+            round += 1;
+            if cursor == 0 {
+                break;
+            }
+        }
+        for i in 0..500 {
+            assert_eq!(seen.get(format!("k{i}").as_bytes()), Some(&1), "k{i}");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Values stored under keys, and the entry that wraps them with expiry and
+//! access metadata. Pure data: no RESP, no I/O.
+
+/// A string value. Integers that round-trip exactly are kept as `Int`, as
+/// Redis's `int` encoding does, so INCR needs no parse and no allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Str {
+    Int(i64),
+    Raw(Vec<u8>),
+}
+
+/// Longest string Redis stores with the `embstr` encoding.
+pub const EMBSTR_MAX: usize = 44;
+
+impl Str {
+    /// Builds a string value, choosing the integer form when the bytes are
+    /// the canonical decimal form of an i64 (as Redis's tryObjectEncoding).
+    pub fn from_bytes(b: &[u8]) -> Str {
+        if b.len() <= 20 {
+            if let Some(n) = resp::parse_i64(b) {
+                return Str::Int(n);
+            }
+        }
+        Str::Raw(b.to_vec())
+    }
+
+    pub fn from_vec(v: Vec<u8>) -> Str {
+        if v.len() <= 20 {
+            if let Some(n) = resp::parse_i64(&v) {
+                return Str::Int(n);
+            }
+        }
+        Str::Raw(v)
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Str::Int(n) => itoa::Buffer::new().format(*n).len(),
+            Str::Raw(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` with the bytes of the value, formatting integers on the
+    /// stack instead of allocating.
+    #[inline]
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            Str::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
+            Str::Raw(v) => f(v),
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.with_bytes(|b| b.to_vec())
+    }
+
+    /// Turns the value into its raw byte form, for in-place edits
+    /// (APPEND, SETRANGE).
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        if let Str::Int(n) = *self {
+            *self = Str::Raw(itoa::Buffer::new().format(n).as_bytes().to_vec());
+        }
+        match self {
+            Str::Raw(v) => v,
+            // Just converted above.
+            Str::Int(_) => unreachable!(),
+        }
+    }
+
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Str::Int(_) => "int",
+            Str::Raw(v) if v.len() <= EMBSTR_MAX => "embstr",
+            Str::Raw(_) => "raw",
+        }
+    }
+
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Str::Int(_) => 0,
+            Str::Raw(v) => v.capacity(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(Str),
+}
+
+impl Value {
+    /// The name `TYPE` replies with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+        }
+    }
+
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Value::Str(s) => s.encoding(),
+        }
+    }
+}
+
+/// A key's value plus metadata. `expire_at` is a Unix time in milliseconds,
+/// 0 when the key has no TTL. `access` is the LRU clock (seconds) of the
+/// last access, for OBJECT IDLETIME and, later, eviction.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub value: Value,
+    pub expire_at: u64,
+    pub access: u32,
+}
+
+impl Entry {
+    #[inline]
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at != 0 && self.expire_at <= now_ms
+    }
+}
