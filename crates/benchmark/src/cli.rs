@@ -229,7 +229,10 @@ fn parse_uri(cfg: &mut Config, uri: &str) -> Result<(), String> {
         _ => (hostport, None),
     };
     if !host.is_empty() {
-        cfg.target.host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        cfg.target.host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
     }
     if let Some(p) = port {
         cfg.target.port = atoi(p).clamp(0, 65535) as u16;
@@ -273,7 +276,11 @@ fn parse_host_port(s: &str) -> Result<Target, String> {
         .parse::<u16>()
         .map_err(|_| format!("--compare: bad port in \"{s}\""))?;
     Ok(Target {
-        host: if h.is_empty() { "127.0.0.1".into() } else { h.into() },
+        host: if h.is_empty() {
+            "127.0.0.1".into()
+        } else {
+            h.into()
+        },
         port,
         socket: None,
     })
@@ -420,9 +427,9 @@ pub fn parse(args: &[std::ffi::OsString]) -> Parsed {
             }
             "--data-size-range" => {
                 let v = next!();
-                let parsed = v
-                    .split_once('-')
-                    .and_then(|(lo, hi)| Some((lo.parse::<usize>().ok()?, hi.parse::<usize>().ok()?)));
+                let parsed = v.split_once('-').and_then(|(lo, hi)| {
+                    Some((lo.parse::<usize>().ok()?, hi.parse::<usize>().ok()?))
+                });
                 match parsed {
                     Some((lo, hi)) if lo >= 1 && lo <= hi => cfg.data_size_range = Some((lo, hi)),
                     _ => {
@@ -443,10 +450,7 @@ pub fn parse(args: &[std::ffi::OsString]) -> Parsed {
                 if a.starts_with('-') {
                     return Parsed::Invalid(invalid(a));
                 }
-                cfg.command = args[i..]
-                    .iter()
-                    .map(|s| s.as_bytes().to_vec())
-                    .collect();
+                cfg.command = args[i..].iter().map(|s| s.as_bytes().to_vec()).collect();
                 break;
             }
         }
@@ -579,7 +583,9 @@ mod tests {
 
     #[test]
     fn redis_benchmark_semantics() {
-        let c = p(&["-c", "7", "-n", "10x", "-P", "0", "-d", "0", "-t", "SET,Get"]);
+        let c = p(&[
+            "-c", "7", "-n", "10x", "-P", "0", "-d", "0", "-t", "SET,Get",
+        ]);
         assert_eq!(c.clients, 7);
         assert_eq!(c.requests, 10);
         assert_eq!(c.pipeline, 1);

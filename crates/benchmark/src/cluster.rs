@@ -118,7 +118,9 @@ pub fn fetch_slot_map(ctrl: &mut Control, seed: &Target) -> Result<SlotMap> {
         let (Some(from), Some(to)) = (as_int(&items[0]), as_int(&items[1])) else {
             continue;
         };
-        let Value::Array(node) = &items[2] else { continue };
+        let Value::Array(node) = &items[2] else {
+            continue;
+        };
         let host = match node.first() {
             Some(Value::Bulk(h)) if !h.is_empty() => String::from_utf8_lossy(h).into_owned(),
             _ => seed.host.clone(),
@@ -147,8 +149,12 @@ pub fn fetch_slot_map(ctrl: &mut Control, seed: &Target) -> Result<SlotMap> {
 }
 
 pub fn connect_and_fetch(seed: &Target, cfg: &crate::cli::Config) -> Result<SlotMap> {
-    let mut ctrl = Control::connect(seed, cfg)
-        .with_context(|| format!("Failed to fetch cluster configuration from {}", seed.label()))?;
+    let mut ctrl = Control::connect(seed, cfg).with_context(|| {
+        format!(
+            "Failed to fetch cluster configuration from {}",
+            seed.label()
+        )
+    })?;
     fetch_slot_map(&mut ctrl, seed)
 }
 

@@ -80,7 +80,11 @@ pub fn handshake_commands(cfg: &Config, cluster_client: bool) -> Vec<Vec<Vec<u8>
         cmds.push(c);
     }
     if cfg.tracking {
-        cmds.push(vec![b"CLIENT".to_vec(), b"TRACKING".to_vec(), b"on".to_vec()]);
+        cmds.push(vec![
+            b"CLIENT".to_vec(),
+            b"TRACKING".to_vec(),
+            b"on".to_vec(),
+        ]);
     }
     if cfg.resp3 {
         cmds.push(vec![b"HELLO".to_vec(), b"3".to_vec()]);

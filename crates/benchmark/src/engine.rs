@@ -159,7 +159,10 @@ fn route_for(map: &Option<Arc<SlotMap>>, g: usize) -> (Option<Route>, Option<Tar
     match map {
         Some(m) => {
             let node = g % m.masters.len();
-            (Some(Route::new(m.clone(), node)), Some(m.masters[node].clone()))
+            (
+                Some(Route::new(m.clone(), node)),
+                Some(m.masters[node].clone()),
+            )
         }
         None => (None, None),
     }
@@ -180,7 +183,12 @@ fn open_conns(plan: &Plan, seed: u64) -> Result<Vec<Conn>> {
         conns.push(Conn {
             stream,
             target,
-            gen: RequestGen::new(plan.test.kind.clone(), keys.clone(), seeder.next_u64(), route),
+            gen: RequestGen::new(
+                plan.test.kind.clone(),
+                keys.clone(),
+                seeder.next_u64(),
+                route,
+            ),
             obuf: Vec::with_capacity(4096),
             opos: 0,
             ibuf: vec![0; 16 * 1024],
@@ -212,7 +220,9 @@ pub fn run(plan: &Plan, mut on_tick: impl FnMut(u64, &Histogram<u64>, f64)) -> R
             cfg.requests
         },
         finished: (0..nthreads).map(|_| Padded(AtomicU64::new(0))).collect(),
-        live: plan.progress.then(|| Mutex::new(new_histogram(cfg.precision))),
+        live: plan
+            .progress
+            .then(|| Mutex::new(new_histogram(cfg.precision))),
         stop: AtomicBool::new(false),
         last_err_sec: AtomicU64::new(0),
     };
@@ -274,7 +284,11 @@ pub fn run(plan: &Plan, mut on_tick: impl FnMut(u64, &Histogram<u64>, f64)) -> R
             std::thread::sleep(Duration::from_millis(5));
             if Instant::now() >= next_tick {
                 next_tick += Duration::from_millis(250);
-                let finished: u64 = shared.finished.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+                let finished: u64 = shared
+                    .finished
+                    .iter()
+                    .map(|p| p.0.load(Ordering::Relaxed))
+                    .sum();
                 if let (Some(live), Some(overall)) = (&shared.live, overall_live.as_mut()) {
                     let mut h = match live.lock() {
                         Ok(h) => h,
@@ -291,7 +305,9 @@ pub fn run(plan: &Plan, mut on_tick: impl FnMut(u64, &Histogram<u64>, f64)) -> R
         handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("worker thread panicked"))),
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("worker thread panicked"))),
                 Err(e) => Err(e.into()),
             })
             .collect()
@@ -419,7 +435,11 @@ impl Worker<'_> {
             if self.shared.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let timeout = if open_loop { self.open_loop_timeout()? } else { 250 };
+            let timeout = if open_loop {
+                self.open_loop_timeout()?
+            } else {
+                250
+            };
             let n = self.poll.wait(timeout)?;
             for e in 0..n {
                 let (tok, flags) = self.poll.event(e);
@@ -463,7 +483,9 @@ impl Worker<'_> {
     }
 
     fn publish(&mut self, tid: usize) {
-        self.shared.finished[tid].0.store(self.st.finished, Ordering::Relaxed);
+        self.shared.finished[tid]
+            .0
+            .store(self.st.finished, Ordering::Relaxed);
         if let (Some(local), Some(shared)) = (self.st.live.as_mut(), self.shared.live.as_ref()) {
             if let Ok(mut h) = shared.lock() {
                 let _ = h.add(&*local);
@@ -671,7 +693,10 @@ impl Worker<'_> {
     /// thread) so the generators pick keys/tags the nodes really own.
     fn refresh_slots(&mut self) {
         self.st.need_refresh = false;
-        if self.last_refresh.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+        if self
+            .last_refresh
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
             return;
         }
         self.last_refresh = Some(Instant::now());
@@ -694,12 +719,22 @@ impl Worker<'_> {
     }
 }
 
-fn on_error_reply(reply: &[u8], st: &mut WorkerStats, set: &Settings, shared: &Shared, target: &Target) {
+fn on_error_reply(
+    reply: &[u8],
+    st: &mut WorkerStats,
+    set: &Settings,
+    shared: &Shared,
+    target: &Target,
+) {
     // "-ERR msg\r\n" or RESP3 "!len\r\nmsg\r\n".
     let msg: &[u8] = if reply[0] == b'-' {
         &reply[1..reply.len().saturating_sub(2)]
     } else {
-        let hdr = reply.iter().position(|&b| b == b'\n').map(|p| p + 1).unwrap_or(0);
+        let hdr = reply
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|p| p + 1)
+            .unwrap_or(0);
         &reply[hdr..reply.len().saturating_sub(2)]
     };
     if set.cluster && (msg.starts_with(b"MOVED") || msg.starts_with(b"ASK")) {
@@ -709,7 +744,8 @@ fn on_error_reply(reply: &[u8], st: &mut WorkerStats, set: &Settings, shared: &S
         st.need_refresh = true;
     }
     if st.error_samples.len() < 5 {
-        st.error_samples.push(String::from_utf8_lossy(msg).into_owned());
+        st.error_samples
+            .push(String::from_utf8_lossy(msg).into_owned());
     }
     if set.showerrors {
         // At most one error line per second, like redis-benchmark.

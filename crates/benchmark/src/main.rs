@@ -119,7 +119,9 @@ fn run(mut cfg: Config) -> Result<i32> {
     }
     if cfg.stdinarg {
         let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).context("reading -x argument from stdin")?;
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .context("reading -x argument from stdin")?;
         cfg.command.push(buf);
     }
     let progress_on = cfg.progress.unwrap_or_else(poll::stdout_is_tty) && !cfg.csv;
@@ -128,7 +130,11 @@ fn run(mut cfg: Config) -> Result<i32> {
         servers.push(open_server(&cfg, &b)?);
     }
     if cfg.cluster && cfg.threads == 0 {
-        cfg.threads = servers[0].cluster.as_ref().map(|m| m.masters.len()).unwrap_or(1);
+        cfg.threads = servers[0]
+            .cluster
+            .as_ref()
+            .map(|m| m.masters.len())
+            .unwrap_or(1);
     }
     if !cfg.keepalive {
         out!(
@@ -181,7 +187,11 @@ fn run(mut cfg: Config) -> Result<i32> {
             out!("\n");
         }
         if servers.len() > 1 {
-            print_comparison(&file.results, &servers[0].target.label(), &servers[1].target.label());
+            print_comparison(
+                &file.results,
+                &servers[0].target.label(),
+                &servers[1].target.label(),
+            );
         }
         if let Some(path) = &cfg.json {
             let json = serde_json::to_string_pretty(&file)?;
@@ -194,7 +204,13 @@ fn run(mut cfg: Config) -> Result<i32> {
     Ok(0)
 }
 
-fn run_one(cfg: &Config, s: &mut Server, test: &Test, title: &str, progress_on: bool) -> Result<TestResult> {
+fn run_one(
+    cfg: &Config,
+    s: &mut Server,
+    test: &Test,
+    title: &str,
+    progress_on: bool,
+) -> Result<TestResult> {
     let before = total_calls(s);
     let plan = engine::Plan {
         cfg,
@@ -204,7 +220,9 @@ fn run_one(cfg: &Config, s: &mut Server, test: &Test, title: &str, progress_on: 
         progress: progress_on,
     };
     let mut progress = Progress::default();
-    let r = engine::run(&plan, |finished, h, secs| progress.tick(title, finished, h, secs))?;
+    let r = engine::run(&plan, |finished, h, secs| {
+        progress.tick(title, finished, h, secs)
+    })?;
     let after = total_calls(s);
     let check = match (before, after) {
         (Some(b), Some(a)) => {
@@ -243,14 +261,18 @@ fn print_comparison(results: &[TestResult], a: &str, b: &str) {
     out!("Comparison: A = {a}, B = {b} (alternating runs)\n");
     out!(
         "{:<40} {:>12} {:>12} {:>7} {:>9} {:>9} {:>9} {:>9}\n",
-        "test", "rps A", "rps B", "B/A", "p50 A", "p50 B", "p99 A", "p99 B"
+        "test",
+        "rps A",
+        "rps B",
+        "B/A",
+        "p50 A",
+        "p50 B",
+        "p99 A",
+        "p99 B"
     );
     for pair in results.chunks(2) {
         if let [ra, rb] = pair {
-            let name = ra
-                .test
-                .strip_suffix(&format!(" [{a}]"))
-                .unwrap_or(&ra.test);
+            let name = ra.test.strip_suffix(&format!(" [{a}]")).unwrap_or(&ra.test);
             let ratio = if ra.rps > 0.0 { rb.rps / ra.rps } else { 0.0 };
             out!(
                 "{:<40} {:>12.2} {:>12.2} {:>7.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}\n",

@@ -84,7 +84,10 @@ pub fn report_default(ctx: &ReportCtx, r: &RunResult, tr: &TestResult) {
     let cfg = ctx.cfg;
     let mut s = String::new();
     s += &format!("====== {} ======\n", ctx.title);
-    s += &format!("  {} requests completed in {:.2} seconds\n", r.finished, r.elapsed);
+    s += &format!(
+        "  {} requests completed in {:.2} seconds\n",
+        r.finished, r.elapsed
+    );
     s += &format!("  {} parallel clients\n", cfg.clients);
     s += &format!("  {} bytes payload\n", ctx.datasize);
     s += &format!("  keep alive: {}\n", cfg.keepalive as i32);
@@ -97,7 +100,10 @@ pub fn report_default(ctx: &ReportCtx, r: &RunResult, tr: &TestResult) {
                 "    save: {}\n",
                 if save.is_empty() { "NONE" } else { &save }
             );
-            s += &format!("    appendonly: {}\n", n.appendonly.clone().unwrap_or_default());
+            s += &format!(
+                "    appendonly: {}\n",
+                n.appendonly.clone().unwrap_or_default()
+            );
         }
     } else if let Some(st) = ctx.stamp {
         if st.save.is_some() || st.appendonly.is_some() {
@@ -226,7 +232,9 @@ fn keel_checks(ctx: &ReportCtx, tr: &TestResult) -> String {
 pub fn report_quiet(title: &str, tr: &TestResult) {
     out!(
         "{}: {:.2} requests per second, p50={:.3} msec\n",
-        title, tr.rps, tr.latency_ms.p50
+        title,
+        tr.rps,
+        tr.latency_ms.p50
     );
 }
 
@@ -294,10 +302,22 @@ mod tests {
         }
         let s = cumulative_distribution(&h);
         let lines: Vec<&str> = s.lines().collect();
-        assert_eq!(lines[0], "20.000% <= 0.100 milliseconds (cumulative count 1)");
-        assert_eq!(lines[1], "60.000% <= 0.200 milliseconds (cumulative count 3)");
-        assert_eq!(lines[2], "80.000% <= 3.100 milliseconds (cumulative count 4)");
-        assert_eq!(lines[3], "100.000% <= 7.100 milliseconds (cumulative count 5)");
+        assert_eq!(
+            lines[0],
+            "20.000% <= 0.100 milliseconds (cumulative count 1)"
+        );
+        assert_eq!(
+            lines[1],
+            "60.000% <= 0.200 milliseconds (cumulative count 3)"
+        );
+        assert_eq!(
+            lines[2],
+            "80.000% <= 3.100 milliseconds (cumulative count 4)"
+        );
+        assert_eq!(
+            lines[3],
+            "100.000% <= 7.100 milliseconds (cumulative count 5)"
+        );
         let p = percentile_spectrum(&h);
         assert_eq!(p.last().map(|p| p.count), Some(5));
         assert_eq!(p.first().map(|p| p.percentile), Some(0.0));

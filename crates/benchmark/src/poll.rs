@@ -5,9 +5,10 @@
 //! write handler for every request).
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-pub const READABLE: u32 = (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+pub const READABLE: u32 =
+    (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 pub const WRITABLE: u32 = libc::EPOLLOUT as u32;
 
 pub struct Epoll {
@@ -117,7 +118,10 @@ impl Timer {
     pub fn new() -> io::Result<Timer> {
         // SAFETY: plain syscalls; the fd is checked and then owned.
         let fd = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         };
         if fd < 0 {
             return Err(io::Error::last_os_error());
@@ -138,14 +142,18 @@ impl Timer {
     pub fn arm(&self, after_ns: u64) -> io::Result<()> {
         let after_ns = after_ns.max(1);
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
             it_value: libc::timespec {
                 tv_sec: (after_ns / 1_000_000_000) as libc::time_t,
                 tv_nsec: (after_ns % 1_000_000_000) as libc::c_long,
             },
         };
         // SAFETY: spec is valid; old value not requested.
-        let rc = unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        let rc =
+            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
         if rc < 0 {
             return Err(io::Error::last_os_error());
         }

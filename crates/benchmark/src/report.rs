@@ -41,11 +41,14 @@ struct Series {
 }
 
 pub fn main(argv: &[String]) -> Result<i32> {
-    let args = Args::try_parse_from(std::iter::once("keel-benchmark report".to_string()).chain(argv.iter().cloned()))
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let args = Args::try_parse_from(
+        std::iter::once("keel-benchmark report".to_string()).chain(argv.iter().cloned()),
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut loaded = Vec::new();
     for f in &args.files {
-        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         let file: ResultsFile =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", f.display()))?;
         loaded.push((f.clone(), file));
@@ -64,7 +67,8 @@ pub fn main(argv: &[String]) -> Result<i32> {
     if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(&args.output, md).with_context(|| format!("writing {}", args.output.display()))?;
+    std::fs::write(&args.output, md)
+        .with_context(|| format!("writing {}", args.output.display()))?;
     std::fs::write(&svg_path, svg).with_context(|| format!("writing {}", svg_path.display()))?;
     println!("wrote {} and {}", args.output.display(), svg_path.display());
     Ok(0)
@@ -278,10 +282,14 @@ fn render_markdown(title: &str, series: &[Series], files: &[PathBuf], svg: &str)
     md
 }
 
-const COLORS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"];
+const COLORS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// x position of a percentile on the "number of nines" scale.
@@ -354,7 +362,10 @@ fn render_svg(series: &[Series]) -> String {
             r - l,
             b - t
         );
-        for (k, lab) in ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"].iter().enumerate() {
+        for (k, lab) in ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]
+            .iter()
+            .enumerate()
+        {
             let x = l + (r - l) * k as f64 / 5.0;
             let _ = writeln!(
                 s,
@@ -374,7 +385,9 @@ fn render_svg(series: &[Series]) -> String {
             );
         }
         for (si, se) in series.iter().enumerate() {
-            let Some(res) = se.tests.get(name) else { continue };
+            let Some(res) = se.tests.get(name) else {
+                continue;
+            };
             let pts: Vec<String> = res
                 .percentiles
                 .iter()

@@ -155,19 +155,34 @@ pub fn default_tests(cfg: &Config, data_state: &mut u32) -> Vec<Test> {
         push("GET", Template::from_argv(&argv(&[b"GET", &key]), r, c));
     }
     if sel("incr") {
-        push("INCR", Template::from_argv(&argv(&[b"INCR", &counter]), r, c));
+        push(
+            "INCR",
+            Template::from_argv(&argv(&[b"INCR", &counter]), r, c),
+        );
     }
     if sel("lpush") {
-        push("LPUSH", Template::from_argv(&argv(&[b"LPUSH", &mylist, d]), r, c));
+        push(
+            "LPUSH",
+            Template::from_argv(&argv(&[b"LPUSH", &mylist, d]), r, c),
+        );
     }
     if sel("rpush") {
-        push("RPUSH", Template::from_argv(&argv(&[b"RPUSH", &mylist, d]), r, c));
+        push(
+            "RPUSH",
+            Template::from_argv(&argv(&[b"RPUSH", &mylist, d]), r, c),
+        );
     }
     if sel("lpop") {
-        push("LPOP", Template::from_argv(&argv(&[b"LPOP", &mylist]), r, c));
+        push(
+            "LPOP",
+            Template::from_argv(&argv(&[b"LPOP", &mylist]), r, c),
+        );
     }
     if sel("rpop") {
-        push("RPOP", Template::from_argv(&argv(&[b"RPOP", &mylist]), r, c));
+        push(
+            "RPOP",
+            Template::from_argv(&argv(&[b"RPOP", &mylist]), r, c),
+        );
     }
     if sel("sadd") {
         let a = argv(&[b"SADD", &myset, b"element:__rand_int__"]);
@@ -186,9 +201,16 @@ pub fn default_tests(cfg: &Config, data_state: &mut u32) -> Vec<Test> {
         push("ZADD", Template::from_argv(&a, r, c));
     }
     if sel("zpopmin") {
-        push("ZPOPMIN", Template::from_argv(&argv(&[b"ZPOPMIN", &myzset]), r, c));
+        push(
+            "ZPOPMIN",
+            Template::from_argv(&argv(&[b"ZPOPMIN", &myzset]), r, c),
+        );
     }
-    if sel("lrange") || sel("lrange_100") || sel("lrange_300") || sel("lrange_500") || sel("lrange_600")
+    if sel("lrange")
+        || sel("lrange_100")
+        || sel("lrange_300")
+        || sel("lrange_500")
+        || sel("lrange_600")
     {
         push(
             "LPUSH (needed to benchmark LRANGE)",
@@ -363,7 +385,8 @@ pub struct KeyGen {
 
 impl KeyGen {
     pub fn new(pattern: KeyPattern, max: u64) -> KeyGen {
-        let zipf = (pattern == KeyPattern::Zipfian && max > 0).then(|| Arc::new(Zipf::new(max, 0.99)));
+        let zipf =
+            (pattern == KeyPattern::Zipfian && max > 0).then(|| Arc::new(Zipf::new(max, 0.99)));
         KeyGen {
             pattern,
             max,
@@ -541,8 +564,16 @@ mod tests {
     fn templates_patch_digits() {
         let t = Template::from_argv(&argv(&[b"SET", b"key:__rand_int__", b"v"]), true, false);
         assert_eq!(t.rand.len(), 1);
-        assert_eq!(t.key_span.map(|(s, l)| &t.bytes[s..s + l]), Some(&b"key:__rand_int__"[..]));
-        let mut g = RequestGen::new(Kind::Fixed(Arc::new(t)), KeyGen::new(KeyPattern::Uniform, 100), 1, None);
+        assert_eq!(
+            t.key_span.map(|(s, l)| &t.bytes[s..s + l]),
+            Some(&b"key:__rand_int__"[..])
+        );
+        let mut g = RequestGen::new(
+            Kind::Fixed(Arc::new(t)),
+            KeyGen::new(KeyPattern::Uniform, 100),
+            1,
+            None,
+        );
         let mut out = Vec::new();
         g.fill(&mut out, 2);
         let s = String::from_utf8(out).unwrap();
@@ -558,7 +589,12 @@ mod tests {
             size: (5, 9),
             data: Arc::new(vec![b'x'; 9]),
         };
-        let mut g = RequestGen::new(Kind::Mixed(spec), KeyGen::new(KeyPattern::Zipfian, 1000), 7, None);
+        let mut g = RequestGen::new(
+            Kind::Mixed(spec),
+            KeyGen::new(KeyPattern::Zipfian, 1000),
+            7,
+            None,
+        );
         let mut out = Vec::new();
         g.fill(&mut out, 8);
         let mut pos = 0;

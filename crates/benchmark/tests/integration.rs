@@ -56,7 +56,14 @@ impl Redis {
             let port = free_port();
             let dir = scratch(name);
             let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ])
                 .args(["--dir", dir.to_str().unwrap()])
                 .args(extra)
                 .stdout(Stdio::null())
@@ -184,7 +191,11 @@ fn parse_quiet(line: &str) -> (String, f64, f64) {
         .strip_suffix(" msec")
         .and_then(|r| r.split_once(" requests per second, p50="))
         .expect("quiet line shape");
-    (name.to_string(), rps.0.parse().unwrap(), rps.1.parse().unwrap())
+    (
+        name.to_string(),
+        rps.0.parse().unwrap(),
+        rps.1.parse().unwrap(),
+    )
 }
 
 fn parse_csv(out: &str) -> (String, Vec<(String, Vec<f64>)>) {
@@ -208,7 +219,9 @@ fn parse_csv(out: &str) -> (String, Vec<(String, Vec<f64>)>) {
 
 #[test]
 fn every_default_test_runs_quiet() {
-    let Some(r) = Redis::start("default", &[]) else { return };
+    let Some(r) = Redis::start("default", &[]) else {
+        return;
+    };
     let o = bench(r.port, &["-n", "2000", "-c", "10", "-q"]);
     let lines = visible_lines(&stdout(&o));
     let names: Vec<String> = lines.iter().map(|l| parse_quiet(l).0).collect();
@@ -221,7 +234,9 @@ fn every_default_test_runs_quiet() {
 
 #[test]
 fn csv_and_quiet_shapes_match_redis_benchmark() {
-    let Some(r) = Redis::start("shape", &[]) else { return };
+    let Some(r) = Redis::start("shape", &[]) else {
+        return;
+    };
     let tests = "ping,set,get,lpush,lrange_100,mset";
     let ours = bench(r.port, &["-n", "1000", "-c", "5", "-t", tests, "--csv"]);
     let (header, rows) = parse_csv(&stdout(&ours));
@@ -242,7 +257,17 @@ fn csv_and_quiet_shapes_match_redis_benchmark() {
         return;
     }
     let theirs = Command::new("redis-benchmark")
-        .args(["-p", &r.port.to_string(), "-n", "1000", "-c", "5", "-t", tests, "--csv"])
+        .args([
+            "-p",
+            &r.port.to_string(),
+            "-n",
+            "1000",
+            "-c",
+            "5",
+            "-t",
+            tests,
+            "--csv",
+        ])
         .output()
         .unwrap();
     let (h2, rows2) = parse_csv(&String::from_utf8_lossy(&theirs.stdout));
@@ -251,7 +276,17 @@ fn csv_and_quiet_shapes_match_redis_benchmark() {
     let n2: Vec<&String> = rows2.iter().map(|r| &r.0).collect();
     assert_eq!(n1, n2);
     let theirs_q = Command::new("redis-benchmark")
-        .args(["-p", &r.port.to_string(), "-n", "1000", "-c", "5", "-t", tests, "-q"])
+        .args([
+            "-p",
+            &r.port.to_string(),
+            "-n",
+            "1000",
+            "-c",
+            "5",
+            "-t",
+            tests,
+            "-q",
+        ])
         .output()
         .unwrap();
     let theirs_q: Vec<String> = visible_lines(&String::from_utf8_lossy(&theirs_q.stdout))
@@ -263,11 +298,17 @@ fn csv_and_quiet_shapes_match_redis_benchmark() {
 
 #[test]
 fn default_report_has_redis_benchmark_sections() {
-    let Some(r) = Redis::start("report", &[]) else { return };
+    let Some(r) = Redis::start("report", &[]) else {
+        return;
+    };
     let o = stdout(&bench(r.port, &["-n", "3000", "-t", "set"]));
     let lines = visible_lines(&o);
     assert_eq!(lines[0], "====== SET ======");
-    assert!(lines[1].starts_with("  3000 requests completed in "), "{}", lines[1]);
+    assert!(
+        lines[1].starts_with("  3000 requests completed in "),
+        "{}",
+        lines[1]
+    );
     for want in [
         "  50 parallel clients",
         "  3 bytes payload",
@@ -281,18 +322,46 @@ fn default_report_has_redis_benchmark_sections() {
         "  latency summary (msec):",
         "          avg       min       p50       p95       p99       max",
     ] {
-        assert!(lines.iter().any(|l| l == want.trim_end()), "missing {want:?} in\n{o}");
+        assert!(
+            lines.iter().any(|l| l == want.trim_end()),
+            "missing {want:?} in\n{o}"
+        );
     }
-    assert!(lines.iter().any(|l| l.starts_with("  throughput summary: ") && l.ends_with(" requests per second")));
-    assert!(lines.iter().any(|l| l.starts_with("100.000% <= ") && l.ends_with("(cumulative count 3000)")));
-    assert!(o.contains("commandstats: server counted 3001 commands, expected 3001: OK"), "{o}");
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("  throughput summary: ") && l.ends_with(" requests per second")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("100.000% <= ") && l.ends_with("(cumulative count 3000)")));
+    assert!(
+        o.contains("commandstats: server counted 3001 commands, expected 3001: OK"),
+        "{o}"
+    );
 }
 
 #[test]
 fn rand_int_substitution_and_literal_keys() {
-    let Some(r) = Redis::start("randint", &[]) else { return };
-    bench(r.port, &["-n", "500", "-c", "5", "-r", "100", "-q", "set", "foo:__rand_int__", "bar"]);
-    let resp::Value::Array(keys) = r.call(&["KEYS", "foo:*"]) else { panic!() };
+    let Some(r) = Redis::start("randint", &[]) else {
+        return;
+    };
+    bench(
+        r.port,
+        &[
+            "-n",
+            "500",
+            "-c",
+            "5",
+            "-r",
+            "100",
+            "-q",
+            "set",
+            "foo:__rand_int__",
+            "bar",
+        ],
+    );
+    let resp::Value::Array(keys) = r.call(&["KEYS", "foo:*"]) else {
+        panic!()
+    };
     assert!(!keys.is_empty() && keys.len() <= 100);
     for k in keys {
         let k = text(k);
@@ -307,12 +376,26 @@ fn rand_int_substitution_and_literal_keys() {
 
 #[test]
 fn open_loop_holds_the_requested_rate() {
-    let Some(r) = Redis::start("rate", &[]) else { return };
+    let Some(r) = Redis::start("rate", &[]) else {
+        return;
+    };
     let dir = scratch("rate");
     let json = dir.join("rate.json");
     bench(
         r.port,
-        &["--rate", "2000", "--duration", "3", "-c", "10", "-t", "get", "-q", "--json", json.to_str().unwrap()],
+        &[
+            "--rate",
+            "2000",
+            "--duration",
+            "3",
+            "-c",
+            "10",
+            "-t",
+            "get",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
     );
     let j = json_of(&json);
     let res = &j["results"][0];
@@ -326,7 +409,10 @@ fn open_loop_holds_the_requested_rate() {
 
 /// A TCP proxy that forwards requests untouched and holds back chosen
 /// replies (by 0-based index over all replies) for a while.
-fn delaying_proxy(upstream: u16, delay_for: impl Fn(u64) -> Option<Duration> + Send + Sync + 'static) -> u16 {
+fn delaying_proxy(
+    upstream: u16,
+    delay_for: impl Fn(u64) -> Option<Duration> + Send + Sync + 'static,
+) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let delay_for = Arc::new(delay_for);
@@ -377,12 +463,29 @@ fn delaying_proxy(upstream: u16, delay_for: impl Fn(u64) -> Option<Duration> + S
 
 #[test]
 fn injected_delays_show_in_percentiles() {
-    let Some(r) = Redis::start("delay", &[]) else { return };
+    let Some(r) = Redis::start("delay", &[]) else {
+        return;
+    };
     // Every 50th reply is held 20 ms: 2% of requests are >= 20 ms.
-    let proxy = delaying_proxy(r.port, |i| (i % 50 == 49).then(|| Duration::from_millis(20)));
+    let proxy = delaying_proxy(r.port, |i| {
+        (i % 50 == 49).then(|| Duration::from_millis(20))
+    });
     let dir = scratch("delay");
     let json = dir.join("delay.json");
-    bench(proxy, &["-c", "1", "-n", "1000", "-t", "ping_mbulk", "-q", "--json", json.to_str().unwrap()]);
+    bench(
+        proxy,
+        &[
+            "-c",
+            "1",
+            "-n",
+            "1000",
+            "-t",
+            "ping_mbulk",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     let j = json_of(&json);
     let l = &j["results"][0]["latency_ms"];
     let (p50, p95, p99, max) = (
@@ -409,7 +512,9 @@ fn injected_delays_show_in_percentiles() {
 
 #[test]
 fn open_loop_corrects_coordinated_omission() {
-    let Some(r) = Redis::start("co", &[]) else { return };
+    let Some(r) = Redis::start("co", &[]) else {
+        return;
+    };
     // One 300 ms stall in a 1000 req/s open-loop run on one connection:
     // the ~300 requests that were due during the stall must all be charged
     // their wait, not just the one that was in flight.
@@ -418,7 +523,19 @@ fn open_loop_corrects_coordinated_omission() {
     let json = dir.join("co.json");
     bench(
         proxy,
-        &["-c", "1", "--rate", "1000", "--duration", "2", "-t", "get", "-q", "--json", json.to_str().unwrap()],
+        &[
+            "-c",
+            "1",
+            "--rate",
+            "1000",
+            "--duration",
+            "2",
+            "-t",
+            "get",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
     );
     let j = json_of(&json);
     let l = &j["results"][0]["latency_ms"];
@@ -428,18 +545,42 @@ fn open_loop_corrects_coordinated_omission() {
         l["max"].as_f64().unwrap(),
     );
     assert!(max >= 290.0, "max {max}");
-    assert!(p90 >= 80.0, "p90 {p90}: stall not spread over the delayed requests");
+    assert!(
+        p90 >= 80.0,
+        "p90 {p90}: stall not spread over the delayed requests"
+    );
     assert!(p50 < 5.0, "p50 {p50}");
 }
 
 #[test]
 fn error_replies_are_counted_and_shown() {
-    let Some(r) = Redis::start("errors", &[]) else { return };
+    let Some(r) = Redis::start("errors", &[]) else {
+        return;
+    };
     r.call(&["SET", "notalist", "x"]);
     let dir = scratch("errors");
     let json = dir.join("e.json");
-    let o = bench(r.port, &["-n", "200", "-c", "4", "-e", "-q", "--json", json.to_str().unwrap(), "lpush", "notalist", "v"]);
-    assert!(stdout(&o).contains("Error from server: WRONGTYPE"), "{}", stdout(&o));
+    let o = bench(
+        r.port,
+        &[
+            "-n",
+            "200",
+            "-c",
+            "4",
+            "-e",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+            "lpush",
+            "notalist",
+            "v",
+        ],
+    );
+    assert!(
+        stdout(&o).contains("Error from server: WRONGTYPE"),
+        "{}",
+        stdout(&o)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("200 of 200 replies were errors"));
     let j = json_of(&json);
     assert_eq!(j["results"][0]["errors"].as_u64(), Some(200));
@@ -447,13 +588,31 @@ fn error_replies_are_counted_and_shown() {
 
 #[test]
 fn pipelining_threads_and_exact_counts() {
-    let Some(r) = Redis::start("pipeline", &[]) else { return };
+    let Some(r) = Redis::start("pipeline", &[]) else {
+        return;
+    };
     let before = calls_of(&r, "set");
     let dir = scratch("pipeline");
     let json = dir.join("p.json");
     bench(
         r.port,
-        &["-n", "10007", "-P", "16", "-c", "8", "--threads", "2", "-r", "1000", "-t", "set", "-q", "--json", json.to_str().unwrap()],
+        &[
+            "-n",
+            "10007",
+            "-P",
+            "16",
+            "-c",
+            "8",
+            "--threads",
+            "2",
+            "-r",
+            "1000",
+            "-t",
+            "set",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
     );
     assert_eq!(calls_of(&r, "set") - before, 10007);
     let j = json_of(&json);
@@ -468,19 +627,58 @@ fn pipelining_threads_and_exact_counts() {
 
 #[test]
 fn auth_dbnum_uri_resp3_tracking_keepalive() {
-    let Some(r) = Redis::start("auth", &["--requirepass", "s3cret"]) else { return };
+    let Some(r) = Redis::start("auth", &["--requirepass", "s3cret"]) else {
+        return;
+    };
     let port = r.port.to_string();
     let run = |args: &[&str]| {
         let o = Command::new(BIN).args(args).output().unwrap();
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     };
-    run(&["-p", &port, "-a", "s3cret", "--dbnum", "3", "-n", "50", "-q", "set", "db3key", "v"]);
-    run(&["-u", &format!("redis://:s3cret@127.0.0.1:{port}/4"), "-n", "50", "-q", "set", "db4key", "v"]);
-    run(&["-p", &port, "-a", "s3cret", "-3", "--enable-tracking", "-n", "300", "-c", "3", "-q", "-t", "get"]);
-    run(&["-p", &port, "-a", "s3cret", "-k", "0", "-n", "200", "-c", "4", "-q", "-t", "ping"]);
+    run(&[
+        "-p", &port, "-a", "s3cret", "--dbnum", "3", "-n", "50", "-q", "set", "db3key", "v",
+    ]);
+    run(&[
+        "-u",
+        &format!("redis://:s3cret@127.0.0.1:{port}/4"),
+        "-n",
+        "50",
+        "-q",
+        "set",
+        "db4key",
+        "v",
+    ]);
+    run(&[
+        "-p",
+        &port,
+        "-a",
+        "s3cret",
+        "-3",
+        "--enable-tracking",
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "-q",
+        "-t",
+        "get",
+    ]);
+    run(&[
+        "-p", &port, "-a", "s3cret", "-k", "0", "-n", "200", "-c", "4", "-q", "-t", "ping",
+    ]);
     let mut s = TcpStream::connect(("127.0.0.1", r.port)).unwrap();
     let mut out = Vec::new();
-    for c in [&["AUTH", "s3cret"][..], &["SELECT", "3"], &["EXISTS", "db3key"], &["SELECT", "4"], &["EXISTS", "db4key"]] {
+    for c in [
+        &["AUTH", "s3cret"][..],
+        &["SELECT", "3"],
+        &["EXISTS", "db3key"],
+        &["SELECT", "4"],
+        &["EXISTS", "db4key"],
+    ] {
         resp::encode::command(&mut out, c);
     }
     s.write_all(&out).unwrap();
@@ -489,33 +687,70 @@ fn auth_dbnum_uri_resp3_tracking_keepalive() {
     let n = s.read(&mut buf).unwrap();
     assert_eq!(&buf[..n], b"+OK\r\n+OK\r\n:1\r\n+OK\r\n:1\r\n");
     // A wrong password fails like redis-benchmark does.
-    let o = Command::new(BIN).args(["-p", &port, "-a", "nope", "-n", "10", "-q"]).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["-p", &port, "-a", "nope", "-n", "10", "-q"])
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("replied with error"));
 }
 
 #[test]
 fn stdin_argument_mixed_workload_and_duration() {
-    let Some(r) = Redis::start("mixed", &[]) else { return };
+    let Some(r) = Redis::start("mixed", &[]) else {
+        return;
+    };
     let mut child = Command::new(BIN)
-        .args(["-p", &r.port.to_string(), "-n", "10", "-c", "1", "-q", "-x", "set", "fromstdin"])
+        .args([
+            "-p",
+            &r.port.to_string(),
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "-q",
+            "-x",
+            "set",
+            "fromstdin",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"payload-123").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"payload-123")
+        .unwrap();
     assert!(child.wait().unwrap().success());
     assert_eq!(text(r.call(&["GET", "fromstdin"])), "payload-123");
 
     let (s0, g0) = (calls_of(&r, "set"), calls_of(&r, "get"));
     bench(
         r.port,
-        &["--ratio", "1:3", "--key-pattern", "zipfian", "--key-maximum", "1000", "--data-size-range", "10-20", "-n", "4000", "-c", "4", "-q"],
+        &[
+            "--ratio",
+            "1:3",
+            "--key-pattern",
+            "zipfian",
+            "--key-maximum",
+            "1000",
+            "--data-size-range",
+            "10-20",
+            "-n",
+            "4000",
+            "-c",
+            "4",
+            "-q",
+        ],
     );
     let (sets, gets) = (calls_of(&r, "set") - s0, calls_of(&r, "get") - g0);
     assert_eq!(sets + gets, 4000);
     assert!((950..=1050).contains(&sets), "sets {sets}");
-    let resp::Value::Array(keys) = r.call(&["KEYS", "key:*"]) else { panic!() };
+    let resp::Value::Array(keys) = r.call(&["KEYS", "key:*"]) else {
+        panic!()
+    };
     assert!(keys.len() <= 1000);
     let len = match r.call(&["STRLEN", &text(keys[0].clone())]) {
         resp::Value::Integer(n) => n,
@@ -526,7 +761,22 @@ fn stdin_argument_mixed_workload_and_duration() {
     let dir = scratch("mixed");
     let json = dir.join("d.json");
     let t0 = Instant::now();
-    bench(r.port, &["--duration", "1", "--warmup", "0.5", "-t", "get", "-c", "4", "-q", "--json", json.to_str().unwrap()]);
+    bench(
+        r.port,
+        &[
+            "--duration",
+            "1",
+            "--warmup",
+            "0.5",
+            "-t",
+            "get",
+            "-c",
+            "4",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     assert!(t0.elapsed() < Duration::from_secs(4));
     let d = json_of(&json)["results"][0]["duration_s"].as_f64().unwrap();
     assert!((0.95..1.3).contains(&d), "duration {d}");
@@ -534,22 +784,53 @@ fn stdin_argument_mixed_workload_and_duration() {
 
 #[test]
 fn json_report_and_compare() {
-    let Some(a) = Redis::start("cmp-a", &[]) else { return };
-    let Some(b) = Redis::start("cmp-b", &[]) else { return };
+    let Some(a) = Redis::start("cmp-a", &[]) else {
+        return;
+    };
+    let Some(b) = Redis::start("cmp-b", &[]) else {
+        return;
+    };
     let dir = scratch("cmp");
     let j1 = dir.join("base.json");
     let j2 = dir.join("new.json");
     let o = bench(
         a.port,
-        &["-n", "2000", "-t", "set,get", "-q", "--compare", &format!("127.0.0.1:{}", b.port), "--json", j1.to_str().unwrap()],
+        &[
+            "-n",
+            "2000",
+            "-t",
+            "set,get",
+            "-q",
+            "--compare",
+            &format!("127.0.0.1:{}", b.port),
+            "--json",
+            j1.to_str().unwrap(),
+        ],
     );
     let s = stdout(&o);
     assert!(s.contains("Comparison: A = 127.0.0.1:"), "{s}");
     assert!(s.lines().any(|l| l.starts_with("SET ")), "{s}");
-    bench(a.port, &["-n", "2000", "-t", "set,get", "-q", "--json", j2.to_str().unwrap()]);
+    bench(
+        a.port,
+        &[
+            "-n",
+            "2000",
+            "-t",
+            "set,get",
+            "-q",
+            "--json",
+            j2.to_str().unwrap(),
+        ],
+    );
     let md = dir.join("out").join("report.md");
     let o = Command::new(BIN)
-        .args(["report", j1.to_str().unwrap(), j2.to_str().unwrap(), "-o", md.to_str().unwrap()])
+        .args([
+            "report",
+            j1.to_str().unwrap(),
+            j2.to_str().unwrap(),
+            "-o",
+            md.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -558,15 +839,22 @@ fn json_report_and_compare() {
     assert!(text.contains(" / base 127.0.0.1:"), "{text}");
     assert!(text.contains("report-latency.svg"));
     let svg = std::fs::read_to_string(dir.join("out").join("report-latency.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.matches("<polyline").count() == 6, "{svg}");
+    assert!(
+        svg.starts_with("<svg") && svg.matches("<polyline").count() == 6,
+        "{svg}"
+    );
 }
 
 #[test]
 fn tls_is_reported_as_not_implemented() {
-    let o = Command::new(BIN).args(["--tls", "-n", "1"]).output().unwrap();
+    let o = Command::new(BIN)
+        .args(["--tls", "-n", "1"])
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("TLS"));
     let o = Command::new(BIN).args(["--bogus"]).output().unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).starts_with("Invalid option \"--bogus\" or option argument missing"));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .starts_with("Invalid option \"--bogus\" or option argument missing"));
 }
