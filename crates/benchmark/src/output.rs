@@ -290,6 +290,7 @@ pub fn warnings(title: &str, tr: &TestResult) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::results::percentile_spectrum;

@@ -550,6 +550,7 @@ fn fmt_usize(buf: &mut [u8; 20], mut v: usize) -> &[u8] {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
