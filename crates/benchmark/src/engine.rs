@@ -275,13 +275,13 @@ pub fn run(plan: &Plan, mut on_tick: impl FnMut(u64, &Histogram<u64>, f64)) -> R
         // Progress ticks from this thread while the workers run.
         let mut next_tick = Instant::now() + Duration::from_millis(250);
         loop {
+            std::thread::sleep(Duration::from_millis(5));
             let all_done = handles
                 .iter()
                 .all(|h| h.as_ref().map(|h| h.is_finished()).unwrap_or(true));
             if all_done {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
             if Instant::now() >= next_tick {
                 next_tick += Duration::from_millis(250);
                 let finished: u64 = shared

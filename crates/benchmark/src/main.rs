@@ -307,6 +307,26 @@ fn run_config(cfg: &Config) -> results::RunConfig {
         data_size_range: cfg.data_size_range.map(|(a, b)| format!("{a}-{b}")),
         resp3: cfg.resp3,
         cluster: cfg.cluster,
-        command_line: std::env::args().collect(),
+        command_line: redacted_args(),
     }
+}
+
+/// The command line for the JSON stamp, without passwords.
+fn redacted_args() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut hide_next = false;
+    for a in std::env::args() {
+        if hide_next {
+            out.push("(redacted)".into());
+            hide_next = false;
+            continue;
+        }
+        hide_next = a == "-a";
+        if a.contains("://") && a.contains('@') {
+            out.push("(redacted uri)".into());
+        } else {
+            out.push(a);
+        }
+    }
+    out
 }
