@@ -6,7 +6,7 @@
 //! only by the owner, so the hot path takes no lock.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -43,6 +43,11 @@ pub struct ClientInfo {
     pub killed: AtomicBool,
     pub qbuf: AtomicU64,
     pub obuf: AtomicU64,
+    /// The worker serving this connection.
+    pub worker: AtomicUsize,
+    /// Set by the balancer: the worker to move to at the next batch
+    /// boundary (`net::balance::NO_MIGRATION` for none).
+    pub migrate_to: AtomicUsize,
 }
 
 impl ClientInfo {

@@ -54,6 +54,7 @@ const PARAMS: &[Param] = &[
     p("hz", Kind::Int { min: 1, max: 500 }, "10", true),
     p("proto-max-bulk-len", Kind::Memory { min: 1024 * 1024 }, "536870912", true),
     p("threads", Kind::Int { min: 1, max: 256 }, "0", false),
+    p("active-threads-min", Kind::Int { min: 1, max: 256 }, "1", true),
     p("daemonize", Kind::Enum(&["no"]), "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, Notify};
 use crate::client::Clients;
 use crate::command::{self, table::CommandTable};
 use crate::config::Config;
+use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
 use crate::stats::Stats;
 use crate::storage::keyspace::{Keyspace, SHARDS};
@@ -26,6 +27,7 @@ pub struct Server {
     pub keyspace: Keyspace,
     pub commands: CommandTable,
     pub clients: Clients,
+    pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
     pub dirty: AtomicU64,
@@ -69,6 +71,7 @@ impl Server {
             keyspace: Keyspace::new(databases),
             commands: command::build_table()?,
             clients: Clients::default(),
+            workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),
             started: Instant::now(),
@@ -107,16 +110,13 @@ impl Server {
 pub fn run(config: Config) -> Result<(), StartError> {
     let server = Arc::new(Server::new(config)?);
     let mut senders = Vec::new();
-    let mut handles = Vec::new();
     for i in 0..server.threads {
         let (tx, rx) = mpsc::unbounded_channel::<Incoming>();
         senders.push(tx);
         let server = server.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("keel-worker-{i}"))
-            .spawn(move || worker(server, rx))?;
-        handles.push(handle);
+        std::thread::Builder::new().name(format!("keel-worker-{i}")).spawn(move || worker(server, i, rx))?;
     }
+    server.workers.set_senders(senders);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async move {
         let listeners = net::listen(&server).await?;
@@ -131,7 +131,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
             env!("CARGO_PKG_VERSION")
         );
         for l in listeners {
-            tokio::spawn(net::accept_loop(server.clone(), l, senders.clone()));
+            tokio::spawn(net::accept_loop(server.clone(), l));
         }
         tokio::spawn(cron(server.clone()));
         wait_for_shutdown(&server).await;
@@ -160,7 +160,10 @@ async fn wait_for_shutdown(server: &Server) {
     }
 }
 
-fn worker(server: Arc<Server>, mut rx: mpsc::UnboundedReceiver<Incoming>) {
+fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incoming>) {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    server.workers.tids[me].store(tid, Relaxed);
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -172,7 +175,7 @@ fn worker(server: Arc<Server>, mut rx: mpsc::UnboundedReceiver<Incoming>) {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         while let Some(conn) = rx.recv().await {
-            tokio::task::spawn_local(net::connection::serve(server.clone(), conn, stats.clone()));
+            tokio::task::spawn_local(net::connection::serve(server.clone(), conn, me, stats.clone()));
         }
     });
 }
@@ -182,7 +185,13 @@ fn worker(server: Arc<Server>, mut rx: mpsc::UnboundedReceiver<Incoming>) {
 /// what was examined had expired, within a time budget).
 async fn cron(server: Arc<Server>) {
     let mut next_shard = 0;
+    let mut balancer = Balancer::new(server.workers.len());
+    let mut last_balance = Instant::now();
     loop {
+        if last_balance.elapsed() >= Duration::from_millis(250) {
+            balancer.tick(&server);
+            last_balance = Instant::now();
+        }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
         // 25% of one core per second at most, as Redis's slow cycle.

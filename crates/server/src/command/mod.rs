@@ -18,7 +18,7 @@ mod server;
 mod string;
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use resp::encode;
 
@@ -55,6 +55,28 @@ pub struct Ctx<'a> {
     pub now_ms: u64,
     /// Keys changed by this command (Redis's `server.dirty` delta).
     pub dirty: u64,
+}
+
+/// Time readings for one batch of requests. One clock read per command:
+/// the end of one command is the start of the next, and wall-clock time is
+/// derived from the monotonic reading (clock_gettime was 12% of a
+/// pipelined profile at three reads per command).
+pub struct Clock {
+    batch_start: Instant,
+    batch_unix_ms: u64,
+    last: Instant,
+}
+
+impl Clock {
+    pub fn start() -> Clock {
+        let now = Instant::now();
+        Clock { batch_start: now, batch_unix_ms: unix_ms(), last: now }
+    }
+
+    #[inline]
+    fn unix_ms_at(&self, t: Instant) -> u64 {
+        self.batch_unix_ms + t.duration_since(self.batch_start).as_millis() as u64
+    }
 }
 
 pub fn unix_ms() -> u64 {
@@ -174,7 +196,7 @@ pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Comman
 }
 
 /// Runs one request and appends its reply to `out`.
-pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut Vec<u8>, stats: &ThreadStats) {
+pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut Vec<u8>, stats: &ThreadStats, clock: &mut Clock) {
     let mark = out.len();
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
@@ -194,7 +216,7 @@ pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut 
         return;
     };
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
-    let start = std::time::Instant::now();
+    let start = clock.last;
     let view = match cmd.access {
         Access::None => server.keyspace.none(),
         Access::All => server.keyspace.lock_all(),
@@ -212,7 +234,7 @@ pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut 
             }
         }
     };
-    let mut cx = Ctx { server, client, view, out, cmd, now_ms: unix_ms(), dirty: 0 };
+    let mut cx = Ctx { server, client, view, out, cmd, now_ms: clock.unix_ms_at(start), dirty: 0 };
     let result = handler(&mut cx, argv);
     let failed = match result {
         Ok(()) => {
@@ -229,7 +251,9 @@ pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut 
     };
     let Ctx { client, out, view, .. } = cx;
     drop(view);
-    stats.record(cmd.id, start.elapsed().as_micros() as u64, failed);
+    let end = Instant::now();
+    clock.last = end;
+    stats.record(cmd.id, end.duration_since(start).as_micros() as u64, failed);
     finish_reply(client, out, mark);
 }
 

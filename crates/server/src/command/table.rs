@@ -175,7 +175,8 @@ impl Command {
 
 pub struct CommandTable {
     commands: Vec<Command>,
-    by_name: HashMap<Vec<u8>, usize>,
+    /// ahash rather than SipHash: looked up once per request.
+    by_name: HashMap<Vec<u8>, usize, ahash::RandomState>,
 }
 
 fn tagged<'a>(v: &'a Json, tag: &str) -> Option<&'a Json> {
@@ -312,7 +313,7 @@ impl CommandTable {
                 }
             }
         }
-        let mut table = CommandTable { commands: Vec::new(), by_name: HashMap::new() };
+        let mut table = CommandTable { commands: Vec::new(), by_name: HashMap::default() };
         for (name, access, handler) in registry.handlers {
             let (top, sub) = match name.split_once('|') {
                 Some((t, s)) => (t, Some(s)),

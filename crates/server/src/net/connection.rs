@@ -3,10 +3,11 @@
 //!
 //! Reading again only after the replies are written is the backpressure: a
 //! client that pipelines without reading cannot make us buffer without
-//! bound.
+//! bound. Between batches a connection may move to another worker (see
+//! `balance`): its [`Session`] travels with the socket.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,8 @@ use parking_lot::Mutex;
 use resp::RequestDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::{into_tokio_tcp, into_tokio_unix, Incoming};
+use super::balance::NO_MIGRATION;
+use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream};
 use crate::client::{Client, ClientInfo};
 use crate::command;
 use crate::server::Server;
@@ -24,6 +26,20 @@ use crate::stats::ThreadStats;
 const READ_CHUNK: usize = 16 * 1024;
 /// Replies beyond this are written out mid-batch instead of accumulating.
 const FLUSH_AT: usize = 1024 * 1024;
+
+/// Everything a connection needs besides its socket.
+pub struct Session {
+    client: Client,
+    rbuf: Vec<u8>,
+    /// Bytes of `rbuf` already consumed.
+    start: usize,
+    dec: RequestDecoder,
+}
+
+enum Exit {
+    Closed,
+    Migrate(usize),
+}
 
 fn client_info(server: &Server, addr: String, laddr: String, fd: i32, unix: bool) -> Arc<ClientInfo> {
     Arc::new(ClientInfo {
@@ -44,40 +60,108 @@ fn client_info(server: &Server, addr: String, laddr: String, fd: i32, unix: bool
         killed: AtomicBool::new(false),
         qbuf: AtomicU64::new(0),
         obuf: AtomicU64::new(0),
+        worker: AtomicUsize::new(0),
+        migrate_to: AtomicUsize::new(NO_MIGRATION),
     })
 }
 
-pub async fn serve(server: Arc<Server>, conn: Incoming, stats: Arc<ThreadStats>) {
-    match conn {
-        Incoming::Tcp(s, peer, local) => {
-            let Ok(s) = into_tokio_tcp(s) else { return };
-            let info = client_info(&server, peer.to_string(), local.to_string(), s.as_raw_fd(), false);
-            run(&server, s, info, &stats).await;
-        }
-        Incoming::Unix(s, path) => {
-            let Ok(s) = into_tokio_unix(s) else { return };
-            let info = client_info(&server, format!("{path}:0"), format!("{path}:0"), s.as_raw_fd(), true);
-            run(&server, s, info, &stats).await;
-        }
+fn raw_fd(s: &RawStream) -> i32 {
+    match s {
+        RawStream::Tcp(s) => s.as_raw_fd(),
+        RawStream::Unix(s) => s.as_raw_fd(),
     }
 }
 
-async fn run<S: AsyncRead + AsyncWrite + Unpin>(server: &Server, mut stream: S, info: Arc<ClientInfo>, stats: &ThreadStats) {
-    let maxclients = server.config.read().get_int("maxclients") as usize;
-    if server.clients.len() >= maxclients {
-        server.stats.rejected_connections.fetch_add(1, Relaxed);
-        let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
-        return;
+/// Serves a connection on worker `me` until it closes or moves away.
+pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Arc<ThreadStats>) {
+    let (stream, mut session) = match incoming {
+        Incoming::New { stream, addr, laddr } => {
+            let unix = matches!(stream, RawStream::Unix(_));
+            let info = client_info(&server, addr, laddr, raw_fd(&stream), unix);
+            let maxclients = server.config.read().get_int("maxclients") as usize;
+            if server.clients.len() >= maxclients {
+                server.stats.rejected_connections.fetch_add(1, Relaxed);
+                reject(stream).await;
+                return;
+            }
+            server.clients.register(info.clone());
+            let session = Box::new(Session {
+                client: Client::new(info),
+                rbuf: Vec::with_capacity(READ_CHUNK),
+                start: 0,
+                dec: RequestDecoder::new(server.proto_max_bulk_len.load(Relaxed)),
+            });
+            (stream, session)
+        }
+        Incoming::Resume { stream, session } => (stream, session),
+    };
+    let info = session.client.info.clone();
+    info.worker.store(me, Relaxed);
+    server.workers.conns[me].fetch_add(1, Relaxed);
+    let exit = match stream {
+        RawStream::Tcp(s) => match into_tokio_tcp(s) {
+            Ok(mut s) => {
+                let exit = run(&server, &mut s, &mut session, me, &stats).await;
+                match exit {
+                    Exit::Migrate(to) => match s.into_std() {
+                        Ok(std) => Some((to, RawStream::Tcp(std))),
+                        Err(_) => None,
+                    },
+                    Exit::Closed => {
+                        // Before the socket closes, so CLIENT KILL never
+                        // shuts down a reused fd.
+                        server.clients.unregister(info.id);
+                        None
+                    }
+                }
+            }
+            Err(_) => {
+                server.clients.unregister(info.id);
+                None
+            }
+        },
+        RawStream::Unix(s) => match into_tokio_unix(s) {
+            Ok(mut s) => {
+                let exit = run(&server, &mut s, &mut session, me, &stats).await;
+                match exit {
+                    Exit::Migrate(to) => match s.into_std() {
+                        Ok(std) => Some((to, RawStream::Unix(std))),
+                        Err(_) => None,
+                    },
+                    Exit::Closed => {
+                        // Before the socket closes, so CLIENT KILL never
+                        // shuts down a reused fd.
+                        server.clients.unregister(info.id);
+                        None
+                    }
+                }
+            }
+            Err(_) => {
+                server.clients.unregister(info.id);
+                None
+            }
+        },
+    };
+    server.workers.conns[me].fetch_sub(1, Relaxed);
+    if let Some((to, stream)) = exit {
+        server.workers.send(to, Incoming::Resume { stream, session });
     }
-    server.clients.register(info.clone());
-    let mut client = Client::new(info.clone());
-    if let Err(e) = session(server, &mut stream, &mut client, stats).await {
-        tracing::debug!(id = info.id, "connection closed: {e}");
+}
+
+async fn reject(stream: RawStream) {
+    let msg = b"-ERR max number of clients reached\r\n";
+    match stream {
+        RawStream::Tcp(s) => {
+            if let Ok(mut s) = into_tokio_tcp(s) {
+                let _ = s.write_all(msg).await;
+            }
+        }
+        RawStream::Unix(s) => {
+            if let Ok(mut s) = into_tokio_unix(s) {
+                let _ = s.write_all(msg).await;
+            }
+        }
     }
-    // Unregister before the socket closes so CLIENT KILL never acts on a
-    // reused fd.
-    server.clients.unregister(info.id);
-    drop(stream);
 }
 
 /// Gives an empty vector of argument slices a new lifetime, keeping its
@@ -87,56 +171,76 @@ fn recycle<'b>(mut v: Vec<&[u8]>) -> Vec<&'b [u8]> {
     v.into_iter().map(|_| -> &'b [u8] { unreachable!() }).collect()
 }
 
-async fn session<S: AsyncRead + AsyncWrite + Unpin>(
+async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     server: &Server,
     stream: &mut S,
-    client: &mut Client,
+    session: &mut Session,
+    me: usize,
     stats: &ThreadStats,
-) -> std::io::Result<()> {
-    let mut rbuf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut start = 0usize;
-    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut dec = RequestDecoder::new(server.proto_max_bulk_len.load(Relaxed));
-    let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
-    loop {
-        // Make room: drop consumed bytes, then reserve for the next read
-        // or, for a large bulk in progress, for all of it at once.
-        if start == rbuf.len() {
-            rbuf.clear();
-            start = 0;
-        } else if start > 0 && (start >= rbuf.len() / 2 || rbuf.capacity() - rbuf.len() < READ_CHUNK / 4) {
-            rbuf.drain(..start);
-            start = 0;
+) -> Exit {
+    match session_loop(server, stream, session, me, stats).await {
+        Ok(exit) => exit,
+        Err(e) => {
+            tracing::debug!(id = session.client.info.id, "connection closed: {e}");
+            Exit::Closed
         }
-        let pending = rbuf.len() - start;
-        let want = dec.bytes_wanted().saturating_sub(pending).max(READ_CHUNK);
-        rbuf.reserve(want);
-        let timeout = server.timeout_secs.load(Relaxed);
-        let n = if timeout > 0 {
-            match tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(&mut rbuf)).await {
-                Ok(r) => r?,
-                Err(_) => return Ok(()),
+    }
+}
+
+async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
+    server: &Server,
+    stream: &mut S,
+    session: &mut Session,
+    me: usize,
+    stats: &ThreadStats,
+) -> std::io::Result<Exit> {
+    let Session { client, rbuf, start, dec } = session;
+    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
+    // A migrated session may hold complete requests already read.
+    let mut n = rbuf.len() - *start;
+    loop {
+        if n == 0 {
+            // Make room: drop consumed bytes, then reserve for the next
+            // read or, for a large bulk in progress, for all of it at once.
+            if *start == rbuf.len() {
+                rbuf.clear();
+                *start = 0;
+            } else if *start > 0 && (*start >= rbuf.len() / 2 || rbuf.capacity() - rbuf.len() < READ_CHUNK / 4) {
+                rbuf.drain(..*start);
+                *start = 0;
             }
-        } else {
-            stream.read_buf(&mut rbuf).await?
-        };
-        if n == 0 || client.info.killed.load(Relaxed) {
-            return Ok(());
+            let pending = rbuf.len() - *start;
+            let want = dec.bytes_wanted().saturating_sub(pending).max(READ_CHUNK);
+            rbuf.reserve(want);
+            let timeout = server.timeout_secs.load(Relaxed);
+            n = if timeout > 0 {
+                match tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf)).await {
+                    Ok(r) => r?,
+                    Err(_) => return Ok(Exit::Closed),
+                }
+            } else {
+                stream.read_buf(rbuf).await?
+            };
+            if n == 0 || client.info.killed.load(Relaxed) {
+                return Ok(Exit::Closed);
+            }
         }
         client.info.last_interaction_ms.store(client.info.created.elapsed().as_millis() as u64, Relaxed);
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
+        let mut clock = command::Clock::start();
         loop {
-            match dec.decode(&rbuf[start..]) {
+            match dec.decode(&rbuf[*start..]) {
                 Ok(Some(len)) => {
-                    let frame = &rbuf[start..start + len];
-                    start += len;
+                    let frame = &rbuf[*start..*start + len];
+                    *start += len;
                     if dec.argc() == 0 {
                         continue;
                     }
                     let mut argv = recycle(std::mem::take(&mut argv_store));
                     argv.extend((0..dec.argc()).map(|i| dec.arg(frame, i)));
-                    command::dispatch(server, client, &argv, &mut out, stats);
+                    command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     argv_store = recycle(argv);
                     if client.close_after_reply {
                         break;
@@ -157,6 +261,7 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(
             }
         }
         stats.add_net(n as u64, out.len() as u64);
+        n = 0;
         if !out.is_empty() {
             stream.write_all(&out).await?;
             out.clear();
@@ -164,11 +269,12 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(
                 out = Vec::with_capacity(READ_CHUNK);
             }
         }
-        if protocol_error || client.close_after_reply {
-            return Ok(());
+        if protocol_error || client.close_after_reply || server.shutting_down.load(Relaxed) {
+            return Ok(Exit::Closed);
         }
-        if server.shutting_down.load(Relaxed) {
-            return Ok(());
+        let to = client.info.migrate_to.swap(NO_MIGRATION, Relaxed);
+        if to != NO_MIGRATION && to != me && to < server.workers.len() {
+            return Ok(Exit::Migrate(to));
         }
     }
 }

@@ -1,15 +1,15 @@
 //! Network: listeners (TCP and Unix socket), accepting, and handing each
 //! connection to a worker thread.
 
+pub mod balance;
 pub mod connection;
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use tokio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::server::{Server, StartError};
 
@@ -18,11 +18,18 @@ pub enum Listener {
     Unix(UnixListener, String),
 }
 
-/// A connection on its way to a worker. The std types cross threads; the
-/// worker registers them with its own runtime.
+/// A socket between runtimes: std types cross threads, and the receiving
+/// worker registers them with its own reactor.
+pub enum RawStream {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+/// A connection on its way to a worker: just accepted, or moved from
+/// another worker with its session state (see `balance`).
 pub enum Incoming {
-    Tcp(std::net::TcpStream, SocketAddr, SocketAddr),
-    Unix(std::os::unix::net::UnixStream, String),
+    New { stream: RawStream, addr: String, laddr: String },
+    Resume { stream: RawStream, session: Box<connection::Session> },
 }
 
 /// Binds every address in `bind` on `port` (a leading `-` marks an address
@@ -85,20 +92,27 @@ fn bind_tcp(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
 }
 
 /// Accepts forever, dealing connections to workers in turn.
-pub async fn accept_loop(server: Arc<Server>, listener: Listener, workers: Vec<UnboundedSender<Incoming>>) {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
+pub async fn accept_loop(server: Arc<Server>, listener: Listener) {
     loop {
         let incoming = match &listener {
             Listener::Tcp(l) => match l.accept().await {
                 Ok((s, peer)) => {
                     let local = s.local_addr().unwrap_or(peer);
                     tune_tcp(&server, &s);
-                    s.into_std().map(|s| Incoming::Tcp(s, peer, local))
+                    s.into_std().map(|s| Incoming::New {
+                        stream: RawStream::Tcp(s),
+                        addr: peer.to_string(),
+                        laddr: local.to_string(),
+                    })
                 }
                 Err(e) => Err(e),
             },
             Listener::Unix(l, path) => match l.accept().await {
-                Ok((s, _)) => s.into_std().map(|s| Incoming::Unix(s, path.clone())),
+                Ok((s, _)) => s.into_std().map(|s| Incoming::New {
+                    stream: RawStream::Unix(s),
+                    addr: format!("{path}:0"),
+                    laddr: format!("{path}:0"),
+                }),
                 Err(e) => Err(e),
             },
         };
@@ -112,10 +126,8 @@ pub async fn accept_loop(server: Arc<Server>, listener: Listener, workers: Vec<U
             }
         };
         server.stats.connections_received.fetch_add(1, Relaxed);
-        let i = NEXT.fetch_add(1, Relaxed) % workers.len();
-        if workers[i].send(incoming).is_err() {
-            tracing::error!("worker {i} is gone");
-        }
+        let worker = server.workers.place();
+        server.workers.send(worker, incoming);
     }
 }
 

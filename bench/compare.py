@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Run redis-benchmark against keel-server and redis-server side by side.
+
+Starts both servers (same machine, same flags to the benchmark), runs every
+test of `-t` separately against each, alternating which server goes first,
+repeats `--runs` times, and prints a markdown table of medians: rps, p50,
+p99, the keel/redis rps ratio, and requests per server CPU-second (from
+/proc/PID/stat utime+stime) for both.
+
+Usage: bench/compare.py [--runs 3] [--keel-args "..."] [--redis-args "..."]
+                        [--label text] -- <redis-benchmark args>
+Example: bench/compare.py -- -q -n 100000 -c 50 -t set,get
+         bench/compare.py -- -n 100000 -r 100000 eval "return 1" 0
+"""
+import argparse
+import os
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KEEL = os.path.join(ROOT, "target", "release", "keel-server")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_ready(port, proc, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"server on port {port} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"server on port {port} did not start")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 (1-based) of the whole line.
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def start(cmd, port, workdir):
+    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_ready(port, proc)
+    return proc
+
+
+def split_tests(bench_args):
+    """Returns (common args, list of (test name, args selecting it))."""
+    args = list(bench_args)
+    tests = None
+    if "-t" in args:
+        i = args.index("-t")
+        tests = args[i + 1].split(",")
+        del args[i : i + 2]
+    # A custom command is what follows the options; redis-benchmark names
+    # its test after the command text.
+    opts_with_value = {"-h", "-p", "-s", "-a", "-u", "-c", "-n", "-d", "--dbnum", "--threads", "-k", "-r",
+                       "-P", "--precision", "-l", "-I", "--user", "-x"}
+    j = 0
+    while j < len(args):
+        if args[j] in opts_with_value:
+            j += 2
+        elif args[j].startswith("-"):
+            j += 1
+        else:
+            break
+    custom = args[j:]
+    common = args[:j]
+    if custom:
+        return common, [(" ".join(custom), custom)]
+    if not tests:
+        sys.exit("give -t tests or a custom command")
+    return common, [(t, ["-t", t]) for t in tests]
+
+
+def run_bench(port, common, selector):
+    cmd = ["redis-benchmark", "-p", str(port), "--csv"] + common + selector
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        sys.exit(f"redis-benchmark failed: {' '.join(cmd)}\n{out.stderr}")
+    rows = []
+    for line in out.stdout.splitlines():
+        if line.startswith('"test"') or not line.startswith('"'):
+            continue
+        f = [x.strip('"') for x in line.split('","')]
+        rows.append({"test": f[0], "rps": float(f[1]), "p50": float(f[4]), "p99": float(f[6])})
+    if "ERR" in out.stdout or "rror" in out.stderr:
+        sys.exit(f"errors in benchmark output:\n{out.stdout}\n{out.stderr}")
+    return rows
+
+
+def requests_of(common):
+    n = 100000
+    if "-n" in common:
+        n = int(common[common.index("-n") + 1])
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--keel-args", default="")
+    ap.add_argument("--redis-args", default="")
+    ap.add_argument("--label", default="")
+    ap.add_argument("bench", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    bench = a.bench[1:] if a.bench and a.bench[0] == "--" else a.bench
+    common, tests = split_tests(bench)
+    n = requests_of(common)
+    workdir = tempfile.mkdtemp(prefix="keel-compare-")
+    kport, rport = free_port(), free_port()
+    keel = start([KEEL, "--port", str(kport)] + shlex.split(a.keel_args), kport, workdir)
+    redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
+                  + shlex.split(a.redis_args), rport, workdir)
+    servers = {"redis": (redis, rport), "keel": (keel, kport)}
+    results = {}  # (name, server) -> list of rows
+    try:
+        for run in range(a.runs):
+            for name, selector in tests:
+                order = ["redis", "keel"] if run % 2 == 0 else ["keel", "redis"]
+                for srv in order:
+                    proc, port = servers[srv]
+                    before = cpu_seconds(proc.pid)
+                    rows = run_bench(port, common, selector)
+                    cpu = cpu_seconds(proc.pid) - before
+                    for r in rows:
+                        # Tests like LRANGE_* run several benchmarks in one
+                        # selection; CPU is shared among them equally.
+                        r["req_per_cpu"] = n * len(rows) / cpu if cpu > 0 else float("inf")
+                        results.setdefault((r["test"], srv), []).append(r)
+    finally:
+        for proc, _ in servers.values():
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+    med = lambda rows, k: statistics.median(r[k] for r in rows)
+    names = []
+    for (t, _s) in results:
+        if t not in names:
+            names.append(t)
+    label = a.label or " ".join(shlex.quote(x) for x in bench)
+    print(f"\n`redis-benchmark {label}`, median of {a.runs} runs\n")
+    print("| test | redis rps | keel rps | keel/redis | redis p50 ms | keel p50 ms | redis p99 ms | keel p99 ms | redis req/CPU-s | keel req/CPU-s | keel/redis req/CPU-s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for t in names:
+        r, k = results.get((t, "redis"), []), results.get((t, "keel"), [])
+        if not r or not k:
+            continue
+        rr, kr = med(r, "rps"), med(k, "rps")
+        rc, kc = med(r, "req_per_cpu"), med(k, "req_per_cpu")
+        print(f"| {t} | {rr:,.0f} | {kr:,.0f} | {kr / rr:.2f} | {med(r, 'p50'):.3f} | {med(k, 'p50'):.3f} | "
+              f"{med(r, 'p99'):.3f} | {med(k, 'p99'):.3f} | {rc:,.0f} | {kc:,.0f} | {kc / rc:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
