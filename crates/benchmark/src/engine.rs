@@ -20,10 +20,10 @@ use anyhow::{bail, Result};
 use hdrhistogram::Histogram;
 
 use crate::cli::{Config, Target};
-use crate::cluster::{Route, SlotMap};
+use crate::cluster::{key_slot, Route, SlotMap};
 use crate::conn::{self, Stream};
 use crate::poll::{self, Epoll, Timer, READABLE, WRITABLE};
-use crate::workload::{KeyGen, RequestGen, Rng, Test};
+use crate::workload::{KeyGen, Kind, RequestGen, Rng, Test};
 
 /// Latencies are recorded in microseconds, as redis-benchmark does.
 pub fn new_histogram(precision: u8) -> Histogram<u64> {
@@ -109,6 +109,8 @@ pub struct WorkerStats {
     pub replies_total: u64,
     pub handshake_cmds: u64,
     pub connections: u64,
+    /// Commands sent outside the data path (CLUSTER SLOTS refreshes).
+    pub control_cmds: u64,
     pub last_reply_ns: u64,
     pub cpu_secs: f64,
     pub error_samples: Vec<String>,
@@ -132,7 +134,8 @@ pub struct RunResult {
     pub redirects: u64,
     /// Every reply on benchmark connections, warmup included.
     pub replies_total: u64,
-    /// AUTH/HELLO/SELECT/TRACKING commands sent by connection handshakes.
+    /// AUTH/HELLO/SELECT/TRACKING commands sent by connection handshakes,
+    /// plus CLUSTER SLOTS refreshes.
     pub handshake_cmds: u64,
     pub connections: u64,
     /// Measured window, seconds (first send to last reply).
@@ -155,10 +158,19 @@ impl RunResult {
     }
 }
 
-fn route_for(map: &Option<Arc<SlotMap>>, g: usize) -> (Option<Route>, Option<Target>) {
+fn route_for(map: &Option<Arc<SlotMap>>, test: &Test, g: usize) -> (Option<Route>, Option<Target>) {
     match map {
         Some(m) => {
-            let node = g % m.masters.len();
+            // A command with one fixed key can only be served by the key's
+            // owner: send every connection there instead of collecting MOVEDs.
+            let fixed = match &test.kind {
+                Kind::Fixed(t) if t.rand.is_empty() && t.tags.is_empty() => t
+                    .key_span
+                    .map(|(s, l)| m.owner[key_slot(&t.bytes[s..s + l]) as usize] as usize)
+                    .filter(|&n| n < m.masters.len()),
+                _ => None,
+            };
+            let node = fixed.unwrap_or(g % m.masters.len());
             (
                 Some(Route::new(m.clone(), node)),
                 Some(m.masters[node].clone()),
@@ -177,7 +189,7 @@ fn open_conns(plan: &Plan, seed: u64) -> Result<Vec<Conn>> {
     let mut seeder = Rng::new(seed);
     let mut conns = Vec::with_capacity(cfg.clients);
     for g in 0..cfg.clients {
-        let (route, node) = route_for(&plan.cluster, g);
+        let (route, node) = route_for(&plan.cluster, plan.test, g);
         let target = node.unwrap_or_else(|| plan.target.clone());
         let stream = conn::open(&target, &cmds)?;
         conns.push(Conn {
@@ -337,7 +349,7 @@ pub fn run(plan: &Plan, mut on_tick: impl FnMut(u64, &Histogram<u64>, f64)) -> R
         res.errors += w.errors;
         res.redirects += w.redirects;
         res.replies_total += w.replies_total;
-        res.handshake_cmds += w.handshake_cmds;
+        res.handshake_cmds += w.handshake_cmds + w.control_cmds;
         res.connections += w.connections;
         res.thread_cpu.push(w.cpu_secs);
         last_reply = last_reply.max(w.last_reply_ns);
@@ -389,6 +401,7 @@ fn worker(
             replies_total: 0,
             handshake_cmds: 0,
             connections: 0,
+            control_cmds: 0,
             last_reply_ns: 0,
             cpu_secs: 0.0,
             error_samples: Vec::new(),
@@ -706,6 +719,8 @@ impl Worker<'_> {
         if self.set.showerrors {
             println!("Cluster slots configuration changed, fetching new one...");
         }
+        // The refresh's AUTH + CLUSTER SLOTS count in the server's stats.
+        self.st.control_cmds += 1 + self.cfg.auth.is_some() as u64;
         let Ok(map) = crate::cluster::connect_and_fetch(&old.masters[0], self.cfg) else {
             return;
         };
