@@ -24,7 +24,10 @@ pub fn simple(out: &mut Vec<u8>, s: &[u8]) {
 /// spaces, as Redis does, so an error can never break framing.
 pub fn error(out: &mut Vec<u8>, msg: &[u8]) {
     out.push(b'-');
-    out.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+    out.extend(
+        msg.iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+    );
     out.extend_from_slice(b"\r\n");
 }
 

@@ -38,7 +38,10 @@ impl std::error::Error for ReplyError {}
 /// Limit on nesting so a hostile server cannot overflow our stack.
 const MAX_DEPTH: usize = 128;
 
-fn header(buf: &[u8]) -> Result<Option<(u8, &[u8], usize)>, ReplyError> {
+/// A reply's type byte, the text of its first line, and where the rest starts.
+type Header<'a> = (u8, &'a [u8], usize);
+
+fn header(buf: &[u8]) -> Result<Option<Header<'_>>, ReplyError> {
     let Some(&tag) = buf.first() else {
         return Ok(None);
     };

@@ -347,7 +347,9 @@ mod tests {
         let mut start = 0;
         while let Some(n) = dec.decode(&buf[start..])? {
             let frame = &buf[start..start + n];
-            let argv = (0..dec.argc()).map(|i| dec.arg(frame, i).to_vec()).collect::<Vec<_>>();
+            let argv = (0..dec.argc())
+                .map(|i| dec.arg(frame, i).to_vec())
+                .collect::<Vec<_>>();
             if !argv.is_empty() {
                 out.push(argv);
             }
@@ -370,18 +372,35 @@ mod tests {
     fn multibulk_and_inline() {
         let mut d = RequestDecoder::default();
         let got = decode_all(&mut d, b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n\r\n*0\r\n").unwrap();
-        assert_eq!(got, vec![vec![b"GET".to_vec(), b"k".to_vec()], vec![b"PING".to_vec()]]);
+        assert_eq!(
+            got,
+            vec![vec![b"GET".to_vec(), b"k".to_vec()], vec![b"PING".to_vec()]]
+        );
     }
 
     #[test]
     fn inline_quoting() {
         let mut d = RequestDecoder::default();
         let got = decode_all(&mut d, b"set \"a b\" 'c\\'d' \"\\x41\\n\"\r\n").unwrap();
-        assert_eq!(got, vec![vec![b"set".to_vec(), b"a b".to_vec(), b"c'd".to_vec(), b"A\n".to_vec()]]);
+        assert_eq!(
+            got,
+            vec![vec![
+                b"set".to_vec(),
+                b"a b".to_vec(),
+                b"c'd".to_vec(),
+                b"A\n".to_vec()
+            ]]
+        );
         let mut d = RequestDecoder::default();
-        assert_eq!(decode_all(&mut d, b"set \"abc\r\n"), Err(DecodeError::UnbalancedQuotes));
+        assert_eq!(
+            decode_all(&mut d, b"set \"abc\r\n"),
+            Err(DecodeError::UnbalancedQuotes)
+        );
         let mut d = RequestDecoder::default();
-        assert_eq!(decode_all(&mut d, b"set \"abc\"x\r\n"), Err(DecodeError::UnbalancedQuotes));
+        assert_eq!(
+            decode_all(&mut d, b"set \"abc\"x\r\n"),
+            Err(DecodeError::UnbalancedQuotes)
+        );
     }
 
     #[test]
@@ -396,14 +415,22 @@ mod tests {
         ];
         for (input, want) in cases {
             let mut d = RequestDecoder::default();
-            assert_eq!(decode_all(&mut d, input), Err(*want), "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                decode_all(&mut d, input),
+                Err(*want),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
         let mut d = RequestDecoder::default();
         let big = vec![b'a'; INLINE_MAX_SIZE + 1];
         assert_eq!(d.decode(&big), Err(DecodeError::TooBigInline));
         let mut big = b"*".to_vec();
         big.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
-        assert_eq!(RequestDecoder::default().decode(&big), Err(DecodeError::TooBigMultibulkCount));
+        assert_eq!(
+            RequestDecoder::default().decode(&big),
+            Err(DecodeError::TooBigMultibulkCount)
+        );
     }
 
     #[test]

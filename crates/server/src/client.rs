@@ -6,7 +6,9 @@
 //! only by the owner, so the hot path takes no lock.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -81,7 +83,13 @@ pub struct Client {
 
 impl Client {
     pub fn new(info: Arc<ClientInfo>) -> Client {
-        Client { info, db: 0, proto: 2, reply_mode: ReplyMode::On, close_after_reply: false }
+        Client {
+            info,
+            db: 0,
+            proto: 2,
+            reply_mode: ReplyMode::On,
+            close_after_reply: false,
+        }
     }
 
     pub fn set_db(&mut self, db: usize) {

@@ -12,12 +12,17 @@ use crate::glob;
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     /// Integer written in octal (unixsocketperm).
     Octal,
     Bool,
     Enum(&'static [&'static str]),
-    Memory { min: i64 },
+    Memory {
+        min: i64,
+    },
     Str,
     Save,
 }
@@ -32,7 +37,12 @@ struct Param {
 const I32MAX: i64 = i32::MAX as i64;
 
 const fn p(name: &'static str, kind: Kind, default: &'static str, mutable: bool) -> Param {
-    Param { name, kind, default, mutable }
+    Param {
+        name,
+        kind,
+        default,
+        mutable,
+    }
 }
 
 /// Every parameter keel knows. `threads` is keel's own; the rest are
@@ -43,28 +53,93 @@ const PARAMS: &[Param] = &[
     p("bind", Kind::Str, "127.0.0.1", false),
     p("unixsocket", Kind::Str, "", false),
     p("unixsocketperm", Kind::Octal, "0", false),
-    p("databases", Kind::Int { min: 1, max: I32MAX }, "16", false),
+    p(
+        "databases",
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
+        "16",
+        false,
+    ),
     p("dir", Kind::Str, "", true),
     p("logfile", Kind::Str, "", false),
-    p("loglevel", Kind::Enum(&["debug", "verbose", "notice", "warning"]), "notice", true),
-    p("timeout", Kind::Int { min: 0, max: I32MAX }, "0", true),
-    p("tcp-keepalive", Kind::Int { min: 0, max: I32MAX }, "300", true),
-    p("tcp-backlog", Kind::Int { min: 0, max: I32MAX }, "511", false),
-    p("maxclients", Kind::Int { min: 1, max: I32MAX }, "10000", true),
+    p(
+        "loglevel",
+        Kind::Enum(&["debug", "verbose", "notice", "warning"]),
+        "notice",
+        true,
+    ),
+    p(
+        "timeout",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    p(
+        "tcp-keepalive",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "300",
+        true,
+    ),
+    p(
+        "tcp-backlog",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "511",
+        false,
+    ),
+    p(
+        "maxclients",
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
+        "10000",
+        true,
+    ),
     p("hz", Kind::Int { min: 1, max: 500 }, "10", true),
-    p("proto-max-bulk-len", Kind::Memory { min: 1024 * 1024 }, "536870912", true),
+    p(
+        "proto-max-bulk-len",
+        Kind::Memory { min: 1024 * 1024 },
+        "536870912",
+        true,
+    ),
     p("threads", Kind::Int { min: 1, max: 256 }, "0", false),
-    p("active-threads-min", Kind::Int { min: 1, max: 256 }, "1", true),
+    p(
+        "active-threads-min",
+        Kind::Int { min: 1, max: 256 },
+        "1",
+        true,
+    ),
     p("daemonize", Kind::Enum(&["no"]), "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),
     p("save", Kind::Save, "", true),
     p("appendonly", Kind::Enum(&["no"]), "no", true),
-    p("appendfsync", Kind::Enum(&["always", "everysec", "no"]), "everysec", true),
+    p(
+        "appendfsync",
+        Kind::Enum(&["always", "everysec", "no"]),
+        "everysec",
+        true,
+    ),
     p("appendfilename", Kind::Str, "appendonly.aof", false),
     p("appenddirname", Kind::Str, "appendonlydir", false),
     p("dbfilename", Kind::Str, "dump.rdb", true),
-    p("enable-debug-command", Kind::Enum(&["no", "yes", "local"]), "no", false),
+    p(
+        "enable-debug-command",
+        Kind::Enum(&["no", "yes", "local"]),
+        "no",
+        false,
+    ),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
@@ -138,7 +213,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
         Kind::Str => Ok(value.to_string()),
         Kind::Save => {
             let parts: Vec<&str> = value.split_whitespace().collect();
-            if parts.len() % 2 != 0 || parts.iter().any(|x| resp::parse_i64(x.as_bytes()).map_or(true, |n| n < 0)) {
+            if !parts.len().is_multiple_of(2) || parts.iter().any(|x| resp::parse_i64(x.as_bytes()).is_none_or(|n| n < 0)) {
                 return Err("Invalid save parameters".into());
             }
             Ok(parts.join(" "))
@@ -158,11 +233,17 @@ pub enum ConfigError {
 
 impl Default for Config {
     fn default() -> Self {
-        let mut values: BTreeMap<&'static str, String> =
-            PARAMS.iter().map(|p| (p.name, p.default.to_string())).collect();
-        let cwd = std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default();
+        let mut values: BTreeMap<&'static str, String> = PARAMS
+            .iter()
+            .map(|p| (p.name, p.default.to_string()))
+            .collect();
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
         values.insert("dir", cwd);
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         values.insert("threads", cores.to_string());
         Config { values, file: None }
     }
@@ -177,7 +258,8 @@ impl Config {
         if let Some(first) = rest.first() {
             if !first.starts_with("--") {
                 let path = PathBuf::from(first);
-                let text = std::fs::read_to_string(&path).map_err(|e| ConfigError::Io(path.clone(), e))?;
+                let text =
+                    std::fs::read_to_string(&path).map_err(|e| ConfigError::Io(path.clone(), e))?;
                 cfg.load_text(&text)?;
                 cfg.file = Some(std::fs::canonicalize(&path).unwrap_or(path));
                 rest = &rest[1..];
@@ -208,16 +290,24 @@ impl Config {
             }
             let mut buf = Vec::new();
             let mut ranges = Vec::new();
-            resp::request::split_args(line.as_bytes(), &mut buf, &mut ranges)
-                .map_err(|_| ConfigError::Invalid(format!("line {}: unbalanced quotes", lineno + 1)))?;
-            let args: Vec<String> =
-                ranges.iter().map(|&(s, l)| String::from_utf8_lossy(&buf[s..s + l]).into_owned()).collect();
-            let Some((name, values)) = args.split_first() else { continue };
+            resp::request::split_args(line.as_bytes(), &mut buf, &mut ranges).map_err(|_| {
+                ConfigError::Invalid(format!("line {}: unbalanced quotes", lineno + 1))
+            })?;
+            let args: Vec<String> = ranges
+                .iter()
+                .map(|&(s, l)| String::from_utf8_lossy(&buf[s..s + l]).into_owned())
+                .collect();
+            let Some((name, values)) = args.split_first() else {
+                continue;
+            };
             let name = name.to_ascii_lowercase();
             let value = values.join(" ");
             // Lines Redis accepts that have no effect here.
             if name == "include" || name == "rename-command" {
-                return Err(ConfigError::Invalid(format!("line {}: '{name}' is not supported", lineno + 1)));
+                return Err(ConfigError::Invalid(format!(
+                    "line {}: '{name}' is not supported",
+                    lineno + 1
+                )));
             }
             let p = param(&name).ok_or_else(|| {
                 ConfigError::Invalid(format!(
@@ -226,15 +316,19 @@ impl Config {
                     line
                 ))
             })?;
-            let v = normalise(p, &value)
-                .map_err(|e| ConfigError::Invalid(format!("line {}: '{}': {e}", lineno + 1, line)))?;
+            let v = normalise(p, &value).map_err(|e| {
+                ConfigError::Invalid(format!("line {}: '{}': {e}", lineno + 1, line))
+            })?;
             self.values.insert(p.name, v);
         }
         Ok(())
     }
 
     pub fn get(&self, name: &str) -> &str {
-        param(name).and_then(|p| self.values.get(p.name)).map(String::as_str).unwrap_or("")
+        param(name)
+            .and_then(|p| self.values.get(p.name))
+            .map(String::as_str)
+            .unwrap_or("")
     }
 
     pub fn get_int(&self, name: &str) -> i64 {
@@ -249,7 +343,11 @@ impl Config {
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
         PARAMS
             .iter()
-            .filter(|p| patterns.iter().any(|pat| glob::matches(pat, p.name.as_bytes(), true)))
+            .filter(|p| {
+                patterns
+                    .iter()
+                    .any(|pat| glob::matches(pat, p.name.as_bytes(), true))
+            })
             .map(|p| (p.name, self.values.get(p.name).cloned().unwrap_or_default()))
             .collect()
     }
@@ -261,12 +359,16 @@ impl Config {
         for (name, value) in pairs {
             let name_s = String::from_utf8_lossy(name);
             let Some(p) = param(&name_s) else {
-                return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name_s}'"));
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{name_s}'"
+                ));
             };
             if staged.iter().any(|(n, _)| *n == p.name) {
                 return Err(format!("ERR CONFIG SET failed (possibly related to argument '{name_s}') - duplicate parameter"));
             }
-            let fail = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{name_s}') - {why}");
+            let fail = |why: &str| {
+                format!("ERR CONFIG SET failed (possibly related to argument '{name_s}') - {why}")
+            };
             if !p.mutable {
                 return Err(fail("can't set immutable config"));
             }
@@ -294,7 +396,11 @@ impl Config {
         let mut out = String::new();
         let mut written = std::collections::HashSet::new();
         for line in old.lines() {
-            let name = line.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+            let name = line
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
             match param(&name) {
                 Some(p) if !line.trim_start().starts_with('#') => {
                     if written.insert(p.name) {
@@ -308,16 +414,25 @@ impl Config {
             }
         }
         for p in PARAMS {
-            if !written.contains(p.name) && self.get(p.name) != p.default && p.name != "dir" && p.name != "threads" {
+            if !written.contains(p.name)
+                && self.get(p.name) != p.default
+                && p.name != "dir"
+                && p.name != "threads"
+            {
                 out.push_str(&format!("{} {}\n", p.name, quote(self.get(p.name))));
             }
         }
-        write_atomically(path, out.as_bytes()).map_err(|e| format!("ERR Rewriting config file: {e}"))
+        write_atomically(path, out.as_bytes())
+            .map_err(|e| format!("ERR Rewriting config file: {e}"))
     }
 }
 
 fn quote(s: &str) -> String {
-    if !s.is_empty() && !s.bytes().any(|c| c.is_ascii_whitespace() || c == b'"' || c == b'\'' || c == b'\\') {
+    if !s.is_empty()
+        && !s
+            .bytes()
+            .any(|c| c.is_ascii_whitespace() || c == b'"' || c == b'\'' || c == b'\\')
+    {
         return s.to_string();
     }
     let mut q = String::from("\"");
@@ -348,13 +463,17 @@ mod tests {
 
     #[test]
     fn args_and_file_syntax() {
-        let args: Vec<String> = ["--port", "6390", "--save", "", "--loglevel", "warning"].iter().map(|s| s.to_string()).collect();
+        let args: Vec<String> = ["--port", "6390", "--save", "", "--loglevel", "warning"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let c = Config::from_args(&args).unwrap();
         assert_eq!(c.get("port"), "6390");
         assert_eq!(c.get("save"), "");
         assert_eq!(c.get("loglevel"), "warning");
         let mut c = Config::default();
-        c.load_text("# comment\nsave 900 1 300 10\nproto-max-bulk-len 2mb\n").unwrap();
+        c.load_text("# comment\nsave 900 1 300 10\nproto-max-bulk-len 2mb\n")
+            .unwrap();
         assert_eq!(c.get("save"), "900 1 300 10");
         assert_eq!(c.get_int("proto-max-bulk-len"), 2 * 1024 * 1024);
         assert!(c.load_text("nonsense 1").is_err());
@@ -371,7 +490,10 @@ mod tests {
             c.set_many(&[(b"databases", b"3")]).unwrap_err(),
             "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
         );
-        assert_eq!(c.set_many(&[(b"foo", b"bar")]).unwrap_err(), "ERR Unknown option or number of arguments for CONFIG SET - 'foo'");
+        assert_eq!(
+            c.set_many(&[(b"foo", b"bar")]).unwrap_err(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
+        );
         // All or nothing.
         assert!(c.set_many(&[(b"timeout", b"5"), (b"hz", b"0")]).is_err());
         assert_eq!(c.get("timeout"), "0");

@@ -8,7 +8,13 @@ pub fn matches(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
     // linear in practice and cannot overflow the stack on hostile patterns.
     let (mut p, mut i) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
-    let eq = |a: u8, b: u8| if nocase { a.eq_ignore_ascii_case(&b) } else { a == b };
+    let eq = |a: u8, b: u8| {
+        if nocase {
+            a.eq_ignore_ascii_case(&b)
+        } else {
+            a == b
+        }
+    };
     loop {
         if p < pattern.len() {
             match pattern[p] {
@@ -43,7 +49,11 @@ pub fn matches(pattern: &[u8], s: &[u8], nocase: bool) -> bool {
                         continue;
                     }
                 }
-                c if i < s.len() && c != b'?' && c != b'[' && (c != b'\\' || p + 1 == pattern.len()) => {
+                c if i < s.len()
+                    && c != b'?'
+                    && c != b'['
+                    && (c != b'\\' || p + 1 == pattern.len()) =>
+                {
                     if eq(c, s[i]) {
                         p += 1;
                         i += 1;

@@ -6,7 +6,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-v" || a == "--version") {
-        println!("keel v={} (implements Redis {})", keel::KEEL_VERSION, keel::REDIS_VERSION);
+        println!(
+            "keel v={} (implements Redis {})",
+            keel::KEEL_VERSION,
+            keel::REDIS_VERSION
+        );
         return ExitCode::SUCCESS;
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {
@@ -40,13 +44,22 @@ fn init_logging(config: &keel::config::Config) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
     let logfile = config.get("logfile");
     if logfile.is_empty() {
         builder.with_writer(std::io::stdout).init();
     } else {
-        match std::fs::OpenOptions::new().create(true).append(true).open(logfile) {
-            Ok(f) => builder.with_ansi(false).with_writer(std::sync::Mutex::new(f)).init(),
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(logfile)
+        {
+            Ok(f) => builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(f))
+                .init(),
             Err(e) => {
                 eprintln!("Can't open the log file {logfile}: {e}");
                 builder.init();

@@ -59,7 +59,9 @@ pub enum StartError {
 fn run_id() -> String {
     use rand::Rng;
     let mut rng = rand::thread_rng();
-    (0..40).map(|_| format!("{:x}", rng.gen_range(0..16u8))).collect()
+    (0..40)
+        .map(|_| format!("{:x}", rng.gen_range(0..16u8)))
+        .collect()
 }
 
 impl Server {
@@ -94,8 +96,10 @@ impl Server {
     /// Re-reads the hot copies after CONFIG SET.
     pub fn config_changed(&self) {
         let c = self.config.read();
-        self.proto_max_bulk_len.store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
-        self.timeout_secs.store(c.get_int("timeout") as u64, Relaxed);
+        self.proto_max_bulk_len
+            .store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
+        self.timeout_secs
+            .store(c.get_int("timeout") as u64, Relaxed);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
     }
 
@@ -114,10 +118,14 @@ pub fn run(config: Config) -> Result<(), StartError> {
         let (tx, rx) = mpsc::unbounded_channel::<Incoming>();
         senders.push(tx);
         let server = server.clone();
-        std::thread::Builder::new().name(format!("keel-worker-{i}")).spawn(move || worker(server, i, rx))?;
+        std::thread::Builder::new()
+            .name(format!("keel-worker-{i}"))
+            .spawn(move || worker(server, i, rx))?;
     }
     server.workers.set_senders(senders);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
         let listeners = net::listen(&server).await?;
         let c = server.config.read().clone();
@@ -149,7 +157,10 @@ pub fn run(config: Config) -> Result<(), StartError> {
 
 async fn wait_for_shutdown(server: &Server) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         server.shutdown.notified().await;
         return;
     };
@@ -164,7 +175,10 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
     server.workers.tids[me].store(tid, Relaxed);
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("worker runtime: {e}");
@@ -175,7 +189,12 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         while let Some(conn) = rx.recv().await {
-            tokio::task::spawn_local(net::connection::serve(server.clone(), conn, me, stats.clone()));
+            tokio::task::spawn_local(net::connection::serve(
+                server.clone(),
+                conn,
+                me,
+                stats.clone(),
+            ));
         }
     });
 }
@@ -216,8 +235,8 @@ async fn cron(server: Arc<Server>) {
             examined = e;
             expired = x;
         }
-        if examined > 0 {
-            server.expired_stale_perc.store((expired * 100 / examined) as u64, Relaxed);
+        if let Some(perc) = (expired * 100).checked_div(examined) {
+            server.expired_stale_perc.store(perc as u64, Relaxed);
         }
     }
 }

@@ -84,7 +84,9 @@ fn valid_name(name: &[u8]) -> bool {
 fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut proto = cx.client.proto;
     if let Some(v) = argv.get(1) {
-        let v = resp::parse_i64(v).ok_or_else(|| CmdError::new("ERR Protocol version is not an integer or out of range"))?;
+        let v = resp::parse_i64(v).ok_or_else(|| {
+            CmdError::new("ERR Protocol version is not an integer or out of range")
+        })?;
         if !(2..=3).contains(&v) {
             return Err(CmdError::new("NOPROTO unsupported protocol version"));
         }
@@ -98,17 +100,24 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             // No users or passwords exist until ACLs land: the default
             // user has no password, so any password is accepted for it.
             if !is(argv[j + 1], "default") {
-                return Err(CmdError::new("WRONGPASS invalid username-password pair or user is disabled."));
+                return Err(CmdError::new(
+                    "WRONGPASS invalid username-password pair or user is disabled.",
+                ));
             }
             j += 3;
         } else if is(argv[j], "SETNAME") && more >= 1 {
             if !valid_name(argv[j + 1]) {
-                return Err(CmdError::new("ERR Client names cannot contain spaces, newlines or special characters."));
+                return Err(CmdError::new(
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                ));
             }
             setname = Some(argv[j + 1]);
             j += 2;
         } else {
-            return Err(CmdError::new(format!("ERR Syntax error in HELLO option '{}'", args::lossy(argv[j]))));
+            return Err(CmdError::new(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                args::lossy(argv[j])
+            )));
         }
     }
     if let Some(name) = setname {
@@ -144,7 +153,9 @@ fn client_id(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// CLIENT SETNAME connection-name
 fn client_setname(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if !valid_name(argv[2]) {
-        return Err(CmdError::new("ERR Client names cannot contain spaces, newlines or special characters."));
+        return Err(CmdError::new(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        ));
     }
     *cx.client.info.name.lock() = argv[2].to_vec();
     cx.ok();
@@ -208,7 +219,10 @@ fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         } else if is(t, "master") || is(t, "replica") || is(t, "slave") || is(t, "pubsub") {
             only_normal = false;
         } else {
-            return Err(CmdError::new(format!("ERR Unknown client type '{}'", args::lossy(t))));
+            return Err(CmdError::new(format!(
+                "ERR Unknown client type '{}'",
+                args::lossy(t)
+            )));
         }
         if !only_normal {
             cx.verbatim(b"");
@@ -287,10 +301,17 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         } else if is(opt, "TYPE") {
             if is(val, "normal") {
                 normal_type = true;
-            } else if is(val, "master") || is(val, "replica") || is(val, "slave") || is(val, "pubsub") {
+            } else if is(val, "master")
+                || is(val, "replica")
+                || is(val, "slave")
+                || is(val, "pubsub")
+            {
                 normal_type = false;
             } else {
-                return Err(CmdError::new(format!("ERR Unknown client type '{}'", args::lossy(val))));
+                return Err(CmdError::new(format!(
+                    "ERR Unknown client type '{}'",
+                    args::lossy(val)
+                )));
             }
         } else if is(opt, "ADDR") {
             addr = Some(val);
@@ -315,7 +336,10 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     if let Some(u) = user {
         if u != b"default" {
-            return Err(CmdError::new(format!("ERR No such user '{}'", args::lossy(u))));
+            return Err(CmdError::new(format!(
+                "ERR No such user '{}'",
+                args::lossy(u)
+            )));
         }
     }
     let mut killed_self = false;
@@ -349,7 +373,10 @@ fn client_setinfo(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     } else if is(attr, "lib-ver") {
         &cx.client.info.lib_ver
     } else {
-        return Err(CmdError::new(format!("ERR Unrecognized option '{}'", args::lossy(attr))));
+        return Err(CmdError::new(format!(
+            "ERR Unrecognized option '{}'",
+            args::lossy(attr)
+        )));
     };
     if !valid_name(val) {
         return Err(CmdError::new(format!(

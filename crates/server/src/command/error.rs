@@ -37,7 +37,9 @@ errors! {
 
 /// `ERR wrong number of arguments for 'name' command`.
 pub fn wrong_arity(name: &str) -> CmdError {
-    CmdError::new(format!("ERR wrong number of arguments for '{name}' command"))
+    CmdError::new(format!(
+        "ERR wrong number of arguments for '{name}' command"
+    ))
 }
 
 /// `ERR invalid expire time in 'name' command`.

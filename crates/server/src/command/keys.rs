@@ -62,7 +62,10 @@ fn del(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// EXISTS key [key ...]
 fn exists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let n = argv[1..].iter().filter(|k| cx.view.peek(db, k, now).is_some()).count();
+    let n = argv[1..]
+        .iter()
+        .filter(|k| cx.view.peek(db, k, now).is_some())
+        .count();
     cx.int(n as i64);
     Ok(())
 }
@@ -70,7 +73,10 @@ fn exists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// TOUCH key [key ...]
 fn touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let n = argv[1..].iter().filter(|k| cx.view.get(db, k, now).is_some()).count();
+    let n = argv[1..]
+        .iter()
+        .filter(|k| cx.view.get(db, k, now).is_some())
+        .count();
     cx.int(n as i64);
     Ok(())
 }
@@ -91,14 +97,21 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
         } else if is(a, "LT") {
             lt = true;
         } else {
-            return Err(CmdError::new(format!("ERR Unsupported option {}", args::lossy(a))));
+            return Err(CmdError::new(format!(
+                "ERR Unsupported option {}",
+                args::lossy(a)
+            )));
         }
     }
     if nx && (xx || gt || lt) {
-        return Err(CmdError::new("ERR NX and XX, GT or LT options at the same time are not compatible"));
+        return Err(CmdError::new(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
     }
     if gt && lt {
-        return Err(CmdError::new("ERR GT and LT options at the same time are not compatible"));
+        return Err(CmdError::new(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
     }
     let name = cx.cmd.name.clone();
     if !millis {
@@ -108,7 +121,9 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
         when *= 1000;
     }
     if relative {
-        when = when.checked_add(now as i64).ok_or_else(|| error::invalid_expire(&name))?;
+        when = when
+            .checked_add(now as i64)
+            .ok_or_else(|| error::invalid_expire(&name))?;
     }
     let Some(entry) = cx.view.peek(db, key, now) else {
         cx.int(0);
@@ -202,7 +217,10 @@ fn pexpiretime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// PERSIST key
 fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let had = cx.view.peek(db, argv[1], now).is_some_and(|e| e.expire_at != 0);
+    let had = cx
+        .view
+        .peek(db, argv[1], now)
+        .is_some_and(|e| e.expire_at != 0);
     if had {
         cx.view.set_expire(db, argv[1], 0);
         cx.dirty += 1;
@@ -214,7 +232,10 @@ fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// TYPE key
 fn type_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let name = cx.view.peek(db, argv[1], now).map_or("none", |e| e.value.type_name());
+    let name = cx
+        .view
+        .peek(db, argv[1], now)
+        .map_or("none", |e| e.value.type_name());
     cx.simple(name.as_bytes());
     Ok(())
 }
@@ -407,7 +428,9 @@ fn flush_mode(argv: &[&[u8]]) -> Result<bool, CmdError> {
 /// database does not stall this worker.
 fn dispose(maps: Vec<Vec<Map>>, async_free: bool) {
     if async_free {
-        let _ = std::thread::Builder::new().name("keel-lazyfree".into()).spawn(move || drop(maps));
+        let _ = std::thread::Builder::new()
+            .name("keel-lazyfree".into())
+            .spawn(move || drop(maps));
     } else {
         drop(maps);
     }
@@ -481,7 +504,11 @@ fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT IDLETIME key
 fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.peek(db, argv[2], now).map(|e| idle_seconds(e.access, now)) {
+    match cx
+        .view
+        .peek(db, argv[2], now)
+        .map(|e| idle_seconds(e.access, now))
+    {
         Some(idle) => cx.int(idle as i64),
         None => cx.null(),
     }

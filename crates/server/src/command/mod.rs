@@ -70,7 +70,11 @@ pub struct Clock {
 impl Clock {
     pub fn start() -> Clock {
         let now = Instant::now();
-        Clock { batch_start: now, batch_unix_ms: unix_ms(), last: now }
+        Clock {
+            batch_start: now,
+            batch_unix_ms: unix_ms(),
+            last: now,
+        }
     }
 
     #[inline]
@@ -80,7 +84,10 @@ impl Clock {
 }
 
 pub fn unix_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl<'a> Ctx<'a> {
@@ -196,7 +203,14 @@ pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Comman
 }
 
 /// Runs one request and appends its reply to `out`.
-pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut Vec<u8>, stats: &ThreadStats, clock: &mut Clock) {
+pub fn dispatch(
+    server: &Server,
+    client: &mut Client,
+    argv: &[&[u8]],
+    out: &mut Vec<u8>,
+    stats: &ThreadStats,
+    clock: &mut Clock,
+) {
     let mark = out.len();
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
@@ -220,10 +234,12 @@ pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut 
     let view = match cmd.access {
         Access::None => server.keyspace.none(),
         Access::All => server.keyspace.lock_all(),
-        Access::Keys if cmd.single_key.is_some() => match cmd.single_key.and_then(|i| argv.get(i)) {
-            Some(key) => server.keyspace.lock_key(key),
-            None => server.keyspace.none(),
-        },
+        Access::Keys if cmd.single_key.is_some() => {
+            match cmd.single_key.and_then(|i| argv.get(i)) {
+                Some(key) => server.keyspace.lock_key(key),
+                None => server.keyspace.none(),
+            }
+        }
         Access::Keys => {
             let mut pos = Vec::new();
             cmd.key_positions(argv, &mut pos);
@@ -234,7 +250,15 @@ pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut 
             }
         }
     };
-    let mut cx = Ctx { server, client, view, out, cmd, now_ms: clock.unix_ms_at(start), dirty: 0 };
+    let mut cx = Ctx {
+        server,
+        client,
+        view,
+        out,
+        cmd,
+        now_ms: clock.unix_ms_at(start),
+        dirty: 0,
+    };
     let result = handler(&mut cx, argv);
     let failed = match result {
         Ok(()) => {
@@ -249,7 +273,9 @@ pub fn dispatch(server: &Server, client: &mut Client, argv: &[&[u8]], out: &mut 
             true
         }
     };
-    let Ctx { client, out, view, .. } = cx;
+    let Ctx {
+        client, out, view, ..
+    } = cx;
     drop(view);
     let end = Instant::now();
     clock.last = end;

@@ -59,7 +59,11 @@ fn allocator_stats() -> (u64, u64, u64) {
 
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     pages * 4096
 }
 
@@ -75,8 +79,19 @@ fn cpu_times() -> ((f64, f64), (f64, f64)) {
     (usage(libc::RUSAGE_SELF), usage(libc::RUSAGE_THREAD))
 }
 
-const DEFAULT_SECTIONS: &[&str] =
-    &["server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"];
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
 const ALL_SECTIONS: &[&str] = &[
     "server",
     "clients",
@@ -228,7 +243,11 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     if t.calls == 0 && t.failed == 0 {
                         continue;
                     }
-                    let per = if t.calls > 0 { t.usec as f64 / t.calls as f64 } else { 0.0 };
+                    let per = if t.calls > 0 {
+                        t.usec as f64 / t.calls as f64
+                    } else {
+                        0.0
+                    };
                     let _ = write!(
                         o,
                         "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls=0,failed_calls={}\r\n",
@@ -252,7 +271,10 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
 
 /// INFO [section [section ...]]
 fn info(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let wanted: Vec<String> = argv[1..].iter().map(|a| args::lossy(a).to_ascii_lowercase()).collect();
+    let wanted: Vec<String> = argv[1..]
+        .iter()
+        .map(|a| args::lossy(a).to_ascii_lowercase())
+        .collect();
     let text = info_text(cx, &wanted);
     cx.verbatim(text.as_bytes());
     Ok(())
@@ -271,11 +293,15 @@ fn config_get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// CONFIG SET parameter value [parameter value ...]
 fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    if argv.len() % 2 != 0 {
+    if !argv.len().is_multiple_of(2) {
         return Err(error::wrong_arity("config|set"));
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
-    cx.server.config.write().set_many(&pairs).map_err(CmdError::new)?;
+    cx.server
+        .config
+        .write()
+        .set_many(&pairs)
+        .map_err(CmdError::new)?;
     cx.server.config_changed();
     cx.ok();
     Ok(())
@@ -343,7 +369,9 @@ fn find<'t>(cx: &Ctx<'t>, name: &[u8]) -> Option<&'t Command> {
     let table = &cx.server.commands;
     match name.iter().position(|&c| c == b'|') {
         None => table.lookup(name),
-        Some(i) => table.lookup(&name[..i]).and_then(|c| table.subcommand(c, &name[i + 1..])),
+        Some(i) => table
+            .lookup(&name[..i])
+            .and_then(|c| table.subcommand(c, &name[i + 1..])),
     }
 }
 
@@ -427,7 +455,10 @@ fn command_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// Resolves the command named in COMMAND GETKEYS and returns its key
 /// positions in `argv[2..]`.
-fn getkeys_positions<'t>(cx: &Ctx<'t>, argv: &[&[u8]]) -> Result<(&'t Command, Vec<usize>), CmdError> {
+fn getkeys_positions<'t>(
+    cx: &Ctx<'t>,
+    argv: &[&[u8]],
+) -> Result<(&'t Command, Vec<usize>), CmdError> {
     let target = &argv[2..];
     if cx.server.commands.lookup(target[0]).is_none() {
         return Err(CmdError::new("ERR Invalid command specified"));
@@ -455,7 +486,11 @@ fn command_getkeys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn command_getkeysandflags(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (cmd, pos) = getkeys_positions(cx, argv)?;
     let proto = cx.proto();
-    let flags: Vec<&str> = if cmd.has(flag::WRITE) { vec!["RW", "update"] } else { vec!["RO", "access"] };
+    let flags: Vec<&str> = if cmd.has(flag::WRITE) {
+        vec!["RW", "update"]
+    } else {
+        vec!["RO", "access"]
+    };
     cx.array(pos.len());
     for p in pos {
         encode::array(cx.out, 2);
@@ -501,7 +536,9 @@ fn command_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// TIME
 fn time(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
     cx.array(2);
     cx.bulk(itoa::Buffer::new().format(now.as_secs()).as_bytes());
     cx.bulk(itoa::Buffer::new().format(now.subsec_micros()).as_bytes());
@@ -539,7 +576,11 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let allowed = match cx.server.config.read().get("enable-debug-command") {
         "yes" => true,
-        "local" => cx.client.info.unix || cx.client.info.addr.starts_with("127.") || cx.client.info.addr.starts_with("[::1]"),
+        "local" => {
+            cx.client.info.unix
+                || cx.client.info.addr.starts_with("127.")
+                || cx.client.info.addr.starts_with("[::1]")
+        }
         _ => false,
     };
     if !allowed {

@@ -42,17 +42,29 @@ fn lookup_str<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Str>, Cm
 
 /// Like [`lookup_str`], borrowing only the view so the reply buffer stays
 /// free for a zero-copy reply.
-fn view_str<'v>(view: &'v mut View, db: usize, key: &[u8], now: u64) -> Result<Option<&'v mut Str>, CmdError> {
+fn view_str<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Result<Option<&'v mut Str>, CmdError> {
     match view.get(db, key, now) {
         None => Ok(None),
-        Some(Entry { value: Value::Str(s), .. }) => Ok(Some(s)),
+        Some(Entry {
+            value: Value::Str(s),
+            ..
+        }) => Ok(Some(s)),
         #[allow(unreachable_patterns)]
         Some(_) => Err(error::WRONGTYPE),
     }
 }
 
 fn check_len(cx: &Ctx, len: usize) -> CmdResult {
-    if len > cx.server.proto_max_bulk_len.load(std::sync::atomic::Ordering::Relaxed) {
+    if len
+        > cx.server
+            .proto_max_bulk_len
+            .load(std::sync::atomic::Ordering::Relaxed)
+    {
         return Err(error::STRING_TOO_LONG);
     }
     Ok(())
@@ -66,14 +78,22 @@ enum Unit {
 
 /// Turns an EX/PX/EXAT/PXAT argument into an absolute Unix time in ms, as
 /// Redis's `getExpireMillisecondsOrReply`.
-fn expire_at(cx: &Ctx, arg: &[u8], unit: Unit, relative: bool, name: &str) -> Result<u64, CmdError> {
+fn expire_at(
+    cx: &Ctx,
+    arg: &[u8],
+    unit: Unit,
+    relative: bool,
+    name: &str,
+) -> Result<u64, CmdError> {
     let n = args::int(arg)?;
     if n <= 0 || (unit == Unit::Seconds && n > i64::MAX / 1000) {
         return Err(error::invalid_expire(name));
     }
     let mut ms = if unit == Unit::Seconds { n * 1000 } else { n };
     if relative {
-        ms = ms.checked_add(cx.now_ms as i64).ok_or_else(|| error::invalid_expire(name))?;
+        ms = ms
+            .checked_add(cx.now_ms as i64)
+            .ok_or_else(|| error::invalid_expire(name))?;
     }
     if ms <= 0 {
         return Err(error::invalid_expire(name));
@@ -92,7 +112,12 @@ struct SetOptions {
 }
 
 /// Parses SET/GETEX options (Redis's parseExtendedStringArgumentsOrReply).
-fn parse_set_options(cx: &Ctx, argv: &[&[u8]], from: usize, for_getex: bool) -> Result<SetOptions, CmdError> {
+fn parse_set_options(
+    cx: &Ctx,
+    argv: &[&[u8]],
+    from: usize,
+    for_getex: bool,
+) -> Result<SetOptions, CmdError> {
     let name = if for_getex { "getex" } else { "set" };
     let mut o = SetOptions::default();
     let mut j = from;
@@ -137,7 +162,10 @@ fn get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     match cx.view.get(db, argv[1], now) {
         None => encode::null(cx.out, cx.client.proto),
-        Some(Entry { value: Value::Str(s), .. }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
+        Some(Entry {
+            value: Value::Str(s),
+            ..
+        }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
         #[allow(unreachable_patterns)]
         Some(_) => return Err(error::WRONGTYPE),
     }
@@ -151,7 +179,8 @@ fn set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if argv.len() == 3 {
         // The common case, without option parsing or a prior lookup.
         let (db, now) = (cx.db(), cx.now_ms);
-        cx.view.set(db, key, Value::Str(Str::from_bytes(val)), 0, now);
+        cx.view
+            .set(db, key, Value::Str(Str::from_bytes(val)), 0, now);
         cx.dirty += 1;
         cx.ok();
         return Ok(());
@@ -198,7 +227,8 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
         None if o.keepttl => old_expire,
         None => 0,
     };
-    cx.view.set(db, key, Value::Str(Str::from_bytes(val)), expire, now);
+    cx.view
+        .set(db, key, Value::Str(Str::from_bytes(val)), expire, now);
     cx.dirty += 1;
     if o.get {
         match old_value {
@@ -217,7 +247,8 @@ fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if cx.view.get(db, argv[1], now).is_some() {
         cx.int(0);
     } else {
-        cx.view.set(db, argv[1], Value::Str(Str::from_bytes(argv[2])), 0, now);
+        cx.view
+            .set(db, argv[1], Value::Str(Str::from_bytes(argv[2])), 0, now);
         cx.dirty += 1;
         cx.int(1);
     }
@@ -227,14 +258,20 @@ fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// SETEX key seconds value
 fn setex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let at = expire_at(cx, argv[2], Unit::Seconds, true, "setex")?;
-    let o = SetOptions { expire: Some(at), ..Default::default() };
+    let o = SetOptions {
+        expire: Some(at),
+        ..Default::default()
+    };
     set_generic(cx, argv[1], argv[3], &o)
 }
 
 /// PSETEX key milliseconds value
 fn psetex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let at = expire_at(cx, argv[2], Unit::Millis, true, "psetex")?;
-    let o = SetOptions { expire: Some(at), ..Default::default() };
+    let o = SetOptions {
+        expire: Some(at),
+        ..Default::default()
+    };
     set_generic(cx, argv[1], argv[3], &o)
 }
 
@@ -278,7 +315,10 @@ fn getdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// GETSET key value
 fn getset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let o = SetOptions { get: true, ..Default::default() };
+    let o = SetOptions {
+        get: true,
+        ..Default::default()
+    };
     set_generic(cx, argv[1], argv[2], &o)
 }
 
@@ -288,7 +328,10 @@ fn mget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     encode::array(cx.out, argv.len() - 1);
     for key in &argv[1..] {
         match cx.view.get(db, key, now) {
-            Some(Entry { value: Value::Str(s), .. }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
+            Some(Entry {
+                value: Value::Str(s),
+                ..
+            }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
             _ => encode::null(cx.out, cx.client.proto),
         }
     }
@@ -297,12 +340,13 @@ fn mget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// MSET key value [key value ...]
 fn mset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Err(error::wrong_arity("mset"));
     }
     let (db, now) = (cx.db(), cx.now_ms);
     for pair in argv[1..].chunks_exact(2) {
-        cx.view.set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
+        cx.view
+            .set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
     }
     cx.dirty += (argv.len() as u64 - 1) / 2;
     cx.ok();
@@ -311,7 +355,7 @@ fn mset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// MSETNX key value [key value ...]
 fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return Err(error::wrong_arity("msetnx"));
     }
     let (db, now) = (cx.db(), cx.now_ms);
@@ -322,7 +366,8 @@ fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     for pair in argv[1..].chunks_exact(2) {
-        cx.view.set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
+        cx.view
+            .set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
     }
     cx.dirty += (argv.len() as u64 - 1) / 2;
     cx.int(1);
@@ -393,7 +438,13 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     match lookup_str(cx, key)? {
         Some(s) => *s = Str::Raw(text.as_bytes().to_vec()),
         None => {
-            cx.view.set(db, key, Value::Str(Str::Raw(text.as_bytes().to_vec())), 0, now);
+            cx.view.set(
+                db,
+                key,
+                Value::Str(Str::Raw(text.as_bytes().to_vec())),
+                0,
+                now,
+            );
         }
     }
     cx.dirty += 1;
@@ -418,7 +469,8 @@ fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             }
         }
         None => {
-            cx.view.set(db, key, Value::Str(Str::Raw(val.to_vec())), 0, now);
+            cx.view
+                .set(db, key, Value::Str(Str::Raw(val.to_vec())), 0, now);
             val.len()
         }
     };

@@ -73,8 +73,16 @@ enum BeginSearch {
 
 #[derive(Debug, Clone)]
 enum FindKeys {
-    Range { lastkey: i64, keystep: i64, limit: i64 },
-    Keynum { keynumidx: i64, firstkey: i64, keystep: i64 },
+    Range {
+        lastkey: i64,
+        keystep: i64,
+        limit: i64,
+    },
+    Keynum {
+        keynumidx: i64,
+        firstkey: i64,
+        keystep: i64,
+    },
     Unknown,
 }
 
@@ -118,7 +126,11 @@ impl Command {
             let first = match &spec.begin {
                 BeginSearch::Index(i) => *i,
                 BeginSearch::Keyword { keyword, startfrom } => {
-                    let (start, end) = if *startfrom > 0 { (*startfrom, argc - 1) } else { (argc + startfrom, 1) };
+                    let (start, end) = if *startfrom > 0 {
+                        (*startfrom, argc - 1)
+                    } else {
+                        (argc + startfrom, 1)
+                    };
                     let mut found = None;
                     let mut i = start;
                     loop {
@@ -142,7 +154,11 @@ impl Command {
                 BeginSearch::Unknown => continue,
             };
             let (first, last, step) = match &spec.find {
-                FindKeys::Range { lastkey, keystep, limit } => {
+                FindKeys::Range {
+                    lastkey,
+                    keystep,
+                    limit,
+                } => {
                     let last = if *lastkey >= 0 {
                         first + lastkey
                     } else if *limit == 0 {
@@ -152,9 +168,17 @@ impl Command {
                     };
                     (first, last, *keystep)
                 }
-                FindKeys::Keynum { keynumidx, firstkey, keystep } => {
-                    let Some(arg) = argv.get((first + keynumidx) as usize) else { continue };
-                    let Some(numkeys) = resp::parse_i64(arg).filter(|n| *n >= 0) else { continue };
+                FindKeys::Keynum {
+                    keynumidx,
+                    firstkey,
+                    keystep,
+                } => {
+                    let Some(arg) = argv.get((first + keynumidx) as usize) else {
+                        continue;
+                    };
+                    let Some(numkeys) = resp::parse_i64(arg).filter(|n| *n >= 0) else {
+                        continue;
+                    };
                     let f = first + firstkey;
                     (f, f + (numkeys - 1) * keystep.max(&1), *keystep)
                 }
@@ -183,8 +207,10 @@ fn tagged<'a>(v: &'a Json, tag: &str) -> Option<&'a Json> {
     v.as_object()?.get(tag)
 }
 
-fn tagged_str<'a>(v: &'a Json) -> Option<&'a str> {
-    tagged(v, "$").or_else(|| tagged(v, "+")).and_then(Json::as_str)
+fn tagged_str(v: &Json) -> Option<&str> {
+    tagged(v, "$")
+        .or_else(|| tagged(v, "+"))
+        .and_then(Json::as_str)
 }
 
 fn tagged_int(v: &Json) -> Option<i64> {
@@ -201,13 +227,21 @@ fn map_get<'a>(map: &'a Json, key: &str) -> Option<&'a Json> {
 }
 
 fn parse_key_spec(spec: &Json) -> KeySpec {
-    let int = |m: Option<&Json>, k: &str| m.and_then(|m| map_get(m, k)).and_then(tagged_int).unwrap_or(0);
+    let int = |m: Option<&Json>, k: &str| {
+        m.and_then(|m| map_get(m, k))
+            .and_then(tagged_int)
+            .unwrap_or(0)
+    };
     let bs = map_get(spec, "begin_search");
     let bs_spec = bs.and_then(|b| map_get(b, "spec"));
     let begin = match bs.and_then(|b| map_get(b, "type")).and_then(tagged_str) {
         Some("index") => BeginSearch::Index(int(bs_spec, "index")),
         Some("keyword") => BeginSearch::Keyword {
-            keyword: bs_spec.and_then(|s| map_get(s, "keyword")).and_then(tagged_str).unwrap_or("").to_string(),
+            keyword: bs_spec
+                .and_then(|s| map_get(s, "keyword"))
+                .and_then(tagged_str)
+                .unwrap_or("")
+                .to_string(),
             startfrom: int(bs_spec, "startfrom"),
         },
         _ => BeginSearch::Unknown,
@@ -246,9 +280,16 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         .and_then(Json::as_array)
         .map(|specs| specs.iter().map(parse_key_spec).collect())
         .unwrap_or_default();
-    let access = if key_specs.is_empty() { Access::None } else { Access::Keys };
+    let access = if key_specs.is_empty() {
+        Access::None
+    } else {
+        Access::Keys
+    };
     let single_key = match key_specs.as_slice() {
-        [KeySpec { begin: BeginSearch::Index(i), find: FindKeys::Range { lastkey: 0, .. } }] => Some(*i as usize),
+        [KeySpec {
+            begin: BeginSearch::Index(i),
+            find: FindKeys::Range { lastkey: 0, .. },
+        }] => Some(*i as usize),
         _ => None,
     };
     Some(Command {
@@ -298,33 +339,54 @@ impl CommandTable {
         let mut all: serde_json::Map<String, Json> = serde_json::from_str(REDIS_COMMANDS)?;
         let newer: serde_json::Map<String, Json> = serde_json::from_str(NEWER_SUBCOMMANDS)?;
         for (full, entry) in newer {
-            let Some((top, _)) = full.split_once('|') else { continue };
-            let Some(container) = all.get_mut(top) else { continue };
-            if let Some(list) = container["info"].get_mut("*").and_then(|f| f.get_mut(9)).and_then(|s| s.get_mut("*")).and_then(Json::as_array_mut) {
+            let Some((top, _)) = full.split_once('|') else {
+                continue;
+            };
+            let Some(container) = all.get_mut(top) else {
+                continue;
+            };
+            if let Some(list) = container["info"]
+                .get_mut("*")
+                .and_then(|f| f.get_mut(9))
+                .and_then(|s| s.get_mut("*"))
+                .and_then(Json::as_array_mut)
+            {
                 list.push(entry["info"].clone());
             }
             if let Some(pairs) = container["docs"].get_mut("%").and_then(Json::as_array_mut) {
                 for pair in pairs.iter_mut() {
                     if pair.get(0).and_then(tagged_str) == Some("subcommands") {
-                        if let Some(list) = pair.get_mut(1).and_then(|m| m.get_mut("%")).and_then(Json::as_array_mut) {
+                        if let Some(list) = pair
+                            .get_mut(1)
+                            .and_then(|m| m.get_mut("%"))
+                            .and_then(Json::as_array_mut)
+                        {
                             list.push(serde_json::json!([{"$": full}, entry["docs"].clone()]));
                         }
                     }
                 }
             }
         }
-        let mut table = CommandTable { commands: Vec::new(), by_name: HashMap::default() };
+        let mut table = CommandTable {
+            commands: Vec::new(),
+            by_name: HashMap::default(),
+        };
         for (name, access, handler) in registry.handlers {
             let (top, sub) = match name.split_once('|') {
                 Some((t, s)) => (t, Some(s)),
                 None => (name, None),
             };
-            let entry = all.get(top).ok_or_else(|| TableError::Unknown(name.into()))?;
+            let entry = all
+                .get(top)
+                .ok_or_else(|| TableError::Unknown(name.into()))?;
             let top_id = match table.by_name.get(top.as_bytes()) {
                 Some(&id) => id,
                 None => {
-                    let mut cmd = command_from_info(&entry["info"], entry.get("docs").filter(|d| !d.is_null()))
-                        .ok_or_else(|| TableError::Unknown(name.into()))?;
+                    let mut cmd = command_from_info(
+                        &entry["info"],
+                        entry.get("docs").filter(|d| !d.is_null()),
+                    )
+                    .ok_or_else(|| TableError::Unknown(name.into()))?;
                     cmd.id = table.commands.len();
                     table.by_name.insert(top.as_bytes().to_vec(), cmd.id);
                     table.commands.push(cmd);
@@ -341,7 +403,11 @@ impl CommandTable {
                         .and_then(Json::as_array)
                         .and_then(|subs| {
                             subs.iter().find(|s| {
-                                tagged(s, "*").and_then(Json::as_array).and_then(|f| f.first()).and_then(tagged_str) == Some(full.as_str())
+                                tagged(s, "*")
+                                    .and_then(Json::as_array)
+                                    .and_then(|f| f.first())
+                                    .and_then(tagged_str)
+                                    == Some(full.as_str())
                             })
                         })
                         .ok_or_else(|| TableError::Unknown(full.clone()))?;
@@ -349,9 +415,12 @@ impl CommandTable {
                         .get("docs")
                         .and_then(|d| map_get(d, "subcommands"))
                         .and_then(|s| map_get(s, &full));
-                    let mut cmd = command_from_info(info, docs).ok_or_else(|| TableError::Unknown(full.clone()))?;
+                    let mut cmd = command_from_info(info, docs)
+                        .ok_or_else(|| TableError::Unknown(full.clone()))?;
                     cmd.id = table.commands.len();
-                    table.commands[top_id].subcommands.insert(sub.as_bytes().to_vec(), cmd.id);
+                    table.commands[top_id]
+                        .subcommands
+                        .insert(sub.as_bytes().to_vec(), cmd.id);
                     table.commands.push(cmd);
                     table.commands.len() - 1
                 }
@@ -374,21 +443,47 @@ impl CommandTable {
             .iter()
             .enumerate()
             .filter(|(_, c)| !c.subcommands.is_empty())
-            .map(|(i, c)| (i, c.subcommands.values().map(|&s| self.commands[s].name.clone()).collect()))
+            .map(|(i, c)| {
+                (
+                    i,
+                    c.subcommands
+                        .values()
+                        .map(|&s| self.commands[s].name.clone())
+                        .collect(),
+                )
+            })
             .collect();
         for (i, subs) in names {
             let cmd = &mut self.commands[i];
-            if let Some(list) = cmd.info.get_mut("*").and_then(|f| f.get_mut(9)).and_then(|s| s.get_mut("*")).and_then(Json::as_array_mut) {
+            if let Some(list) = cmd
+                .info
+                .get_mut("*")
+                .and_then(|f| f.get_mut(9))
+                .and_then(|s| s.get_mut("*"))
+                .and_then(Json::as_array_mut)
+            {
                 list.retain(|s| {
-                    tagged(s, "*").and_then(Json::as_array).and_then(|f| f.first()).and_then(tagged_str).is_some_and(|n| subs.iter().any(|x| x == n))
+                    tagged(s, "*")
+                        .and_then(Json::as_array)
+                        .and_then(|f| f.first())
+                        .and_then(tagged_str)
+                        .is_some_and(|n| subs.iter().any(|x| x == n))
                 });
             }
             if let Some(docs) = cmd.docs.as_mut() {
                 if let Some(pairs) = docs.get_mut("%").and_then(Json::as_array_mut) {
                     for pair in pairs.iter_mut() {
                         if pair.get(0).and_then(tagged_str) == Some("subcommands") {
-                            if let Some(list) = pair.get_mut(1).and_then(|m| m.get_mut("%")).and_then(Json::as_array_mut) {
-                                list.retain(|p| p.get(0).and_then(tagged_str).is_some_and(|n| subs.iter().any(|x| x == n)));
+                            if let Some(list) = pair
+                                .get_mut(1)
+                                .and_then(|m| m.get_mut("%"))
+                                .and_then(Json::as_array_mut)
+                            {
+                                list.retain(|p| {
+                                    p.get(0)
+                                        .and_then(tagged_str)
+                                        .is_some_and(|n| subs.iter().any(|x| x == n))
+                                });
                             }
                         }
                     }
@@ -414,7 +509,10 @@ impl CommandTable {
 
     pub fn subcommand(&self, container: &Command, name: &[u8]) -> Option<&Command> {
         let lower = name.to_ascii_lowercase();
-        container.subcommands.get(&lower).map(|&i| &self.commands[i])
+        container
+            .subcommands
+            .get(&lower)
+            .map(|&i| &self.commands[i])
     }
 
     pub fn get(&self, id: usize) -> &Command {

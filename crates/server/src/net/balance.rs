@@ -57,7 +57,9 @@ impl Workers {
     /// The active worker with the fewest connections.
     pub fn place(&self) -> usize {
         let active = self.active.load(Relaxed).clamp(1, self.len());
-        (0..active).min_by_key(|&i| self.conns[i].load(Relaxed)).unwrap_or(0)
+        (0..active)
+            .min_by_key(|&i| self.conns[i].load(Relaxed))
+            .unwrap_or(0)
     }
 
     pub fn send(&self, worker: usize, incoming: Incoming) {
@@ -86,7 +88,11 @@ fn thread_cpu(tid: i32) -> Option<f64> {
 fn machine_cpu() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let line = stat.lines().next()?;
-    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
     Some((idle, v.iter().take(8).sum()))
 }
@@ -133,18 +139,31 @@ impl Balancer {
             })
             .collect();
         let machine = machine_cpu().unwrap_or(self.last_machine);
-        let (didle, dtotal) = (machine.0.saturating_sub(self.last_machine.0), machine.1.saturating_sub(self.last_machine.1));
+        let (didle, dtotal) = (
+            machine.0.saturating_sub(self.last_machine.0),
+            machine.1.saturating_sub(self.last_machine.1),
+        );
         self.last_machine = machine;
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
-        let idle_cores = if dtotal > 0 { didle as f64 / dtotal as f64 * cores } else { 0.0 };
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1) as f64;
+        let idle_cores = if dtotal > 0 {
+            didle as f64 / dtotal as f64 * cores
+        } else {
+            0.0
+        };
         let active = w.active.load(Relaxed).clamp(1, w.len());
-        let min_active = (server.config.read().get_int("active-threads-min").max(1) as usize).min(w.len());
+        let min_active =
+            (server.config.read().get_int("active-threads-min").max(1) as usize).min(w.len());
         if active < min_active {
             w.active.store(min_active, Relaxed);
             self.spread(server, min_active);
             return;
         }
-        if active < w.len() && util[..active].iter().all(|&u| u > SATURATED) && idle_cores > IDLE_NEEDED {
+        if active < w.len()
+            && util[..active].iter().all(|&u| u > SATURATED)
+            && idle_cores > IDLE_NEEDED
+        {
             w.active.store(active + 1, Relaxed);
             tracing::debug!(active = active + 1, idle_cores, "activating a worker");
             self.spread(server, active + 1);

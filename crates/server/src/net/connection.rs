@@ -7,7 +7,9 @@
 //! `balance`): its [`Session`] travels with the socket.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,7 +43,13 @@ enum Exit {
     Migrate(usize),
 }
 
-fn client_info(server: &Server, addr: String, laddr: String, fd: i32, unix: bool) -> Arc<ClientInfo> {
+fn client_info(
+    server: &Server,
+    addr: String,
+    laddr: String,
+    fd: i32,
+    unix: bool,
+) -> Arc<ClientInfo> {
     Arc::new(ClientInfo {
         id: server.clients.next_id(),
         addr,
@@ -75,7 +83,11 @@ fn raw_fd(s: &RawStream) -> i32 {
 /// Serves a connection on worker `me` until it closes or moves away.
 pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Arc<ThreadStats>) {
     let (stream, mut session) = match incoming {
-        Incoming::New { stream, addr, laddr } => {
+        Incoming::New {
+            stream,
+            addr,
+            laddr,
+        } => {
             let unix = matches!(stream, RawStream::Unix(_));
             let info = client_info(&server, addr, laddr, raw_fd(&stream), unix);
             let maxclients = server.config.read().get_int("maxclients") as usize;
@@ -144,7 +156,9 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
     };
     server.workers.conns[me].fetch_sub(1, Relaxed);
     if let Some((to, stream)) = exit {
-        server.workers.send(to, Incoming::Resume { stream, session });
+        server
+            .workers
+            .send(to, Incoming::Resume { stream, session });
     }
 }
 
@@ -168,7 +182,9 @@ async fn reject(stream: RawStream) {
 /// allocation (in-place collect), so no request allocates its argv.
 fn recycle<'b>(mut v: Vec<&[u8]>) -> Vec<&'b [u8]> {
     v.clear();
-    v.into_iter().map(|_| -> &'b [u8] { unreachable!() }).collect()
+    v.into_iter()
+        .map(|_| -> &'b [u8] { unreachable!() })
+        .collect()
 }
 
 async fn run<S: AsyncRead + AsyncWrite + Unpin>(
@@ -194,7 +210,12 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
     me: usize,
     stats: &ThreadStats,
 ) -> std::io::Result<Exit> {
-    let Session { client, rbuf, start, dec } = session;
+    let Session {
+        client,
+        rbuf,
+        start,
+        dec,
+    } = session;
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
     // A migrated session may hold complete requests already read.
@@ -206,7 +227,9 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             if *start == rbuf.len() {
                 rbuf.clear();
                 *start = 0;
-            } else if *start > 0 && (*start >= rbuf.len() / 2 || rbuf.capacity() - rbuf.len() < READ_CHUNK / 4) {
+            } else if *start > 0
+                && (*start >= rbuf.len() / 2 || rbuf.capacity() - rbuf.len() < READ_CHUNK / 4)
+            {
                 rbuf.drain(..*start);
                 *start = 0;
             }
@@ -215,7 +238,9 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             rbuf.reserve(want);
             let timeout = server.timeout_secs.load(Relaxed);
             n = if timeout > 0 {
-                match tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf)).await {
+                match tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf))
+                    .await
+                {
                     Ok(r) => r?,
                     Err(_) => return Ok(Exit::Closed),
                 }
@@ -226,7 +251,10 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 return Ok(Exit::Closed);
             }
         }
-        client.info.last_interaction_ms.store(client.info.created.elapsed().as_millis() as u64, Relaxed);
+        client
+            .info
+            .last_interaction_ms
+            .store(client.info.created.elapsed().as_millis() as u64, Relaxed);
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
         let mut clock = command::Clock::start();

@@ -28,8 +28,15 @@ pub enum RawStream {
 /// A connection on its way to a worker: just accepted, or moved from
 /// another worker with its session state (see `balance`).
 pub enum Incoming {
-    New { stream: RawStream, addr: String, laddr: String },
-    Resume { stream: RawStream, session: Box<connection::Session> },
+    New {
+        stream: RawStream,
+        addr: String,
+        laddr: String,
+    },
+    Resume {
+        stream: RawStream,
+        session: Box<connection::Session>,
+    },
 }
 
 /// Binds every address in `bind` on `port` (a leading `-` marks an address
@@ -51,7 +58,10 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
                 "::*" => "::",
                 a => a,
             };
-            let sock_addr: SocketAddr = match format!("{ip}:{port}").parse().or_else(|_| format!("[{ip}]:{port}").parse()) {
+            let sock_addr: SocketAddr = match format!("{ip}:{port}")
+                .parse()
+                .or_else(|_| format!("[{ip}]:{port}").parse())
+            {
                 Ok(a) => a,
                 Err(_) => return Err(StartError::Listen(format!("Invalid bind address '{addr}'"))),
             };
@@ -63,14 +73,19 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
                     out.push(Listener::Tcp(l));
                 }
                 Err(e) if optional => tracing::warn!("could not bind {sock_addr}: {e}"),
-                Err(e) => return Err(StartError::Listen(format!("Could not create server TCP listening socket {sock_addr}: {e}"))),
+                Err(e) => {
+                    return Err(StartError::Listen(format!(
+                        "Could not create server TCP listening socket {sock_addr}: {e}"
+                    )))
+                }
             }
         }
     }
     let path = cfg.get("unixsocket");
     if !path.is_empty() {
         let _ = std::fs::remove_file(path);
-        let l = UnixListener::bind(path).map_err(|e| StartError::Listen(format!("Failed opening Unix socket {path}: {e}")))?;
+        let l = UnixListener::bind(path)
+            .map_err(|e| StartError::Listen(format!("Failed opening Unix socket {path}: {e}")))?;
         let perm = cfg.get_int("unixsocketperm");
         if perm != 0 {
             use std::os::unix::fs::PermissionsExt;
@@ -79,13 +94,19 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
         out.push(Listener::Unix(l, path.to_string()));
     }
     if out.is_empty() {
-        return Err(StartError::Listen("no listening socket configured (port 0 and no unixsocket)".into()));
+        return Err(StartError::Listen(
+            "no listening socket configured (port 0 and no unixsocket)".into(),
+        ));
     }
     Ok(out)
 }
 
 fn bind_tcp(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
-    let sock = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    let sock = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
     sock.set_reuseaddr(true)?;
     sock.bind(addr)?;
     sock.listen(backlog)
@@ -141,8 +162,20 @@ fn tune_tcp(server: &Server, s: &TcpStream) {
         let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: setsockopt on a valid, open socket with int-sized options.
         unsafe {
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, &on as *const _ as *const libc::c_void, size);
-            libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, &idle as *const _ as *const libc::c_void, size);
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_KEEPALIVE,
+                &on as *const _ as *const libc::c_void,
+                size,
+            );
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_KEEPIDLE,
+                &idle as *const _ as *const libc::c_void,
+                size,
+            );
         }
     }
 }

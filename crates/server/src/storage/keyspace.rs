@@ -15,7 +15,7 @@
 //! This module knows nothing of RESP or connections.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -51,9 +51,9 @@ impl BuildHasher for KeyHasher {
 
 /// The 48-bit hash SCAN orders keys by inside a slot.
 pub fn scan_hash(key: &[u8]) -> u64 {
-    let mut h = KeyHasher.build_hasher();
-    key.hash(&mut h);
-    h.finish() >> 16
+    
+    
+    KeyHasher.hash_one(key) >> 16
 }
 
 pub type Map = HashMap<Key, Entry, KeyHasher>;
@@ -139,14 +139,18 @@ impl Keyspace {
 
     /// A view with no shard locked, for commands that touch no key.
     pub fn none(&self) -> View<'_> {
-        View { guards: Guards::None }
+        View {
+            guards: Guards::None,
+        }
     }
 
     /// Locks the shard of one key.
     #[inline]
     pub fn lock_key(&self, key: &[u8]) -> View<'_> {
         let shard = shard_of(key_slot(key));
-        View { guards: Guards::One(shard, self.shards[shard].lock()) }
+        View {
+            guards: Guards::One(shard, self.shards[shard].lock()),
+        }
     }
 
     /// Locks the shards of all `keys`, in ascending shard order.
@@ -164,21 +168,27 @@ impl Keyspace {
         }
         match count {
             0 => self.none(),
-            1 => View { guards: Guards::One(last, self.shards[last].lock()) },
+            1 => View {
+                guards: Guards::One(last, self.shards[last].lock()),
+            },
             _ => {
                 let guards = wanted
                     .iter()
                     .enumerate()
                     .map(|(i, &w)| if w { Some(self.shards[i].lock()) } else { None })
                     .collect();
-                View { guards: Guards::Many(guards) }
+                View {
+                    guards: Guards::Many(guards),
+                }
             }
         }
     }
 
     /// Locks every shard, in order: for commands over the whole keyspace.
     pub fn lock_all(&self) -> View<'_> {
-        View { guards: Guards::Many(self.shards.iter().map(|m| Some(m.lock())).collect()) }
+        View {
+            guards: Guards::Many(self.shards.iter().map(|m| Some(m.lock())).collect()),
+        }
     }
 
     /// Runs one step of active expiry on one shard; returns
@@ -324,11 +334,22 @@ impl<'a> View<'a> {
 
     /// Stores `value` under `key` with the given expiry (0 = none),
     /// replacing any previous value. Returns the previous live entry.
-    pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire_at: u64, now_ms: u64) -> Option<Entry> {
+    pub fn set(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: Value,
+        expire_at: u64,
+        now_ms: u64,
+    ) -> Option<Entry> {
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
-        let entry = Entry { value, expire_at, access: lru_clock(now_ms) };
+        let entry = Entry {
+            value,
+            expire_at,
+            access: lru_clock(now_ms),
+        };
         let map = sdb.map_mut(slot);
         let old = match map.get_mut(key) {
             Some(e) => Some(std::mem::replace(e, entry)),
@@ -377,7 +398,11 @@ impl<'a> View<'a> {
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
-        let Some(e) = sdb.slots.get_mut(slot / SHARDS).and_then(|m| m.get_mut(key)) else {
+        let Some(e) = sdb
+            .slots
+            .get_mut(slot / SHARDS)
+            .and_then(|m| m.get_mut(key))
+        else {
             return false;
         };
         match (e.expire_at != 0, expire_at != 0) {
@@ -424,7 +449,14 @@ impl<'a> View<'a> {
     /// (slot, scan_hash) from `cursor`, calling `f` for each live key, until
     /// at least `count` keys were visited. Returns the next cursor (0 at
     /// the end).
-    pub fn scan(&mut self, db: usize, cursor: u64, count: usize, now_ms: u64, mut f: impl FnMut(&[u8], &Entry)) -> u64 {
+    pub fn scan(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        now_ms: u64,
+        mut f: impl FnMut(&[u8], &Entry),
+    ) -> u64 {
         let mut slot = (cursor >> 48) as usize;
         let mut from = cursor & ((1 << 48) - 1);
         let mut visited = 0;
@@ -434,7 +466,11 @@ impl<'a> View<'a> {
             let shard = this.shard_ref(shard_of(slot));
             if let Some(map) = shard.dbs[db].map(slot) {
                 batch.clear();
-                batch.extend(map.iter().map(|(k, e)| (scan_hash(k), &**k, e)).filter(|(h, _, _)| *h >= from));
+                batch.extend(
+                    map.iter()
+                        .map(|(k, e)| (scan_hash(k), &**k, e))
+                        .filter(|(h, _, _)| *h >= from),
+                );
                 batch.sort_unstable_by_key(|(h, _, _)| *h);
                 for (i, (h, k, e)) in batch.iter().enumerate() {
                     if visited >= count && (i == 0 || batch[i - 1].0 != *h) {
@@ -566,7 +602,9 @@ mod tests {
         let mut cursor = 0;
         let mut round = 0;
         loop {
-            cursor = v.scan(0, cursor, 10, 0, |k, _| *seen.entry(k.to_vec()).or_insert(0) += 1);
+            cursor = v.scan(0, cursor, 10, 0, |k, _| {
+                *seen.entry(k.to_vec()).or_insert(0) += 1
+            });
             // Grow the keyspace during the scan.
             v.set(0, format!("new{round}").as_bytes(), s("x"), 0, 0);
             round += 1;

@@ -13,7 +13,11 @@ const fn crc16_table() -> [u16; 256] {
         let mut crc = (i as u16) << 8;
         let mut j = 0;
         while j < 8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
             j += 1;
         }
         table[i] = crc;
@@ -25,7 +29,9 @@ const fn crc16_table() -> [u16; 256] {
 static CRC16: [u16; 256] = crc16_table();
 
 pub fn crc16(data: &[u8]) -> u16 {
-    data.iter().fold(0u16, |crc, &b| (crc << 8) ^ CRC16[(((crc >> 8) as u8) ^ b) as usize])
+    data.iter().fold(0u16, |crc, &b| {
+        (crc << 8) ^ CRC16[(((crc >> 8) as u8) ^ b) as usize]
+    })
 }
 
 /// The hash slot of `key`, honouring hash tags.
@@ -52,7 +58,10 @@ mod tests {
         assert_eq!(key_slot(b"foo"), 12182);
         assert_eq!(key_slot(b"bar"), 5061);
         assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
-        assert_eq!(key_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") as usize % SLOTS);
+        assert_eq!(
+            key_slot(b"foo{}{bar}"),
+            crc16(b"foo{}{bar}") as usize % SLOTS
+        );
         assert_eq!(key_slot(b"foo{{bar}}zap"), crc16(b"{bar") as usize % SLOTS);
     }
 }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the whole test suite. Installs what it needs when missing:
+# redis-server and redis-tools (the differential tests and the redis-cli /
+# redis-benchmark compatibility tests drive the real ones), and the Python
+# client used by the redis-py tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null || need_apt+=(redis-server)
+command -v redis-benchmark >/dev/null || need_apt+=(redis-tools)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if ! python3 -c 'import redis' 2>/dev/null; then
+  python3 -m pip install -q redis 2>/dev/null || python3 -m pip install -q --break-system-packages redis
+fi
+
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -q -- -D warnings
+cargo test --workspace -q 2>&1
