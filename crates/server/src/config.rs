@@ -140,9 +140,86 @@ const PARAMS: &[Param] = &[
         "no",
         false,
     ),
+    p(
+        "hash-max-listpack-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "512",
+        true,
+    ),
+    p(
+        "hash-max-listpack-value",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "64",
+        true,
+    ),
+    p(
+        "set-max-intset-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "512",
+        true,
+    ),
+    p(
+        "zset-max-listpack-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "128",
+        true,
+    ),
+    p(
+        "zset-max-listpack-value",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "64",
+        true,
+    ),
+    p(
+        "list-max-listpack-size",
+        Kind::Int {
+            min: -5,
+            max: I32MAX,
+        },
+        "-2",
+        true,
+    ),
+    p(
+        "list-compress-depth",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+];
+
+/// Old names Redis still accepts and reports, and the parameter each one
+/// stands for.
+const ALIASES: &[(&str, &str)] = &[
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, canonical)| canonical);
     PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
 }
 

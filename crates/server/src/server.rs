@@ -7,7 +7,7 @@
 //! connections, deals them out round-robin, runs the cron (active expiry)
 //! and waits for a shutdown signal.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
 use crate::stats::Stats;
 use crate::storage::keyspace::{Keyspace, SHARDS};
+use crate::storage::value::EncodingLimits;
 
 pub struct Server {
     pub config: RwLock<Config>,
@@ -44,7 +45,18 @@ pub struct Server {
     pub timeout_secs: AtomicU64,
     pub hz: AtomicU64,
     pub expired_stale_perc: AtomicU64,
+    limits: [AtomicI64; 6],
 }
+
+/// Config parameters behind `Server::encoding_limits`, in field order.
+const LIMIT_PARAMS: [&str; 6] = [
+    "hash-max-listpack-entries",
+    "hash-max-listpack-value",
+    "set-max-intset-entries",
+    "zset-max-listpack-entries",
+    "zset-max-listpack-value",
+    "list-max-listpack-size",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -88,8 +100,10 @@ impl Server {
             timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
             hz: AtomicU64::new(config.get_int("hz") as u64),
             expired_stale_perc: AtomicU64::new(0),
+            limits: Default::default(),
             config: RwLock::new(config),
         };
+        server.config_changed();
         Ok(server)
     }
 
@@ -101,6 +115,23 @@ impl Server {
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        for (cell, name) in self.limits.iter().zip(LIMIT_PARAMS) {
+            cell.store(c.get_int(name), Relaxed);
+        }
+    }
+
+    /// Current encoding thresholds; plain loads, no lock, as they are read
+    /// by every command that grows a collection.
+    pub fn encoding_limits(&self) -> EncodingLimits {
+        let l = |i: usize| self.limits[i].load(Relaxed);
+        EncodingLimits {
+            hash_max_listpack_entries: l(0) as usize,
+            hash_max_listpack_value: l(1) as usize,
+            set_max_intset_entries: l(2) as usize,
+            zset_max_listpack_entries: l(3) as usize,
+            zset_max_listpack_value: l(4) as usize,
+            list_max_listpack_size: l(5),
+        }
     }
 
     pub fn request_shutdown(&self) {

@@ -13,9 +13,13 @@ pub mod error;
 pub mod table;
 
 mod connection;
+mod hash;
 mod keys;
+mod list;
 mod server;
+mod set;
 mod string;
+mod zset;
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -37,6 +41,10 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     let mut r = Registry::default();
     string::register(&mut r);
     keys::register(&mut r);
+    list::register(&mut r);
+    hash::register(&mut r);
+    set::register(&mut r);
+    zset::register(&mut r);
     connection::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)
@@ -55,6 +63,9 @@ pub struct Ctx<'a> {
     pub now_ms: u64,
     /// Keys changed by this command (Redis's `server.dirty` delta).
     pub dirty: u64,
+    /// Keys that may now serve clients blocked on them (a push to a list,
+    /// an add to a sorted set...), recorded with [`Ctx::key_ready`].
+    pub ready: Vec<(usize, Vec<u8>)>,
 }
 
 /// Time readings for one batch of requests. One clock read per command:
@@ -94,6 +105,20 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn db(&self) -> usize {
         self.client.db
+    }
+
+    /// Marks `key` of the current database as possibly able to serve a
+    /// blocked client (call after pushing to a list, adding to a sorted
+    /// set or stream). Costs nothing when no one is blocked.
+    pub fn key_ready(&mut self, key: &[u8]) {
+        let db = self.client.db;
+        self.ready.push((db, key.to_vec()));
+    }
+
+    /// The thresholds for compact collection encodings.
+    #[inline]
+    pub fn limits(&self) -> crate::storage::value::EncodingLimits {
+        self.server.encoding_limits()
     }
 
     #[inline]
@@ -258,6 +283,7 @@ pub fn dispatch(
         cmd,
         now_ms: clock.unix_ms_at(start),
         dirty: 0,
+        ready: Vec::new(),
     };
     let result = handler(&mut cx, argv);
     let failed = match result {

@@ -54,7 +54,6 @@ fn view_str<'v>(
             value: Value::Str(s),
             ..
         }) => Ok(Some(s)),
-        #[allow(unreachable_patterns)]
         Some(_) => Err(error::WRONGTYPE),
     }
 }
@@ -166,7 +165,6 @@ fn get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             value: Value::Str(s),
             ..
         }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
-        #[allow(unreachable_patterns)]
         Some(_) => return Err(error::WRONGTYPE),
     }
     Ok(())
@@ -202,9 +200,7 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
                         old_value = Some(s.to_vec());
                     }
                 }
-                #[allow(unreachable_patterns)]
                 _ if o.get => return Err(error::WRONGTYPE),
-                #[allow(unreachable_patterns)]
                 _ => {}
             }
             old_expire = e.expire_at;

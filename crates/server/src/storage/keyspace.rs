@@ -51,8 +51,6 @@ impl BuildHasher for KeyHasher {
 
 /// The 48-bit hash SCAN orders keys by inside a slot.
 pub fn scan_hash(key: &[u8]) -> u64 {
-    
-    
     KeyHasher.hash_one(key) >> 16
 }
 

@@ -1,6 +1,10 @@
 //! Pure data: the sharded keyspace, values, slots. No RESP, no I/O; the
 //! command layer is the only user.
 
+pub mod hash;
 pub mod keyspace;
+pub mod list;
+pub mod set;
 pub mod slot;
 pub mod value;
+pub mod zset;

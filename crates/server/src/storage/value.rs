@@ -1,6 +1,11 @@
 //! Values stored under keys, and the entry that wraps them with expiry and
 //! access metadata. Pure data: no RESP, no I/O.
 
+pub use super::hash::Hash;
+pub use super::list::List;
+pub use super::set::Set;
+pub use super::zset::ZSet;
+
 /// A string value. Integers that round-trip exactly are kept as `Int`, as
 /// Redis's `int` encoding does, so INCR needs no parse and no allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,9 +92,15 @@ impl Str {
     }
 }
 
+/// A key's value. Collections are boxed so a `Value` stays 32 bytes and
+/// a string key pays nothing for the other types.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(Str),
+    List(Box<List>),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
+    ZSet(Box<ZSet>),
 }
 
 impl Value {
@@ -97,12 +108,49 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
+    /// The name `OBJECT ENCODING` replies with (Redis 7.0's names).
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding(),
+            Value::List(l) => l.encoding(),
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
+            Value::ZSet(z) => z.encoding(),
+        }
+    }
+}
+
+/// Thresholds at which small collections leave their compact encoding
+/// (Redis's `*-max-listpack-*` and `set-max-intset-entries`), read from
+/// the configuration for every command that may grow a collection.
+#[derive(Debug, Clone, Copy)]
+pub struct EncodingLimits {
+    pub hash_max_listpack_entries: usize,
+    pub hash_max_listpack_value: usize,
+    pub set_max_intset_entries: usize,
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
+    /// `list-max-listpack-size`: positive = entries per node, negative =
+    /// bytes per node (-1 = 4 KB ... -5 = 64 KB).
+    pub list_max_listpack_size: i64,
+}
+
+impl Default for EncodingLimits {
+    fn default() -> Self {
+        EncodingLimits {
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+            list_max_listpack_size: -2,
         }
     }
 }

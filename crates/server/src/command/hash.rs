@@ -1,0 +1,5 @@
+//! Hash commands.
+
+use super::table::Registry;
+
+pub(super) fn register(_r: &mut Registry) {}

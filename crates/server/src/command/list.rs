@@ -1,0 +1,5 @@
+//! List commands.
+
+use super::table::Registry;
+
+pub(super) fn register(_r: &mut Registry) {}

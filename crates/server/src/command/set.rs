@@ -1,0 +1,5 @@
+//! Set commands.
+
+use super::table::Registry;
+
+pub(super) fn register(_r: &mut Registry) {}

@@ -1,0 +1,5 @@
+//! Zset commands.
+
+use super::table::Registry;
+
+pub(super) fn register(_r: &mut Registry) {}
