@@ -418,14 +418,17 @@ impl Config {
 
     /// CONFIG GET: (name, value) for every parameter matching any pattern.
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
-        PARAMS
+        let names = PARAMS
             .iter()
-            .filter(|p| {
+            .map(|p| p.name)
+            .chain(ALIASES.iter().map(|(alias, _)| *alias));
+        names
+            .filter(|name| {
                 patterns
                     .iter()
-                    .any(|pat| glob::matches(pat, p.name.as_bytes(), true))
+                    .any(|pat| glob::matches(pat, name.as_bytes(), true))
             })
-            .map(|p| (p.name, self.values.get(p.name).cloned().unwrap_or_default()))
+            .map(|name| (name, self.get(name).to_string()))
             .collect()
     }
 
