@@ -70,6 +70,15 @@ impl ClientInfo {
     }
 }
 
+/// Set by a blocking command that found nothing to serve.
+#[derive(Debug, Clone)]
+pub struct BlockRequest {
+    pub db: usize,
+    pub keys: Vec<Vec<u8>>,
+    pub deadline: Option<std::time::Instant>,
+    pub timeout_reply: crate::command::TimeoutReply,
+}
+
 /// Per-connection state owned by the connection task.
 pub struct Client {
     pub info: Arc<ClientInfo>,
@@ -79,6 +88,8 @@ pub struct Client {
     /// Close the connection once the pending replies are written (QUIT,
     /// protocol errors, CLIENT KILL of self).
     pub close_after_reply: bool,
+    /// Set by [`crate::command::Ctx::block`]; the connection parks.
+    pub block: Option<BlockRequest>,
 }
 
 impl Client {
@@ -89,6 +100,7 @@ impl Client {
             proto: 2,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
+            block: None,
         }
     }
 

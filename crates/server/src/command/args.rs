@@ -54,6 +54,26 @@ pub fn format_double(v: f64) -> String {
     s
 }
 
+/// A blocking command's timeout in seconds (decimals allowed; 0 =
+/// forever), as Redis's getTimeoutFromObjectOrReply.
+pub fn timeout(arg: &[u8]) -> Result<Option<std::time::Duration>, CmdError> {
+    let secs = parse_float(arg)
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| CmdError::new("ERR timeout is not a float or out of range"))?;
+    if secs < 0.0 {
+        return Err(super::error::NEGATIVE_TIMEOUT);
+    }
+    let ms = (secs * 1000.0).ceil();
+    if ms > i64::MAX as f64 / 2.0 {
+        return Err(CmdError::new("ERR timeout is out of range"));
+    }
+    Ok(if ms == 0.0 {
+        None
+    } else {
+        Some(std::time::Duration::from_millis(ms as u64))
+    })
+}
+
 #[inline]
 pub fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())

@@ -50,6 +50,16 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     CommandTable::build(r)
 }
 
+/// The reply a blocked client gets when its timeout passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutReply {
+    /// `*-1` (RESP2) / `_` (RESP3): BLPOP, BRPOP, BLMPOP, BZPOPMIN/MAX,
+    /// BZMPOP, XREAD, XREADGROUP.
+    NullArray,
+    /// `$-1` / `_`: BLMOVE, BRPOPLPUSH.
+    NullBulk,
+}
+
 /// What a handler sees: the server, its client, the shards it holds, and
 /// the reply buffer.
 pub struct Ctx<'a> {
@@ -113,6 +123,26 @@ impl<'a> Ctx<'a> {
     pub fn key_ready(&mut self, key: &[u8]) {
         let db = self.client.db;
         self.ready.push((db, key.to_vec()));
+    }
+
+    /// Blocks the client on `keys` of the current database until one of
+    /// them is signalled ready with [`Ctx::key_ready`] or `timeout` passes
+    /// (`None`: forever). The handler writes no reply: when a key becomes
+    /// ready the same command runs again from the start (and may block
+    /// again); on timeout the client gets the null reply `timeout_reply`
+    /// names. Clients are woken in FIFO order per key.
+    pub fn block(
+        &mut self,
+        keys: &[&[u8]],
+        timeout: Option<std::time::Duration>,
+        timeout_reply: TimeoutReply,
+    ) {
+        self.client.block = Some(crate::client::BlockRequest {
+            db: self.client.db,
+            keys: keys.iter().map(|k| k.to_vec()).collect(),
+            deadline: timeout.map(|t| std::time::Instant::now() + t),
+            timeout_reply,
+        });
     }
 
     /// The thresholds for compact collection encodings.
