@@ -28,6 +28,7 @@ pub struct Server {
     pub keyspace: Keyspace,
     pub commands: CommandTable,
     pub clients: Clients,
+    pub blocking: crate::blocking::Blocking,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -85,6 +86,7 @@ impl Server {
             keyspace: Keyspace::new(databases),
             commands: command::build_table()?,
             clients: Clients::default(),
+            blocking: Default::default(),
             workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),

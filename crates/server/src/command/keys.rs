@@ -474,6 +474,7 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if a != b {
         cx.view.swap(a as usize, b as usize);
         cx.dirty += 1;
+        cx.server.blocking.signal_all();
     }
     cx.ok();
     Ok(())

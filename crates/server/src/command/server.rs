@@ -172,9 +172,10 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             "clients" => {
                 let _ = write!(
                     o,
-                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
                     server.clients.len(),
                     cfg.get("maxclients"),
+                    server.blocking.blocked_clients(),
                 );
             }
             "memory" => {

@@ -178,6 +178,75 @@ async fn reject(stream: RawStream) {
     }
 }
 
+/// Parks a client whose command blocked until a key it waits on is
+/// signalled (then re-runs the command), its timeout passes (null reply),
+/// or the peer goes away. Bytes the client sends meanwhile are kept for
+/// after. Returns false if the connection closed.
+#[allow(clippy::too_many_arguments)]
+async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
+    server: &Server,
+    stream: &mut S,
+    client: &mut Client,
+    rbuf: &mut Vec<u8>,
+    req: crate::client::BlockRequest,
+    argv: Vec<Vec<u8>>,
+    out: &mut Vec<u8>,
+    stats: &ThreadStats,
+) -> std::io::Result<bool> {
+    let waiter = Arc::new(crate::blocking::Waiter {
+        client_id: client.info.id,
+        wake: tokio::sync::Notify::new(),
+    });
+    server.blocking.register(req.db, &req.keys, &waiter);
+    let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+    let deadline = req.deadline.map(tokio::time::Instant::from_std);
+    let result = loop {
+        let timeout = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        rbuf.reserve(READ_CHUNK);
+        tokio::select! {
+            _ = waiter.wake.notified() => {
+                let mark = out.len();
+                let mut clock = command::Clock::start();
+                command::dispatch(server, client, &argv, out, stats, &mut clock);
+                if client.block.take().is_some() {
+                    // Still nothing to serve (another client was faster):
+                    // keep our place at the head of the queue.
+                    out.truncate(mark);
+                    continue;
+                }
+                break Ok(true);
+            }
+            _ = timeout => {
+                let proto = client.proto;
+                match req.timeout_reply {
+                    command::TimeoutReply::NullArray => resp::encode::null_array(out, proto),
+                    command::TimeoutReply::NullBulk => resp::encode::null(out, proto),
+                }
+                break Ok(true);
+            }
+            r = stream.read_buf(rbuf) => match r {
+                Ok(0) => break Ok(false),
+                Ok(_) if client.info.killed.load(Relaxed) => break Ok(false),
+                Ok(_) => continue,
+                Err(e) => break Err(e),
+            },
+        }
+    };
+    server.blocking.unregister(req.db, &req.keys, &waiter);
+    if matches!(result, Ok(true)) {
+        // The keys may hold more than we took: pass the turn on.
+        for k in &req.keys {
+            server.blocking.signal(req.db, k);
+        }
+    }
+    result
+}
+
 /// Gives an empty vector of argument slices a new lifetime, keeping its
 /// allocation (in-place collect), so no request allocates its argv.
 fn recycle<'b>(mut v: Vec<&[u8]>) -> Vec<&'b [u8]> {
@@ -269,7 +338,26 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     let mut argv = recycle(std::mem::take(&mut argv_store));
                     argv.extend((0..dec.argc()).map(|i| dec.arg(frame, i)));
                     command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    let blocked = client
+                        .block
+                        .take()
+                        .map(|req| (req, argv.iter().map(|a| a.to_vec()).collect::<Vec<_>>()));
                     argv_store = recycle(argv);
+                    if let Some((req, owned)) = blocked {
+                        // Replies of the requests before this one leave now.
+                        if !out.is_empty() {
+                            stream.write_all(&out).await?;
+                            stats.add_net(0, out.len() as u64);
+                            out.clear();
+                        }
+                        let served =
+                            wait_blocked(server, stream, client, rbuf, req, owned, &mut out, stats)
+                                .await?;
+                        if !served {
+                            return Ok(Exit::Closed);
+                        }
+                        clock = command::Clock::start();
+                    }
                     if client.close_after_reply {
                         break;
                     }
