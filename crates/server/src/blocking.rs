@@ -21,11 +21,14 @@ pub struct Waiter {
     pub wake: Notify,
 }
 
+/// Waiters per (database, key), oldest first.
+type Queues = HashMap<(usize, Vec<u8>), VecDeque<Arc<Waiter>>>;
+
 #[derive(Default)]
 pub struct Blocking {
     /// Blocked clients; lets writers skip the registry when it is zero.
     count: AtomicUsize,
-    queues: Mutex<HashMap<(usize, Vec<u8>), VecDeque<Arc<Waiter>>>>,
+    queues: Mutex<Queues>,
 }
 
 impl Blocking {
