@@ -14,10 +14,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-if ! python3 -c 'import redis' 2>/dev/null; then
-  python3 -m pip install -q redis 2>/dev/null || python3 -m pip install -q --break-system-packages redis
+if ! python3 -c 'import redis, pytest' 2>/dev/null; then
+  python3 -m pip install -q redis pytest 2>/dev/null || python3 -m pip install -q --break-system-packages redis pytest
 fi
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace -q 2>&1
+# redis-py (RESP2 and RESP3) against the server binary cargo test built.
+python3 -m pytest -q tests/compat
