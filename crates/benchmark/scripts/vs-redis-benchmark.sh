@@ -9,9 +9,9 @@ KB=${KB:-$(dirname "$0")/../../../target/release/keel-benchmark}
 TMP=$(mktemp -d)
 for i in $(seq 1 "$RUNS"); do
   # Quiet lines; redis-benchmark's progress output is cut at the last \r.
-  redis-benchmark -p "$PORT" "$@" -q 2>/dev/null | tr '\r' '\n' | grep 'requests per second' \
+  redis-benchmark -p "$PORT" -q "$@" 2>/dev/null | tr '\r' '\n' | grep 'requests per second' \
     | sed 's/^/redis-benchmark /' >> "$TMP/out"
-  "$KB" -p "$PORT" "$@" -q 2>>"$TMP/warn" | grep 'requests per second' \
+  "$KB" -p "$PORT" -q "$@" 2>>"$TMP/warn" | grep 'requests per second' \
     | sed 's/^/keel-benchmark /' >> "$TMP/out"
 done
 python3 - "$TMP/out" <<'PY'
