@@ -1,5 +1,666 @@
-//! Set commands.
+//! Set commands: SADD, SREM, SPOP, SRANDMEMBER, SMEMBERS, SISMEMBER,
+//! SMISMEMBER, SCARD, SMOVE, SINTER/SUNION/SDIFF (and their STORE forms),
+//! SINTERCARD, SSCAN. Replies and errors as Redis 7.0.
 
+use rand::Rng;
+use resp::encode;
+
+use super::args::{self, is};
+use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::Ctx;
+use crate::glob;
+use crate::storage::keyspace::View;
+use crate::storage::set::{Elem, Set};
+use crate::storage::value::{Entry, Str, Value};
 
-pub(super) fn register(_r: &mut Registry) {}
+pub(super) fn register(r: &mut Registry) {
+    r.add("sadd", sadd);
+    r.add("srem", srem);
+    r.add("spop", spop);
+    r.add("srandmember", srandmember);
+    r.add("smembers", smembers);
+    r.add("sismember", sismember);
+    r.add("smismember", smismember);
+    r.add("scard", scard);
+    r.add("smove", smove);
+    r.add("sinter", sinter);
+    r.add("sinterstore", sinterstore);
+    r.add("sintercard", sintercard);
+    r.add("sunion", sunion);
+    r.add("sunionstore", sunionstore);
+    r.add("sdiff", sdiff);
+    r.add("sdiffstore", sdiffstore);
+    r.add("sscan", sscan);
+}
+
+/// The set stored at `key`, if any; WRONGTYPE for other types.
+fn view_set<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Result<Option<&'v mut Set>, CmdError> {
+    match view.get(db, key, now) {
+        None => Ok(None),
+        Some(Entry {
+            value: Value::Set(s),
+            ..
+        }) => Ok(Some(s)),
+        Some(_) => Err(error::WRONGTYPE),
+    }
+}
+
+fn lookup<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, CmdError> {
+    let (db, now) = (cx.db(), cx.now_ms);
+    view_set(&mut cx.view, db, key, now)
+}
+
+/// Deletes `key` if its set became empty (Redis never keeps empty sets).
+fn drop_if_empty(cx: &mut Ctx, key: &[u8]) {
+    let (db, now) = (cx.db(), cx.now_ms);
+    if let Ok(Some(s)) = view_set(&mut cx.view, db, key, now) {
+        if s.is_empty() {
+            cx.view.remove(db, key, now);
+        }
+    }
+}
+
+#[inline]
+fn reply_elem(out: &mut Vec<u8>, e: Elem) {
+    match e {
+        Elem::Bytes(b) => encode::bulk(out, b),
+        Elem::Int(n) => encode::bulk(out, itoa::Buffer::new().format(n).as_bytes()),
+    }
+}
+
+/// SADD key member [member ...]
+fn sadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let max = cx.limits().set_max_intset_entries;
+    let key = argv[1];
+    let mut added = 0;
+    match lookup(cx, key)? {
+        Some(s) => {
+            for m in &argv[2..] {
+                added += s.add(m, max) as i64;
+            }
+        }
+        None => {
+            let mut s = Set::new();
+            for m in &argv[2..] {
+                added += s.add(m, max) as i64;
+            }
+            let (db, now) = (cx.db(), cx.now_ms);
+            cx.view.set(db, key, Value::Set(Box::new(s)), 0, now);
+        }
+    }
+    cx.dirty += added as u64;
+    cx.int(added);
+    Ok(())
+}
+
+/// SREM key member [member ...]
+fn srem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let key = argv[1];
+    let mut removed = 0;
+    if let Some(s) = lookup(cx, key)? {
+        for m in &argv[2..] {
+            removed += s.remove(m) as i64;
+            if s.is_empty() {
+                break;
+            }
+        }
+        if removed > 0 {
+            drop_if_empty(cx, key);
+        }
+    }
+    cx.dirty += removed as u64;
+    cx.int(removed);
+    Ok(())
+}
+
+/// SPOP key [count]
+fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let key = argv[1];
+    let (db, now) = (cx.db(), cx.now_ms);
+    if argv.len() > 3 {
+        return Err(error::SYNTAX);
+    }
+    if argv.len() == 2 {
+        let mut rng = rand::thread_rng();
+        let Some(s) = view_set(&mut cx.view, db, key, now)? else {
+            cx.null();
+            return Ok(());
+        };
+        let m = s.pop_random(&mut rng);
+        let empty = s.is_empty();
+        match m {
+            Some(m) => encode::bulk(cx.out, &m),
+            None => encode::null(cx.out, cx.client.proto),
+        }
+        if empty {
+            cx.view.remove(db, key, now);
+        }
+        cx.dirty += 1;
+        return Ok(());
+    }
+    let count = match args::int(argv[2]) {
+        Ok(n) if n >= 0 => n as u64,
+        _ => return Err(CmdError::new("ERR value is out of range, must be positive")),
+    };
+    let proto = cx.client.proto;
+    let Some(s) = view_set(&mut cx.view, db, key, now)? else {
+        encode::set(cx.out, 0, proto);
+        return Ok(());
+    };
+    if count == 0 {
+        encode::set(cx.out, 0, proto);
+        return Ok(());
+    }
+    let len = s.len() as u64;
+    if count >= len {
+        encode::set(cx.out, len as usize, proto);
+        for e in s.iter() {
+            reply_elem(cx.out, e);
+        }
+        cx.view.remove(db, key, now);
+        cx.dirty += 1;
+        return Ok(());
+    }
+    let mut rng = rand::thread_rng();
+    encode::set(cx.out, count as usize, proto);
+    for _ in 0..count {
+        if let Some(m) = s.pop_random(&mut rng) {
+            encode::bulk(cx.out, &m);
+        }
+    }
+    cx.dirty += count;
+    Ok(())
+}
+
+/// SRANDMEMBER key [count]
+fn srandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let key = argv[1];
+    let (db, now) = (cx.db(), cx.now_ms);
+    if argv.len() > 3 {
+        return Err(error::SYNTAX);
+    }
+    let mut rng = rand::thread_rng();
+    if argv.len() == 2 {
+        match view_set(&mut cx.view, db, key, now)?.and_then(|s| s.random(&mut rng)) {
+            Some(e) => reply_elem(cx.out, e),
+            None => encode::null(cx.out, cx.client.proto),
+        }
+        return Ok(());
+    }
+    let n = args::int(argv[2])?;
+    if n == i64::MIN {
+        return Err(CmdError::new(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        ));
+    }
+    let Some(s) = view_set(&mut cx.view, db, key, now)? else {
+        cx.array(0);
+        return Ok(());
+    };
+    random_members(cx.out, s, n, &mut rng);
+    Ok(())
+}
+
+/// SRANDMEMBER's count form: negative counts may repeat members;
+/// positive ones are distinct (all of them when count >= size).
+fn random_members(out: &mut Vec<u8>, s: &Set, n: i64, rng: &mut impl Rng) {
+    let len = s.len();
+    if n < 0 {
+        let count = n.unsigned_abs() as usize;
+        encode::array(out, count);
+        for _ in 0..count {
+            if let Some(e) = s.random(rng) {
+                reply_elem(out, e);
+            }
+        }
+        return;
+    }
+    let count = n as usize;
+    if count >= len {
+        encode::array(out, len);
+        for e in s.iter() {
+            reply_elem(out, e);
+        }
+        return;
+    }
+    encode::array(out, count);
+    if count * 3 > len {
+        // Many of them: a partial shuffle of all members.
+        let mut all: Vec<Elem> = s.iter().collect();
+        for i in 0..count {
+            let j = rng.gen_range(i..len);
+            all.swap(i, j);
+            reply_elem(out, all[i]);
+        }
+    } else {
+        // Few of them: random picks, skipping repeats.
+        let mut picked = std::collections::HashSet::with_capacity(count);
+        while picked.len() < count {
+            if let Some(p) = s.random_pos(rng) {
+                if picked.insert(p) {
+                    if let Some(e) = s.at(p) {
+                        reply_elem(out, e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// SMEMBERS key
+fn smembers(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
+    match view_set(&mut cx.view, db, argv[1], now)? {
+        None => encode::set(cx.out, 0, proto),
+        Some(s) => {
+            encode::set(cx.out, s.len(), proto);
+            for e in s.iter() {
+                reply_elem(cx.out, e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SISMEMBER key member
+fn sismember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let found = lookup(cx, argv[1])?.is_some_and(|s| s.contains(argv[2]));
+    cx.int(found as i64);
+    Ok(())
+}
+
+/// SMISMEMBER key member [member ...]
+fn smismember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let s = view_set(&mut cx.view, db, argv[1], now)?;
+    encode::array(cx.out, argv.len() - 2);
+    for m in &argv[2..] {
+        let found = s.as_ref().is_some_and(|s| s.contains(m));
+        encode::integer(cx.out, found as i64);
+    }
+    Ok(())
+}
+
+/// SCARD key
+fn scard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let n = lookup(cx, argv[1])?.map_or(0, |s| s.len());
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// SMOVE source destination member
+fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (src, dst, m) = (argv[1], argv[2], argv[3]);
+    let (db, now) = (cx.db(), cx.now_ms);
+    let max = cx.limits().set_max_intset_entries;
+    let Some(s) = view_set(&mut cx.view, db, src, now)? else {
+        cx.int(0);
+        return Ok(());
+    };
+    let in_src = s.contains(m);
+    // Type-check the destination before changing anything.
+    let dst_exists = view_set(&mut cx.view, db, dst, now)?.is_some();
+    if src == dst {
+        cx.int(in_src as i64);
+        return Ok(());
+    }
+    if !in_src {
+        cx.int(0);
+        return Ok(());
+    }
+    if let Some(s) = view_set(&mut cx.view, db, src, now)? {
+        s.remove(m);
+    }
+    drop_if_empty(cx, src);
+    cx.dirty += 1;
+    if dst_exists {
+        if let Some(d) = view_set(&mut cx.view, db, dst, now)? {
+            if d.add(m, max) {
+                cx.dirty += 1;
+            }
+        }
+    } else {
+        let mut d = Set::new();
+        d.add(m, max);
+        cx.view.set(db, dst, Value::Set(Box::new(d)), 0, now);
+        cx.dirty += 1;
+    }
+    cx.int(1);
+    Ok(())
+}
+
+/// Source sets of a multi-key command, moved out of the keyspace while
+/// the command reads them together (the shards are locked, so no one can
+/// see the placeholder) and put back by [`Sources::restore`]. Repeated
+/// keys share one slot.
+struct Sources<'k> {
+    keys: Vec<&'k [u8]>,
+    sets: Vec<Option<Box<Set>>>,
+    /// For each key argument, its index in `keys`/`sets`.
+    index: Vec<usize>,
+}
+
+const PLACEHOLDER: Value = Value::Str(Str::Int(0));
+
+impl<'k> Sources<'k> {
+    fn take(cx: &mut Ctx, keys: &[&'k [u8]]) -> Result<Sources<'k>, CmdError> {
+        let (db, now) = (cx.db(), cx.now_ms);
+        let mut src = Sources {
+            keys: Vec::with_capacity(keys.len()),
+            sets: Vec::with_capacity(keys.len()),
+            index: Vec::with_capacity(keys.len()),
+        };
+        for &k in keys {
+            if let Some(i) = src.keys.iter().position(|&x| x == k) {
+                src.index.push(i);
+                continue;
+            }
+            let taken = match cx.view.get(db, k, now) {
+                None => Ok(None),
+                Some(e) => match &e.value {
+                    Value::Set(_) => match std::mem::replace(&mut e.value, PLACEHOLDER) {
+                        Value::Set(s) => Ok(Some(s)),
+                        _ => Ok(None),
+                    },
+                    _ => Err(error::WRONGTYPE),
+                },
+            };
+            match taken {
+                Ok(s) => {
+                    src.index.push(src.keys.len());
+                    src.keys.push(k);
+                    src.sets.push(s);
+                }
+                Err(e) => {
+                    src.restore(cx);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(src)
+    }
+
+    fn get(&self, arg: usize) -> Option<&Set> {
+        self.sets[self.index[arg]].as_deref()
+    }
+
+    fn restore(self, cx: &mut Ctx) {
+        let (db, now) = (cx.db(), cx.now_ms);
+        for (k, s) in self.keys.into_iter().zip(self.sets) {
+            if let Some(s) = s {
+                if let Some(e) = cx.view.peek(db, k, now) {
+                    e.value = Value::Set(s);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Inter,
+    Union,
+    Diff,
+}
+
+/// Computes an intersection, union or difference of the source sets.
+/// Intersections visit the smallest set and probe the others.
+fn compute(src: &Sources, n: usize, op: Op, max_intset: usize) -> Set {
+    let mut out = Set::new();
+    match op {
+        Op::Inter => {
+            let mut sets: Vec<&Set> = Vec::with_capacity(n);
+            for i in 0..n {
+                match src.get(i) {
+                    Some(s) => sets.push(s),
+                    None => return out,
+                }
+            }
+            sets.sort_by_key(|s| s.len());
+            for e in sets[0].iter() {
+                if sets[1..].iter().all(|s| s.contains_elem(e)) {
+                    out.add_elem(e, max_intset);
+                }
+            }
+        }
+        Op::Union => {
+            for s in (0..n).filter_map(|i| src.get(i)) {
+                for e in s.iter() {
+                    out.add_elem(e, max_intset);
+                }
+            }
+        }
+        Op::Diff => {
+            let Some(first) = src.get(0) else {
+                return out;
+            };
+            let others: Vec<&Set> = (1..n).filter_map(|i| src.get(i)).collect();
+            for e in first.iter() {
+                if !others.iter().any(|s| s.contains_elem(e)) {
+                    out.add_elem(e, max_intset);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn set_op(cx: &mut Ctx, keys: &[&[u8]], op: Op) -> CmdResult {
+    let max = cx.limits().set_max_intset_entries;
+    let src = Sources::take(cx, keys)?;
+    let proto = cx.client.proto;
+    if op == Op::Inter {
+        // Stream the intersection straight from the smallest set.
+        let mut sets: Vec<&Set> = Vec::with_capacity(keys.len());
+        let mut missing = false;
+        for i in 0..keys.len() {
+            match src.get(i) {
+                Some(s) => sets.push(s),
+                None => missing = true,
+            }
+        }
+        if missing {
+            encode::set(cx.out, 0, proto);
+        } else {
+            sets.sort_by_key(|s| s.len());
+            let mut found: Vec<Elem> = Vec::new();
+            for e in sets[0].iter() {
+                if sets[1..].iter().all(|s| s.contains_elem(e)) {
+                    found.push(e);
+                }
+            }
+            encode::set(cx.out, found.len(), proto);
+            for e in found {
+                reply_elem(cx.out, e);
+            }
+        }
+    } else {
+        let result = compute(&src, keys.len(), op, max);
+        encode::set(cx.out, result.len(), proto);
+        for e in result.iter() {
+            reply_elem(cx.out, e);
+        }
+    }
+    src.restore(cx);
+    Ok(())
+}
+
+fn set_op_store(cx: &mut Ctx, dst: &[u8], keys: &[&[u8]], op: Op) -> CmdResult {
+    let max = cx.limits().set_max_intset_entries;
+    let src = Sources::take(cx, keys)?;
+    let result = compute(&src, keys.len(), op, max);
+    src.restore(cx);
+    let (db, now) = (cx.db(), cx.now_ms);
+    let n = result.len();
+    if n == 0 {
+        if cx.view.remove(db, dst, now).is_some() {
+            cx.dirty += 1;
+        }
+    } else {
+        cx.view.set(db, dst, Value::Set(Box::new(result)), 0, now);
+        cx.dirty += 1;
+    }
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// SINTER key [key ...]
+fn sinter(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    set_op(cx, &argv[1..], Op::Inter)
+}
+
+/// SUNION key [key ...]
+fn sunion(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    set_op(cx, &argv[1..], Op::Union)
+}
+
+/// SDIFF key [key ...]
+fn sdiff(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    set_op(cx, &argv[1..], Op::Diff)
+}
+
+/// SINTERSTORE destination key [key ...]
+fn sinterstore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    set_op_store(cx, argv[1], &argv[2..], Op::Inter)
+}
+
+/// SUNIONSTORE destination key [key ...]
+fn sunionstore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    set_op_store(cx, argv[1], &argv[2..], Op::Union)
+}
+
+/// SDIFFSTORE destination key [key ...]
+fn sdiffstore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    set_op_store(cx, argv[1], &argv[2..], Op::Diff)
+}
+
+/// SINTERCARD numkeys key [key ...] [LIMIT limit]
+fn sintercard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let numkeys = match args::int(argv[1]) {
+        Ok(n) if n > 0 => n as usize,
+        _ => return Err(CmdError::new("ERR numkeys should be greater than 0")),
+    };
+    if numkeys > argv.len() - 2 {
+        return Err(CmdError::new(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    let mut limit = 0usize;
+    let mut j = 2 + numkeys;
+    while j < argv.len() {
+        if is(argv[j], "LIMIT") && j + 1 < argv.len() {
+            limit = match args::int(argv[j + 1]) {
+                Ok(n) if n >= 0 => n as usize,
+                _ => return Err(CmdError::new("ERR LIMIT can't be negative")),
+            };
+            j += 2;
+        } else {
+            return Err(error::SYNTAX);
+        }
+    }
+    let keys = &argv[2..2 + numkeys];
+    let src = Sources::take(cx, keys)?;
+    let mut sets: Vec<&Set> = Vec::with_capacity(numkeys);
+    let mut missing = false;
+    for i in 0..numkeys {
+        match src.get(i) {
+            Some(s) => sets.push(s),
+            None => missing = true,
+        }
+    }
+    let mut n = 0usize;
+    if !missing {
+        sets.sort_by_key(|s| s.len());
+        for e in sets[0].iter() {
+            if sets[1..].iter().all(|s| s.contains_elem(e)) {
+                n += 1;
+                if limit != 0 && n >= limit {
+                    break;
+                }
+            }
+        }
+    }
+    src.restore(cx);
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// A SCAN-family cursor as Redis's parseScanCursorOrReply (strtoull: an
+/// optional sign, digits; a negative value wraps).
+pub(super) fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    let invalid = || CmdError::new("ERR invalid cursor");
+    let (neg, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((c - b'0') as u64))
+            .ok_or_else(invalid)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
+/// MATCH/COUNT options of SSCAN/ZSCAN/HSCAN (no TYPE): (pattern, count).
+pub(super) fn parse_scan_options<'a>(
+    argv: &[&'a [u8]],
+    from: usize,
+) -> Result<(Option<&'a [u8]>, usize), CmdError> {
+    let mut pattern = None;
+    let mut count = 10usize;
+    let mut j = from;
+    while j < argv.len() {
+        let has_value = j + 1 < argv.len();
+        if is(argv[j], "COUNT") && has_value {
+            let n = args::int(argv[j + 1])?;
+            if n < 1 {
+                return Err(error::SYNTAX);
+            }
+            count = n as usize;
+        } else if is(argv[j], "MATCH") && has_value {
+            pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 2;
+    }
+    Ok((pattern, count))
+}
+
+/// SSCAN key cursor [MATCH pattern] [COUNT count]
+fn sscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let cursor = parse_cursor(argv[2])?;
+    let (db, now) = (cx.db(), cx.now_ms);
+    let Some(s) = view_set(&mut cx.view, db, argv[1], now)? else {
+        cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
+        return Ok(());
+    };
+    let (pattern, count) = parse_scan_options(argv, 3)?;
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let next = s.scan(cursor, count, |e| {
+        e.with_bytes(|b| {
+            if pattern.is_none_or(|p| glob::matches(p, b, false)) {
+                found.push(b.to_vec());
+            }
+        })
+    });
+    encode::array(cx.out, 2);
+    encode::bulk(cx.out, itoa::Buffer::new().format(next).as_bytes());
+    encode::array(cx.out, found.len());
+    for m in &found {
+        encode::bulk(cx.out, m);
+    }
+    Ok(())
+}
