@@ -18,6 +18,7 @@ mod keys;
 mod list;
 mod server;
 mod set;
+mod stream;
 mod string;
 mod zset;
 
@@ -45,6 +46,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     hash::register(&mut r);
     set::register(&mut r);
     zset::register(&mut r);
+    stream::register(&mut r);
     connection::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)

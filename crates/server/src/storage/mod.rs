@@ -6,5 +6,6 @@ pub mod keyspace;
 pub mod list;
 pub mod set;
 pub mod slot;
+pub mod stream;
 pub mod value;
 pub mod zset;

@@ -4,6 +4,7 @@
 pub use super::hash::Hash;
 pub use super::list::List;
 pub use super::set::Set;
+pub use super::stream::Stream;
 pub use super::zset::ZSet;
 
 /// A string value. Integers that round-trip exactly are kept as `Int`, as
@@ -101,6 +102,7 @@ pub enum Value {
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
+    Stream(Box<Stream>),
 }
 
 impl Value {
@@ -112,6 +114,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -123,6 +126,7 @@ impl Value {
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
             Value::ZSet(z) => z.encoding(),
+            Value::Stream(_) => "stream",
         }
     }
 }
