@@ -90,6 +90,11 @@ pub struct Client {
     pub close_after_reply: bool,
     /// Set by [`crate::command::Ctx::block`]; the connection parks.
     pub block: Option<BlockRequest>,
+    /// Commands queued since MULTI (owned: the read buffer moves on).
+    pub multi: Option<Vec<Vec<Vec<u8>>>>,
+    /// A command failed to queue: EXEC must abort (EXECABORT).
+    pub multi_error: bool,
+    pub watch: Arc<crate::watch::WatchState>,
 }
 
 impl Client {
@@ -101,6 +106,9 @@ impl Client {
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             block: None,
+            multi: None,
+            multi_error: false,
+            watch: Default::default(),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod net;
 pub mod server;
 pub mod stats;
 pub mod storage;
+pub mod watch;
 
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -29,6 +29,7 @@ pub struct Server {
     pub commands: CommandTable,
     pub clients: Clients,
     pub blocking: crate::blocking::Blocking,
+    pub watches: crate::watch::Watches,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -87,6 +88,7 @@ impl Server {
             commands: command::build_table()?,
             clients: Clients::default(),
             blocking: Default::default(),
+            watches: Default::default(),
             workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),

@@ -55,6 +55,9 @@ fn quit(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// RESET
 fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.client.multi = None;
+    cx.client.multi_error = false;
+    cx.server.watches.unwatch_all(&cx.client.watch);
     cx.client.set_db(0);
     cx.client.set_proto(2);
     cx.client.reply_mode = ReplyMode::On;

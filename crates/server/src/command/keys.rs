@@ -304,6 +304,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     cx.view.set(dst_db, dst, value, expire, now);
+    cx.server.watches.touch(dst_db, dst);
     cx.dirty += 1;
     cx.int(1);
     Ok(())
@@ -327,6 +328,7 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if let Some(entry) = cx.view.remove(db, key, now) {
         cx.view.set(dst_db, key, entry.value, entry.expire_at, now);
     }
+    cx.server.watches.touch(dst_db, key);
     cx.dirty += 1;
     cx.int(1);
     Ok(())
@@ -439,8 +441,12 @@ fn dispose(maps: Vec<Vec<Map>>, async_free: bool) {
 /// FLUSHDB [ASYNC | SYNC]
 fn flushdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let async_free = flush_mode(argv)?;
-    let db = cx.db();
+    let (db, now) = (cx.db(), cx.now_ms);
     let n = cx.view.len(db);
+    let view = &mut cx.view;
+    cx.server
+        .watches
+        .touch_db(db, |k| view.peek(db, k, now).is_some());
     let maps = cx.view.flush(db);
     dispose(maps, async_free);
     cx.dirty += n as u64 + 1;
@@ -453,8 +459,13 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let async_free = flush_mode(argv)?;
     let mut maps = Vec::new();
     let mut n = 0;
+    let now = cx.now_ms;
     for db in 0..cx.server.keyspace.databases() {
         n += cx.view.len(db);
+        let view = &mut cx.view;
+        cx.server
+            .watches
+            .touch_db(db, |k| view.peek(db, k, now).is_some());
         maps.extend(cx.view.flush(db));
     }
     dispose(maps, async_free);
@@ -472,7 +483,16 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::DB_RANGE);
     }
     if a != b {
-        cx.view.swap(a as usize, b as usize);
+        let (a, b, now) = (a as usize, b as usize, cx.now_ms);
+        // A watched key changes if it exists in either database.
+        let view = &mut cx.view;
+        cx.server.watches.touch_db(a, |k| {
+            view.peek(a, k, now).is_some() || view.peek(b, k, now).is_some()
+        });
+        cx.server.watches.touch_db(b, |k| {
+            view.peek(a, k, now).is_some() || view.peek(b, k, now).is_some()
+        });
+        cx.view.swap(a, b);
         cx.dirty += 1;
         cx.server.blocking.signal_all();
     }

@@ -1,5 +1,726 @@
-//! List commands.
+//! List commands: pushes and pops at both ends (with counts), ranges and
+//! indexes, middle edits (LSET, LINSERT, LREM, LTRIM), LPOS, moves between
+//! lists, and the blocking pops and moves. Replies and errors as Redis 7.0.
+//!
+//! A list key never holds an empty list: whatever empties a list deletes
+//! its key. Every push calls [`Ctx::key_ready`] so a client blocked on the
+//! key is woken; a blocking command that finds nothing calls
+//! [`Ctx::block`], writes no reply, and is run again from the start when
+//! one of its keys is signalled (or answered with a null on timeout).
+//!
+//! Reads (LLEN, LRANGE, LINDEX, LPOS) count keyspace hits and misses;
+//! writes look their keys up without counting, as Redis's
+//! `lookupKeyWrite`.
 
+use resp::encode;
+
+use super::args::{self, is};
+use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::{Ctx, TimeoutReply};
+use crate::storage::keyspace::{lru_clock, View};
+use crate::storage::list::{Elem, List, Needle};
+use crate::storage::value::{Entry, Value};
 
-pub(super) fn register(_r: &mut Registry) {}
+pub(super) fn register(r: &mut Registry) {
+    r.add("lpush", lpush);
+    r.add("rpush", rpush);
+    r.add("lpushx", lpushx);
+    r.add("rpushx", rpushx);
+    r.add("lpop", lpop);
+    r.add("rpop", rpop);
+    r.add("llen", llen);
+    r.add("lrange", lrange);
+    r.add("lindex", lindex);
+    r.add("lset", lset);
+    r.add("lrem", lrem);
+    r.add("ltrim", ltrim);
+    r.add("linsert", linsert);
+    r.add("lpos", lpos);
+    r.add("lmove", lmove);
+    r.add("rpoplpush", rpoplpush);
+    r.add("lmpop", lmpop);
+    r.add("blpop", blpop);
+    r.add("brpop", brpop);
+    r.add("blmove", blmove);
+    r.add("brpoplpush", brpoplpush);
+    r.add("blmpop", blmpop);
+}
+
+const OUT_OF_RANGE_POSITIVE: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "ERR value is out of range, must be positive",
+));
+const INDEX_OUT_OF_RANGE: CmdError = CmdError(std::borrow::Cow::Borrowed("ERR index out of range"));
+
+/// The list at `key` for a read (counts a hit or miss); WRONGTYPE for
+/// other types.
+fn read_list<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Result<Option<&'v mut List>, CmdError> {
+    match view.get(db, key, now) {
+        None => Ok(None),
+        Some(Entry {
+            value: Value::List(l),
+            ..
+        }) => Ok(Some(l)),
+        Some(_) => Err(error::WRONGTYPE),
+    }
+}
+
+/// The list at `key` for a write: no hit/miss counted, access time
+/// updated (Redis's lookupKeyWrite).
+fn write_list<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Result<Option<&'v mut List>, CmdError> {
+    match view.peek(db, key, now) {
+        None => Ok(None),
+        Some(e) => {
+            e.access = lru_clock(now);
+            match &mut e.value {
+                Value::List(l) => Ok(Some(l)),
+                _ => Err(error::WRONGTYPE),
+            }
+        }
+    }
+}
+
+/// WRONGTYPE if `key` holds something other than a list; whether it
+/// exists.
+fn check_list(view: &mut View, db: usize, key: &[u8], now: u64) -> Result<bool, CmdError> {
+    Ok(write_list(view, db, key, now)?.is_some())
+}
+
+/// A bulk reply, with a fast path for the short lengths LRANGE sends by
+/// the hundred.
+#[inline]
+fn bulk(out: &mut Vec<u8>, s: &[u8]) {
+    let len = s.len();
+    if len < 10 {
+        out.reserve(len + 6);
+        out.extend_from_slice(&[b'$', b'0' + len as u8, b'\r', b'\n']);
+        out.extend_from_slice(s);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        encode::bulk(out, s);
+    }
+}
+
+#[inline]
+fn bulk_elem(out: &mut Vec<u8>, e: Elem) {
+    match e {
+        Elem::Str(s) => bulk(out, s),
+        Elem::Int(n) => bulk(out, itoa::Buffer::new().format(n).as_bytes()),
+    }
+}
+
+/// LEFT or RIGHT: true for LEFT (the head).
+fn position(arg: &[u8]) -> Result<bool, CmdError> {
+    if is(arg, "LEFT") {
+        Ok(true)
+    } else if is(arg, "RIGHT") {
+        Ok(false)
+    } else {
+        Err(error::SYNTAX)
+    }
+}
+
+fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) -> CmdResult {
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let values = &argv[2..];
+    let len = match write_list(&mut cx.view, db, key, now)? {
+        Some(l) => {
+            for v in values {
+                l.push(v, front);
+            }
+            l.len()
+        }
+        None if only_existing => {
+            cx.int(0);
+            return Ok(());
+        }
+        None => {
+            let mut l = List::new(cx.limits().list_max_listpack_size);
+            for v in values {
+                l.push(v, front);
+            }
+            let len = l.len();
+            cx.view.set(db, key, Value::List(Box::new(l)), 0, now);
+            len
+        }
+    };
+    cx.dirty += values.len() as u64;
+    cx.key_ready(key);
+    cx.int(len as i64);
+    Ok(())
+}
+
+/// LPUSH key element [element ...]
+fn lpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    push_generic(cx, argv, true, false)
+}
+
+/// RPUSH key element [element ...]
+fn rpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    push_generic(cx, argv, false, false)
+}
+
+/// LPUSHX key element [element ...]
+fn lpushx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    push_generic(cx, argv, true, true)
+}
+
+/// RPUSHX key element [element ...]
+fn rpushx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    push_generic(cx, argv, false, true)
+}
+
+/// Pops up to `count` elements from the list at `key`, writing them as
+/// bulk replies (after an array header if `header`); deletes the key if
+/// the list empties. None (nothing written) if the key does not exist.
+#[allow(clippy::too_many_arguments)]
+fn pop_into(
+    view: &mut View,
+    out: &mut Vec<u8>,
+    db: usize,
+    now: u64,
+    key: &[u8],
+    front: bool,
+    count: usize,
+    header: bool,
+) -> Result<Option<usize>, CmdError> {
+    let Some(l) = write_list(view, db, key, now)? else {
+        return Ok(None);
+    };
+    let n = count.min(l.len());
+    if header {
+        encode::array(out, n);
+    }
+    for _ in 0..n {
+        let e = if front { l.front() } else { l.back() };
+        if let Some(e) = e {
+            bulk_elem(out, e);
+        }
+        if front {
+            l.pop_front();
+        } else {
+            l.pop_back();
+        }
+    }
+    if l.is_empty() {
+        view.remove(db, key, now);
+    }
+    Ok(Some(n))
+}
+
+fn pop_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(error::wrong_arity(&cx.cmd.name));
+    }
+    let count = match argv.get(2) {
+        Some(a) => match resp::parse_i64(a) {
+            Some(n) if n >= 0 => Some(n as usize),
+            _ => return Err(OUT_OF_RANGE_POSITIVE),
+        },
+        None => None,
+    };
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let popped = pop_into(
+        &mut cx.view,
+        cx.out,
+        db,
+        now,
+        key,
+        front,
+        count.unwrap_or(1),
+        count.is_some(),
+    )?;
+    match popped {
+        Some(n) => cx.dirty += n as u64,
+        None if count.is_some() => cx.null_array(),
+        None => cx.null(),
+    }
+    Ok(())
+}
+
+/// LPOP key [count]
+fn lpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    pop_generic(cx, argv, true)
+}
+
+/// RPOP key [count]
+fn rpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    pop_generic(cx, argv, false)
+}
+
+/// LLEN key
+fn llen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let n = read_list(&mut cx.view, db, argv[1], now)?.map_or(0, |l| l.len());
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// Redis's start/end normalisation for LRANGE and LTRIM: the inclusive
+/// range as `start..end` (exclusive), or None when it is empty.
+fn normalize_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let mut start = if start < 0 { start + len } else { start };
+    let mut end = if end < 0 { end + len } else { end };
+    if start < 0 {
+        start = 0;
+    }
+    if start > end || start >= len {
+        return None;
+    }
+    if end >= len {
+        end = len - 1;
+    }
+    Some((start as usize, end as usize + 1))
+}
+
+/// LRANGE key start stop
+fn lrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let start = args::int(argv[2])?;
+    let end = args::int(argv[3])?;
+    let (db, now) = (cx.db(), cx.now_ms);
+    let Some(l) = read_list(&mut cx.view, db, argv[1], now)? else {
+        cx.out.extend_from_slice(b"*0\r\n");
+        return Ok(());
+    };
+    let Some((from, to)) = normalize_range(start, end, l.len()) else {
+        cx.out.extend_from_slice(b"*0\r\n");
+        return Ok(());
+    };
+    let out = &mut *cx.out;
+    encode::array(out, to - from);
+    for e in l.iter_from(from).take(to - from) {
+        bulk_elem(out, e);
+    }
+    Ok(())
+}
+
+/// An index argument resolved against `len`: None when out of range.
+fn resolve_index(index: i64, len: usize) -> Option<usize> {
+    let i = if index < 0 { index + len as i64 } else { index };
+    (i >= 0 && (i as u64) < len as u64).then_some(i as usize)
+}
+
+/// LINDEX key index
+fn lindex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let Some(l) = read_list(&mut cx.view, db, argv[1], now)? else {
+        cx.null();
+        return Ok(());
+    };
+    let index = args::int(argv[2])?;
+    match resolve_index(index, l.len()).and_then(|i| l.get(i)) {
+        Some(e) => bulk_elem(cx.out, e),
+        None => encode::null(cx.out, cx.client.proto),
+    }
+    Ok(())
+}
+
+/// LSET key index element
+fn lset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+        return Err(error::NO_SUCH_KEY);
+    };
+    let index = args::int(argv[2])?;
+    let i = resolve_index(index, l.len()).ok_or(INDEX_OUT_OF_RANGE)?;
+    l.set(i, argv[3]);
+    cx.dirty += 1;
+    cx.ok();
+    Ok(())
+}
+
+/// LREM key count element
+fn lrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let count = args::int(argv[2])?;
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+        cx.int(0);
+        return Ok(());
+    };
+    let needle = Needle::new(argv[3]);
+    let removed = l.remove_matching(&needle, count.unsigned_abs() as usize, count < 0);
+    let empty = l.is_empty();
+    if empty {
+        cx.view.remove(db, key, now);
+    }
+    cx.dirty += removed as u64;
+    cx.int(removed as i64);
+    Ok(())
+}
+
+/// LTRIM key start stop
+fn ltrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let start = args::int(argv[2])?;
+    let end = args::int(argv[3])?;
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+        cx.ok();
+        return Ok(());
+    };
+    let before = l.len();
+    match normalize_range(start, end, before) {
+        Some((from, to)) => l.retain_range(from, to),
+        None => l.retain_range(0, 0),
+    }
+    let removed = before - l.len();
+    let empty = l.is_empty();
+    if empty {
+        cx.view.remove(db, key, now);
+    }
+    cx.dirty += removed as u64;
+    cx.ok();
+    Ok(())
+}
+
+/// LINSERT key BEFORE|AFTER pivot element
+fn linsert(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let after = if is(argv[2], "AFTER") {
+        true
+    } else if is(argv[2], "BEFORE") {
+        false
+    } else {
+        return Err(error::SYNTAX);
+    };
+    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+        cx.int(0);
+        return Ok(());
+    };
+    let pivot = Needle::new(argv[3]);
+    let Some(at) = l.iter().position(|e| pivot.matches(e)) else {
+        cx.int(-1);
+        return Ok(());
+    };
+    l.insert(at + after as usize, argv[4]);
+    let len = l.len();
+    cx.dirty += 1;
+    cx.key_ready(key);
+    cx.int(len as i64);
+    Ok(())
+}
+
+/// A non-negative option value; `msg` is the error for a negative or
+/// non-integer one (Redis's getPositiveLongFromObjectOrReply).
+fn non_negative(arg: &[u8], msg: &'static str) -> Result<i64, CmdError> {
+    match resp::parse_i64(arg) {
+        Some(n) if n >= 0 => Ok(n),
+        _ => Err(CmdError::new(msg)),
+    }
+}
+
+/// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+fn lpos(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let mut rank: i64 = 1;
+    let mut count: Option<i64> = None;
+    let mut maxlen: i64 = 0;
+    let mut j = 3;
+    while j < argv.len() {
+        let more = j + 1 < argv.len();
+        if is(argv[j], "RANK") && more {
+            rank = args::int(argv[j + 1])?;
+            if rank == 0 {
+                return Err(CmdError::new(
+                    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
+                ));
+            }
+        } else if is(argv[j], "COUNT") && more {
+            count = Some(non_negative(argv[j + 1], "ERR COUNT can't be negative")?);
+        } else if is(argv[j], "MAXLEN") && more {
+            maxlen = non_negative(argv[j + 1], "ERR MAXLEN can't be negative")?;
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 2;
+    }
+    let from_tail = rank < 0;
+    if from_tail {
+        // As Redis: -i64::MIN stays i64::MIN (two's complement).
+        rank = rank.wrapping_neg();
+    }
+    let (db, now) = (cx.db(), cx.now_ms);
+    let Some(l) = read_list(&mut cx.view, db, argv[1], now)? else {
+        match count {
+            Some(_) => cx.out.extend_from_slice(b"*0\r\n"),
+            None => encode::null(cx.out, cx.client.proto),
+        }
+        return Ok(());
+    };
+    let needle = Needle::new(argv[2]);
+    let len = l.len();
+    let limit = if maxlen == 0 {
+        len
+    } else {
+        (maxlen as usize).min(len)
+    };
+    let mut matches: i64 = 0;
+    let mut found: Vec<usize> = Vec::new();
+    let mut scan = |index: usize, e: Elem| -> bool {
+        if !needle.matches(e) {
+            return true;
+        }
+        matches += 1;
+        if matches < rank {
+            return true;
+        }
+        let at = if from_tail { len - 1 - index } else { index };
+        found.push(at);
+        match count {
+            None => false,
+            Some(0) => true,
+            Some(c) => matches.wrapping_sub(rank).wrapping_add(1) < c,
+        }
+    };
+    if from_tail {
+        for (i, e) in l.iter_rev().take(limit).enumerate() {
+            if !scan(i, e) {
+                break;
+            }
+        }
+    } else {
+        for (i, e) in l.iter().take(limit).enumerate() {
+            if !scan(i, e) {
+                break;
+            }
+        }
+    }
+    match count {
+        Some(_) => {
+            cx.array(found.len());
+            for i in found {
+                cx.int(i as i64);
+            }
+        }
+        None => match found.first() {
+            Some(&i) => cx.int(i as i64),
+            None => cx.null(),
+        },
+    }
+    Ok(())
+}
+
+/// The LMOVE core, once the positions are parsed: pops from `src` and
+/// pushes onto `dst`, replying with the element (null if `src` is
+/// missing). Returns false (and replies nothing) when `src` does not
+/// exist, so a blocking caller can block instead.
+fn move_generic(
+    cx: &mut Ctx,
+    src: &[u8],
+    dst: &[u8],
+    from_left: bool,
+    to_left: bool,
+) -> Result<bool, CmdError> {
+    let (db, now) = (cx.db(), cx.now_ms);
+    if !check_list(&mut cx.view, db, src, now)? {
+        return Ok(false);
+    }
+    let dst_exists = check_list(&mut cx.view, db, dst, now)?;
+    let value = match write_list(&mut cx.view, db, src, now)? {
+        Some(l) => match l.pop(from_left) {
+            Some(v) => v,
+            None => return Ok(false),
+        },
+        None => return Ok(false),
+    };
+    if src == dst {
+        if let Some(l) = write_list(&mut cx.view, db, dst, now)? {
+            l.push(&value, to_left);
+        }
+    } else {
+        let src_empty = write_list(&mut cx.view, db, src, now)?.is_some_and(|l| l.is_empty());
+        if src_empty {
+            cx.view.remove(db, src, now);
+        }
+        if dst_exists {
+            if let Some(l) = write_list(&mut cx.view, db, dst, now)? {
+                l.push(&value, to_left);
+            }
+        } else {
+            let mut l = List::new(cx.limits().list_max_listpack_size);
+            l.push(&value, to_left);
+            cx.view.set(db, dst, Value::List(Box::new(l)), 0, now);
+        }
+    }
+    cx.dirty += 1;
+    cx.key_ready(dst);
+    cx.bulk(&value);
+    Ok(true)
+}
+
+/// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+fn lmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let from = position(argv[3])?;
+    let to = position(argv[4])?;
+    if !move_generic(cx, argv[1], argv[2], from, to)? {
+        cx.null();
+    }
+    Ok(())
+}
+
+/// RPOPLPUSH source destination
+fn rpoplpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if !move_generic(cx, argv[1], argv[2], false, true)? {
+        cx.null();
+    }
+    Ok(())
+}
+
+/// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let from = position(argv[3])?;
+    let to = position(argv[4])?;
+    let timeout = args::timeout(argv[5])?;
+    if !move_generic(cx, argv[1], argv[2], from, to)? {
+        cx.block(&argv[1..2], timeout, TimeoutReply::NullBulk);
+    }
+    Ok(())
+}
+
+/// BRPOPLPUSH source destination timeout
+fn brpoplpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let timeout = args::timeout(argv[3])?;
+    if !move_generic(cx, argv[1], argv[2], false, true)? {
+        cx.block(&argv[1..2], timeout, TimeoutReply::NullBulk);
+    }
+    Ok(())
+}
+
+/// The first of `keys` holding a list (WRONGTYPE stops the search at a
+/// key of another type, as Redis).
+fn first_list<'k>(cx: &mut Ctx, keys: &[&'k [u8]]) -> Result<Option<&'k [u8]>, CmdError> {
+    let (db, now) = (cx.db(), cx.now_ms);
+    for &k in keys {
+        if check_list(&mut cx.view, db, k, now)? {
+            return Ok(Some(k));
+        }
+    }
+    Ok(None)
+}
+
+fn bpop_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool) -> CmdResult {
+    let timeout = args::timeout(argv[argv.len() - 1])?;
+    let keys = &argv[1..argv.len() - 1];
+    match first_list(cx, keys)? {
+        Some(key) => {
+            let (db, now) = (cx.db(), cx.now_ms);
+            cx.array(2);
+            cx.bulk(key);
+            pop_into(&mut cx.view, cx.out, db, now, key, front, 1, false)?;
+            cx.dirty += 1;
+        }
+        None => cx.block(keys, timeout, TimeoutReply::NullArray),
+    }
+    Ok(())
+}
+
+/// BLPOP key [key ...] timeout
+fn blpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    bpop_generic(cx, argv, true)
+}
+
+/// BRPOP key [key ...] timeout
+fn brpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    bpop_generic(cx, argv, false)
+}
+
+/// Parses `numkeys key [key ...] LEFT|RIGHT [COUNT count]` starting at
+/// `argv[at]`: (keys, from the left, count).
+fn parse_mpop<'a>(argv: &[&'a [u8]], at: usize) -> Result<(Vec<&'a [u8]>, bool, usize), CmdError> {
+    let numkeys = match resp::parse_i64(argv[at]) {
+        Some(n) if n >= 1 => n as usize,
+        _ => return Err(CmdError::new("ERR numkeys should be greater than 0")),
+    };
+    let where_at = match (at + 1).checked_add(numkeys) {
+        Some(w) if w < argv.len() => w,
+        _ => return Err(error::SYNTAX),
+    };
+    let front = position(argv[where_at])?;
+    let mut count: Option<usize> = None;
+    let mut j = where_at + 1;
+    while j < argv.len() {
+        if count.is_none() && is(argv[j], "COUNT") && j + 1 < argv.len() {
+            match resp::parse_i64(argv[j + 1]) {
+                Some(n) if n >= 1 => count = Some(n as usize),
+                _ => return Err(CmdError::new("ERR count should be greater than 0")),
+            }
+            j += 2;
+        } else {
+            return Err(error::SYNTAX);
+        }
+    }
+    Ok((argv[at + 1..where_at].to_vec(), front, count.unwrap_or(1)))
+}
+
+/// Pops from the first non-empty list of `keys`, replying
+/// `[key, [elements]]`; false if every list is empty.
+fn mpop_serve(cx: &mut Ctx, keys: &[&[u8]], front: bool, count: usize) -> Result<bool, CmdError> {
+    match first_list(cx, keys)? {
+        Some(key) => {
+            let (db, now) = (cx.db(), cx.now_ms);
+            cx.array(2);
+            cx.bulk(key);
+            let n = pop_into(&mut cx.view, cx.out, db, now, key, front, count, true)?;
+            cx.dirty += n.unwrap_or(0) as u64;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+fn lmpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (keys, front, count) = parse_mpop(argv, 1)?;
+    if !mpop_serve(cx, &keys, front, count)? {
+        cx.null_array();
+    }
+    Ok(())
+}
+
+/// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+fn blmpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let (keys, front, count) = parse_mpop(argv, 2)?;
+    let timeout = args::timeout(argv[1])?;
+    if !mpop_serve(cx, &keys, front, count)? {
+        cx.block(&keys, timeout, TimeoutReply::NullArray);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_normalise_like_redis() {
+        assert_eq!(normalize_range(0, -1, 5), Some((0, 5)));
+        assert_eq!(normalize_range(-100, 100, 5), Some((0, 5)));
+        assert_eq!(normalize_range(3, 1, 5), None);
+        assert_eq!(normalize_range(5, 10, 5), None);
+        assert_eq!(normalize_range(-2, -1, 5), Some((3, 5)));
+        assert_eq!(normalize_range(0, 0, 0), None);
+        assert_eq!(normalize_range(i64::MIN, i64::MAX, 3), Some((0, 3)));
+        assert_eq!(resolve_index(-1, 3), Some(2));
+        assert_eq!(resolve_index(-4, 3), None);
+        assert_eq!(resolve_index(3, 3), None);
+        assert_eq!(resolve_index(i64::MIN, 3), None);
+    }
+
+    #[test]
+    fn short_bulks() {
+        let mut out = Vec::new();
+        bulk(&mut out, b"xxx");
+        bulk(&mut out, b"");
+        bulk(&mut out, b"0123456789");
+        assert_eq!(out, b"$3\r\nxxx\r\n$0\r\n\r\n$10\r\n0123456789\r\n");
+    }
+}

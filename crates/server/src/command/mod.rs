@@ -16,6 +16,7 @@ mod connection;
 mod hash;
 mod keys;
 mod list;
+mod multi;
 mod server;
 mod set;
 mod stream;
@@ -48,6 +49,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     zset::register(&mut r);
     stream::register(&mut r);
     connection::register(&mut r);
+    multi::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)
 }
@@ -64,10 +66,10 @@ pub enum TimeoutReply {
 
 /// What a handler sees: the server, its client, the shards it holds, and
 /// the reply buffer.
-pub struct Ctx<'a> {
-    pub server: &'a Server,
+pub struct Ctx<'a, 's> {
+    pub server: &'s Server,
     pub client: &'a mut Client,
-    pub view: View<'a>,
+    pub view: View<'s>,
     pub out: &'a mut Vec<u8>,
     pub cmd: &'a Command,
     /// Wall-clock time of this command, in Unix milliseconds: one reading
@@ -75,6 +77,8 @@ pub struct Ctx<'a> {
     pub now_ms: u64,
     /// Keys changed by this command (Redis's `server.dirty` delta).
     pub dirty: u64,
+    /// This worker's statistics (EXEC counts the commands it runs).
+    pub stats: &'a ThreadStats,
     /// Keys that may now serve clients blocked on them (a push to a list,
     /// an add to a sorted set...), recorded with [`Ctx::key_ready`].
     pub ready: Vec<(usize, Vec<u8>)>,
@@ -113,7 +117,7 @@ pub fn unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
-impl<'a> Ctx<'a> {
+impl Ctx<'_, '_> {
     #[inline]
     pub fn db(&self) -> usize {
         self.client.db
@@ -218,9 +222,14 @@ impl<'a> Ctx<'a> {
     /// The one place a write leaves the command layer: counts it for
     /// `rdb_changes_since_last_save` now; the log, replicas, keyspace
     /// events and WATCH hook in here.
-    fn propagate(&mut self, _argv: &[&[u8]]) {
-        if self.dirty > 0 {
-            self.server.dirty.fetch_add(self.dirty, Relaxed);
+    fn propagate(&mut self, argv: &[&[u8]]) {
+        self.server.dirty.fetch_add(self.dirty, Relaxed);
+        if self.server.watches.any() {
+            let mut pos = Vec::new();
+            self.cmd.written_key_positions(argv, &mut pos);
+            for p in pos {
+                self.server.watches.touch(self.client.db, argv[p]);
+            }
         }
     }
 }
@@ -259,6 +268,9 @@ pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Comman
     Ok(cmd)
 }
 
+/// Commands that run at once inside MULTI instead of being queued.
+const MULTI_CONTROL: [&str; 6] = ["exec", "discard", "multi", "watch", "quit", "reset"];
+
 /// Runs one request and appends its reply to `out`.
 pub fn dispatch(
     server: &Server,
@@ -273,22 +285,59 @@ pub fn dispatch(
         Ok(cmd) => cmd,
         Err(e) => {
             stats.rejected_calls.fetch_add(1, Relaxed);
+            if client.multi.is_some() {
+                client.multi_error = true;
+            }
             encode::error(out, e.0.as_bytes());
             finish_reply(client, out, mark);
             return;
         }
     };
-    let Some(handler) = cmd.handler else {
-        // A container called without a subcommand: arity already failed
-        // for containers with arity < -1, so this is unreachable in
-        // practice; answer like Redis's container help.
-        encode::error(out, error::unknown_subcommand(argv[0], b"").0.as_bytes());
-        finish_reply(client, out, mark);
-        return;
-    };
+    if let Some(queue) = client.multi.as_mut() {
+        if !MULTI_CONTROL.contains(&cmd.name.as_str()) {
+            if cmd.has(table::flag::NO_MULTI) {
+                client.multi_error = true;
+                encode::error(out, b"ERR Command not allowed inside a transaction");
+            } else {
+                queue.push(argv.iter().map(|a| a.to_vec()).collect());
+                encode::simple(out, b"QUEUED");
+            }
+            finish_reply(client, out, mark);
+            return;
+        }
+    }
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
     let start = clock.last;
-    let view = match cmd.access {
+    let view = lock_for(server, cmd, argv);
+    let run = execute(
+        server,
+        client,
+        cmd,
+        argv,
+        out,
+        stats,
+        view,
+        clock.unix_ms_at(start),
+    );
+    drop(run.view);
+    // After the shards are released, so a woken client does not wait on
+    // the locks we held.
+    for (db, key) in run.ready {
+        server.blocking.signal(db, &key);
+    }
+    let end = Instant::now();
+    clock.last = end;
+    stats.record(
+        cmd.id,
+        end.duration_since(start).as_micros() as u64,
+        run.failed,
+    );
+    finish_reply(client, out, mark);
+}
+
+/// Locks the shards `cmd` needs for `argv`.
+pub fn lock_for<'s>(server: &'s Server, cmd: &Command, argv: &[&[u8]]) -> View<'s> {
+    match cmd.access {
         Access::None => server.keyspace.none(),
         Access::All => server.keyspace.lock_all(),
         Access::Keys if cmd.single_key.is_some() => {
@@ -306,6 +355,39 @@ pub fn dispatch(
                 _ => server.keyspace.lock_keys(pos.iter().map(|&i| argv[i])),
             }
         }
+    }
+}
+
+/// What [`execute`] hands back: the view (still locked), the keys to
+/// signal once it is released, and whether the command failed.
+pub struct Executed<'s> {
+    pub view: View<'s>,
+    pub ready: Vec<(usize, Vec<u8>)>,
+    pub failed: bool,
+}
+
+/// Runs `cmd`'s handler in `view`, writes an error reply if it fails, and
+/// passes a write through the propagation point while the shards are
+/// still held. Shared by dispatch and EXEC.
+#[allow(clippy::too_many_arguments)]
+pub fn execute<'s>(
+    server: &'s Server,
+    client: &mut Client,
+    cmd: &Command,
+    argv: &[&[u8]],
+    out: &mut Vec<u8>,
+    stats: &ThreadStats,
+    view: View<'s>,
+    now_ms: u64,
+) -> Executed<'s> {
+    let mark = out.len();
+    let Some(handler) = cmd.handler else {
+        encode::error(out, error::unknown_subcommand(argv[0], b"").0.as_bytes());
+        return Executed {
+            view,
+            ready: Vec::new(),
+            failed: true,
+        };
     };
     let mut cx = Ctx {
         server,
@@ -313,12 +395,12 @@ pub fn dispatch(
         view,
         out,
         cmd,
-        now_ms: clock.unix_ms_at(start),
+        now_ms,
         dirty: 0,
         ready: Vec::new(),
+        stats,
     };
-    let result = handler(&mut cx, argv);
-    let failed = match result {
+    let failed = match handler(&mut cx, argv) {
         Ok(()) => {
             if cx.dirty > 0 {
                 cx.propagate(argv);
@@ -331,14 +413,12 @@ pub fn dispatch(
             true
         }
     };
-    let Ctx {
-        client, out, view, ..
-    } = cx;
-    drop(view);
-    let end = Instant::now();
-    clock.last = end;
-    stats.record(cmd.id, end.duration_since(start).as_micros() as u64, failed);
-    finish_reply(client, out, mark);
+    let Ctx { view, ready, .. } = cx;
+    Executed {
+        view,
+        ready,
+        failed,
+    }
 }
 
 /// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written.

@@ -366,7 +366,7 @@ fn command_count(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 }
 
 /// Finds a command by `name` or `container|sub`.
-fn find<'t>(cx: &Ctx<'t>, name: &[u8]) -> Option<&'t Command> {
+fn find<'t>(cx: &Ctx<'_, 't>, name: &[u8]) -> Option<&'t Command> {
     let table = &cx.server.commands;
     match name.iter().position(|&c| c == b'|') {
         None => table.lookup(name),
@@ -457,7 +457,7 @@ fn command_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Resolves the command named in COMMAND GETKEYS and returns its key
 /// positions in `argv[2..]`.
 fn getkeys_positions<'t>(
-    cx: &Ctx<'t>,
+    cx: &Ctx<'_, 't>,
     argv: &[&[u8]],
 ) -> Result<(&'t Command, Vec<usize>), CmdError> {
     let target = &argv[2..];

@@ -90,6 +90,9 @@ enum FindKeys {
 struct KeySpec {
     begin: BeginSearch,
     find: FindKeys,
+    /// False for read-only keys (flag RO): writes touch only the others
+    /// (WATCH invalidation).
+    write: bool,
 }
 
 pub struct Command {
@@ -121,8 +124,18 @@ impl Command {
     /// rules (`getKeysUsingKeySpecs`). Out-of-range positions are skipped:
     /// the handler reports the syntax error.
     pub fn key_positions(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
+        self.positions(argv, out, false)
+    }
+
+    /// Positions of the keys this command may modify (key specs not
+    /// flagged RO).
+    pub fn written_key_positions(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
+        self.positions(argv, out, true)
+    }
+
+    fn positions(&self, argv: &[&[u8]], out: &mut Vec<usize>, only_written: bool) {
         let argc = argv.len() as i64;
-        for spec in &self.key_specs {
+        for spec in self.key_specs.iter().filter(|s| !only_written || s.write) {
             let first = match &spec.begin {
                 BeginSearch::Index(i) => *i,
                 BeginSearch::Keyword { keyword, startfrom } => {
@@ -261,7 +274,11 @@ fn parse_key_spec(spec: &Json) -> KeySpec {
         },
         _ => FindKeys::Unknown,
     };
-    KeySpec { begin, find }
+    let write = !map_get(spec, "flags")
+        .and_then(|f| tagged(f, "~").or_else(|| tagged(f, "*")))
+        .and_then(Json::as_array)
+        .is_some_and(|flags| flags.iter().filter_map(tagged_str).any(|f| f == "RO"));
+    KeySpec { begin, find, write }
 }
 
 /// Builds a [`Command`] from a COMMAND INFO entry (tagged JSON array).
@@ -289,6 +306,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         [KeySpec {
             begin: BeginSearch::Index(i),
             find: FindKeys::Range { lastkey: 0, .. },
+            ..
         }] => Some(*i as usize),
         _ => None,
     };

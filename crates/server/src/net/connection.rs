@@ -123,12 +123,14 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
                         // Before the socket closes, so CLIENT KILL never
                         // shuts down a reused fd.
                         server.clients.unregister(info.id);
+                        server.watches.unwatch_all(&session.client.watch);
                         None
                     }
                 }
             }
             Err(_) => {
                 server.clients.unregister(info.id);
+                server.watches.unwatch_all(&session.client.watch);
                 None
             }
         },
@@ -144,12 +146,14 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
                         // Before the socket closes, so CLIENT KILL never
                         // shuts down a reused fd.
                         server.clients.unregister(info.id);
+                        server.watches.unwatch_all(&session.client.watch);
                         None
                     }
                 }
             }
             Err(_) => {
                 server.clients.unregister(info.id);
+                server.watches.unwatch_all(&session.client.watch);
                 None
             }
         },

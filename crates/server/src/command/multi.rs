@@ -1,0 +1,149 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//!
+//! Queued commands are checked (existence, arity) when queued, as Redis
+//! does; EXEC then locks the shards of every queued command's keys and of
+//! every watched key at once, in ascending order, so the whole transaction
+//! is atomic to every other client on every thread, without a global lock.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use resp::encode;
+
+use super::error::{CmdError, CmdResult};
+use super::table::{Access, Command, Registry};
+use super::{execute, resolve, Ctx, TimeoutReply};
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("multi", multi);
+    r.add("exec", exec);
+    r.add("discard", discard);
+    r.add("watch", watch);
+    r.add("unwatch", unwatch);
+}
+
+/// MULTI
+fn multi(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    if cx.client.multi.is_some() {
+        return Err(CmdError::new("ERR MULTI calls can not be nested"));
+    }
+    cx.client.multi = Some(Vec::new());
+    cx.client.multi_error = false;
+    cx.ok();
+    Ok(())
+}
+
+/// DISCARD
+fn discard(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    if cx.client.multi.take().is_none() {
+        return Err(CmdError::new("ERR DISCARD without MULTI"));
+    }
+    cx.client.multi_error = false;
+    cx.server.watches.unwatch_all(&cx.client.watch);
+    cx.ok();
+    Ok(())
+}
+
+/// WATCH key [key ...]
+fn watch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if cx.client.multi.is_some() {
+        return Err(CmdError::new("ERR WATCH inside MULTI is not allowed"));
+    }
+    let (db, now) = (cx.db(), cx.now_ms);
+    for key in &argv[1..] {
+        let exists = cx.view.peek(db, key, now).is_some();
+        cx.server.watches.watch(&cx.client.watch, db, key, exists);
+    }
+    cx.ok();
+    Ok(())
+}
+
+/// UNWATCH
+fn unwatch(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.server.watches.unwatch_all(&cx.client.watch);
+    cx.ok();
+    Ok(())
+}
+
+/// EXEC
+fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let Some(queued) = cx.client.multi.take() else {
+        return Err(CmdError::new("ERR EXEC without MULTI"));
+    };
+    let watch = cx.client.watch.clone();
+    if std::mem::take(&mut cx.client.multi_error) {
+        cx.server.watches.unwatch_all(&watch);
+        return Err(CmdError::new(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
+    }
+    let server = cx.server;
+    let table = &server.commands;
+    let argvs: Vec<Vec<&[u8]>> = queued
+        .iter()
+        .map(|a| a.iter().map(Vec::as_slice).collect())
+        .collect();
+    // Every command was resolved when queued; resolve again to get the
+    // table entries (the table is immutable, so this cannot fail
+    // differently).
+    let cmds: Vec<Result<&Command, CmdError>> = argvs.iter().map(|a| resolve(table, a)).collect();
+    let watched: Vec<(usize, Vec<u8>, bool)> = watch.keys.lock().clone();
+    // One lock set for the whole transaction: the queued commands' keys
+    // and the watched keys.
+    let needs_all = cmds
+        .iter()
+        .any(|c| c.as_ref().is_ok_and(|c| c.access == Access::All));
+    let mut view = if needs_all {
+        server.keyspace.lock_all()
+    } else {
+        let mut keys: Vec<&[u8]> = watched.iter().map(|(_, k, _)| k.as_slice()).collect();
+        let mut pos = Vec::new();
+        for (cmd, argv) in cmds.iter().zip(&argvs) {
+            if let Ok(cmd) = cmd {
+                pos.clear();
+                cmd.key_positions(argv, &mut pos);
+                keys.extend(pos.iter().map(|&p| argv[p]));
+            }
+        }
+        server.keyspace.lock_keys(keys.into_iter())
+    };
+    let now = super::unix_ms();
+    let aborted = watch.dirty.load(Relaxed)
+        || watched
+            .iter()
+            .any(|(db, key, existed)| *existed && view.peek(*db, key, now).is_none());
+    server.watches.unwatch_all(&watch);
+    if aborted {
+        drop(view);
+        cx.null_array();
+        return Ok(());
+    }
+    encode::array(cx.out, cmds.len());
+    let mut ready = Vec::new();
+    for (cmd, argv) in cmds.into_iter().zip(&argvs) {
+        let cmd = match cmd {
+            Ok(c) => c,
+            Err(e) => {
+                encode::error(cx.out, e.0.as_bytes());
+                continue;
+            }
+        };
+        let start = Instant::now();
+        let run = execute(server, cx.client, cmd, argv, cx.out, cx.stats, view, now);
+        view = run.view;
+        ready.extend(run.ready);
+        // Inside a transaction a blocking command does not block: it
+        // answers as if its timeout had passed.
+        if let Some(req) = cx.client.block.take() {
+            match req.timeout_reply {
+                TimeoutReply::NullArray => encode::null_array(cx.out, cx.client.proto),
+                TimeoutReply::NullBulk => encode::null(cx.out, cx.client.proto),
+            }
+        }
+        cx.stats
+            .record(cmd.id, start.elapsed().as_micros() as u64, run.failed);
+    }
+    drop(view);
+    cx.ready.extend(ready);
+    Ok(())
+}
