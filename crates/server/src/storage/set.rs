@@ -157,6 +157,11 @@ impl<T: Keyed> Table<T> {
         self.slots.get(i).and_then(|s| s.as_ref())
     }
 
+    #[inline]
+    pub fn slot_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.slots.get_mut(i).and_then(|s| s.as_mut())
+    }
+
     /// Inserts an entry whose key is known to be absent.
     pub fn insert_new(&mut self, item: T) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
