@@ -79,6 +79,21 @@ pub struct BlockRequest {
     pub timeout_reply: crate::command::TimeoutReply,
 }
 
+/// A client's subscriptions and the queue its messages arrive on.
+pub struct PubSubState {
+    pub sub: Arc<crate::pubsub::Subscriber>,
+    pub rx: tokio::sync::mpsc::UnboundedReceiver<crate::pubsub::Message>,
+    pub channels: Vec<Vec<u8>>,
+    pub patterns: Vec<Vec<u8>>,
+    pub shard_channels: Vec<Vec<u8>>,
+}
+
+impl PubSubState {
+    pub fn total(&self) -> usize {
+        self.channels.len() + self.patterns.len() + self.shard_channels.len()
+    }
+}
+
 /// Per-connection state owned by the connection task.
 pub struct Client {
     pub info: Arc<ClientInfo>,
@@ -95,6 +110,7 @@ pub struct Client {
     /// A command failed to queue: EXEC must abort (EXECABORT).
     pub multi_error: bool,
     pub watch: Arc<crate::watch::WatchState>,
+    pub pubsub: Option<Box<PubSubState>>,
 }
 
 impl Client {
@@ -109,6 +125,7 @@ impl Client {
             multi: None,
             multi_error: false,
             watch: Default::default(),
+            pubsub: None,
         }
     }
 
@@ -120,6 +137,15 @@ impl Client {
     pub fn set_proto(&mut self, proto: u8) {
         self.proto = proto;
         self.info.resp.store(proto, Relaxed);
+        if let Some(ps) = &self.pubsub {
+            ps.sub.proto.store(proto, Relaxed);
+        }
+    }
+
+    /// Subscriptions of every kind (a RESP2 client with any is in
+    /// subscribed mode).
+    pub fn subscriptions(&self) -> usize {
+        self.pubsub.as_ref().map_or(0, |p| p.total())
     }
 }
 

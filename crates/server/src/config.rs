@@ -25,6 +25,9 @@ enum Kind {
     },
     Str,
     Save,
+    /// `class hard soft seconds` groups; setting some classes keeps the
+    /// others.
+    BufferLimits,
 }
 
 struct Param {
@@ -203,6 +206,12 @@ const PARAMS: &[Param] = &[
         "0",
         true,
     ),
+    p(
+        "client-output-buffer-limit",
+        Kind::BufferLimits,
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        true,
+    ),
 ];
 
 /// Old names Redis still accepts and reports, and the parameter each one
@@ -288,6 +297,29 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(n.to_string())
         }
         Kind::Str => Ok(value.to_string()),
+        Kind::BufferLimits => {
+            let parts: Vec<&str> = value.split_whitespace().collect();
+            if parts.is_empty() || parts.len() % 4 != 0 {
+                return Err("Wrong number of arguments in buffer limit configuration.".into());
+            }
+            let mut out = Vec::new();
+            for c in parts.chunks(4) {
+                let class = match c[0].to_ascii_lowercase().as_str() {
+                    "normal" => "normal",
+                    "slave" | "replica" => "slave",
+                    "pubsub" => "pubsub",
+                    _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
+                };
+                let hard = parse_memory(c[1]).filter(|n| *n >= 0);
+                let soft = parse_memory(c[2]).filter(|n| *n >= 0);
+                let secs = resp::parse_i64(c[3].as_bytes()).filter(|n| *n >= 0);
+                match (hard, soft, secs) {
+                    (Some(h), Some(s), Some(t)) => out.push(format!("{class} {h} {s} {t}")),
+                    _ => return Err("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()),
+                }
+            }
+            Ok(out.join(" "))
+        }
         Kind::Save => {
             let parts: Vec<&str> = value.split_whitespace().collect();
             if !parts.len().is_multiple_of(2) || parts.iter().any(|x| resp::parse_i64(x.as_bytes()).is_none_or(|n| n < 0)) {
@@ -396,6 +428,11 @@ impl Config {
             let v = normalise(p, &value).map_err(|e| {
                 ConfigError::Invalid(format!("line {}: '{}': {e}", lineno + 1, line))
             })?;
+            let v = if matches!(p.kind, Kind::BufferLimits) {
+                merge_limits(self.get(p.name), &v)
+            } else {
+                v
+            };
             self.values.insert(p.name, v);
         }
         Ok(())
@@ -456,6 +493,11 @@ impl Config {
             if p.name == "dir" && std::env::set_current_dir(&v).is_err() {
                 return Err(fail("No such file or directory"));
             }
+            let v = if matches!(p.kind, Kind::BufferLimits) {
+                merge_limits(self.get(p.name), &v)
+            } else {
+                v
+            };
             staged.push((p.name, v));
         }
         let names = staged.iter().map(|(n, _)| *n).collect();
@@ -505,6 +547,31 @@ impl Config {
         write_atomically(path, out.as_bytes())
             .map_err(|e| format!("ERR Rewriting config file: {e}"))
     }
+}
+
+/// Replaces the classes `new` names in `old`, keeping the others, in
+/// Redis's order (normal, slave, pubsub).
+fn merge_limits(old: &str, new: &str) -> String {
+    let parse = |s: &str| -> Vec<(String, String)> {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .chunks(4)
+            .filter(|c| c.len() == 4)
+            .map(|c| (c[0].to_string(), c[1..].join(" ")))
+            .collect()
+    };
+    let mut classes = parse(old);
+    for (class, rest) in parse(new) {
+        match classes.iter_mut().find(|(c, _)| *c == class) {
+            Some(entry) => entry.1 = rest,
+            None => classes.push((class, rest)),
+        }
+    }
+    classes
+        .iter()
+        .map(|(c, r)| format!("{c} {r}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn quote(s: &str) -> String {

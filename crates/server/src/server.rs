@@ -30,6 +30,7 @@ pub struct Server {
     pub clients: Clients,
     pub blocking: crate::blocking::Blocking,
     pub watches: crate::watch::Watches,
+    pub pubsub: crate::pubsub::PubSub,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -89,6 +90,7 @@ impl Server {
             clients: Clients::default(),
             blocking: Default::default(),
             watches: Default::default(),
+            pubsub: Default::default(),
             workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),
@@ -119,6 +121,9 @@ impl Server {
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        self.pubsub.set_limit(crate::pubsub::parse_limit(
+            c.get("client-output-buffer-limit"),
+        ));
         for (cell, name) in self.limits.iter().zip(LIMIT_PARAMS) {
             cell.store(c.get_int(name), Relaxed);
         }

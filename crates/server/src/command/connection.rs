@@ -33,6 +33,14 @@ fn ping(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if argv.len() > 2 {
         return Err(error::wrong_arity("ping"));
     }
+    // A RESP2 client in subscribed mode gets PING as a pub/sub-style
+    // array, as in Redis.
+    if cx.client.proto == 2 && cx.client.subscriptions() > 0 {
+        cx.array(2);
+        cx.bulk(b"pong");
+        cx.bulk(argv.get(1).copied().unwrap_or(b""));
+        return Ok(());
+    }
     match argv.get(1) {
         Some(msg) => cx.bulk(msg),
         None => cx.simple(b"PONG"),
@@ -57,6 +65,7 @@ fn quit(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.client.multi = None;
     cx.client.multi_error = false;
+    super::pubsub::unsubscribe_all(cx.server, cx.client);
     cx.server.watches.unwatch_all(&cx.client.watch);
     cx.client.set_db(0);
     cx.client.set_proto(2);

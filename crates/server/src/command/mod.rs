@@ -17,6 +17,7 @@ mod hash;
 mod keys;
 mod list;
 mod multi;
+pub mod pubsub;
 mod server;
 mod set;
 mod stream;
@@ -50,6 +51,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     stream::register(&mut r);
     connection::register(&mut r);
     multi::register(&mut r);
+    pubsub::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)
 }
@@ -305,6 +307,19 @@ pub fn dispatch(
             finish_reply(client, out, mark);
             return;
         }
+    }
+    if client.proto == 2
+        && client.pubsub.is_some()
+        && client.subscriptions() > 0
+        && !pubsub::allowed_when_subscribed(&cmd.name)
+    {
+        let msg = format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            cmd.name
+        );
+        encode::error(out, msg.as_bytes());
+        finish_reply(client, out, mark);
+        return;
     }
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
     let start = clock.last;

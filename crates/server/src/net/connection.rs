@@ -124,6 +124,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
                         // shuts down a reused fd.
                         server.clients.unregister(info.id);
                         server.watches.unwatch_all(&session.client.watch);
+                        command::pubsub::unsubscribe_all(&server, &mut session.client);
                         None
                     }
                 }
@@ -131,6 +132,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
             Err(_) => {
                 server.clients.unregister(info.id);
                 server.watches.unwatch_all(&session.client.watch);
+                command::pubsub::unsubscribe_all(&server, &mut session.client);
                 None
             }
         },
@@ -147,6 +149,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
                         // shuts down a reused fd.
                         server.clients.unregister(info.id);
                         server.watches.unwatch_all(&session.client.watch);
+                        command::pubsub::unsubscribe_all(&server, &mut session.client);
                         None
                     }
                 }
@@ -154,6 +157,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
             Err(_) => {
                 server.clients.unregister(info.id);
                 server.watches.unwatch_all(&session.client.watch);
+                command::pubsub::unsubscribe_all(&server, &mut session.client);
                 None
             }
         },
@@ -310,7 +314,34 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             let want = dec.bytes_wanted().saturating_sub(pending).max(READ_CHUNK);
             rbuf.reserve(want);
             let timeout = server.timeout_secs.load(Relaxed);
-            n = if timeout > 0 {
+            n = if let Some(ps) = client.pubsub.as_mut() {
+                // Subscribed: wait for a request or a message, whichever
+                // comes first (no idle timeout, as in Redis).
+                tokio::select! {
+                    r = stream.read_buf(rbuf) => r?,
+                    Some(first) = ps.rx.recv() => {
+                        let mut bytes = first.len();
+                        out.extend_from_slice(&first);
+                        while out.len() < FLUSH_AT {
+                            match ps.rx.try_recv() {
+                                Ok(m) => {
+                                    bytes += m.len();
+                                    out.extend_from_slice(&m);
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        stream.write_all(&out).await?;
+                        stats.add_net(0, out.len() as u64);
+                        out.clear();
+                        ps.sub.pending.fetch_sub(bytes, Relaxed);
+                        if client.info.killed.load(Relaxed) {
+                            return Ok(Exit::Closed);
+                        }
+                        continue;
+                    }
+                }
+            } else if timeout > 0 {
                 match tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf))
                     .await
                 {

@@ -1,0 +1,260 @@
+//! Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH,
+//! PUBSUB. Delivery and limits live in `crate::pubsub`.
+
+use resp::encode;
+
+use super::error::CmdResult;
+use super::keys::help_reply;
+use super::table::Registry;
+use super::Ctx;
+use crate::client::PubSubState;
+use crate::pubsub::{Kind, Subscriber};
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("subscribe", subscribe);
+    r.add("psubscribe", psubscribe);
+    r.add("ssubscribe", ssubscribe);
+    r.add("unsubscribe", unsubscribe);
+    r.add("punsubscribe", punsubscribe);
+    r.add("sunsubscribe", sunsubscribe);
+    r.add("publish", publish);
+    r.add("spublish", spublish);
+    r.add("pubsub|channels", pubsub_channels);
+    r.add("pubsub|numsub", pubsub_numsub);
+    r.add("pubsub|numpat", pubsub_numpat);
+    r.add("pubsub|shardchannels", pubsub_shardchannels);
+    r.add("pubsub|shardnumsub", pubsub_shardnumsub);
+    r.add("pubsub|help", pubsub_help);
+}
+
+/// Commands a RESP2 client may send while subscribed.
+pub fn allowed_when_subscribed(name: &str) -> bool {
+    matches!(
+        name,
+        "subscribe"
+            | "psubscribe"
+            | "ssubscribe"
+            | "unsubscribe"
+            | "punsubscribe"
+            | "sunsubscribe"
+            | "ping"
+            | "quit"
+            | "reset"
+    )
+}
+
+fn state<'c>(cx: &'c mut Ctx) -> &'c mut PubSubState {
+    let info = cx.client.info.clone();
+    let proto = cx.client.proto;
+    cx.client.pubsub.get_or_insert_with(|| {
+        let (sub, rx) = Subscriber::new(info, proto);
+        Box::new(PubSubState {
+            sub,
+            rx,
+            channels: Vec::new(),
+            patterns: Vec::new(),
+            shard_channels: Vec::new(),
+        })
+    })
+}
+
+fn list_of(ps: &mut PubSubState, kind: Kind) -> &mut Vec<Vec<u8>> {
+    match kind {
+        Kind::Channel => &mut ps.channels,
+        Kind::Pattern => &mut ps.patterns,
+        Kind::Shard => &mut ps.shard_channels,
+    }
+}
+
+/// The count Redis reports after a (un)subscription: channels + patterns,
+/// or shard channels alone for the shard commands.
+fn count(ps: &PubSubState, kind: Kind) -> usize {
+    match kind {
+        Kind::Shard => ps.shard_channels.len(),
+        _ => ps.channels.len() + ps.patterns.len(),
+    }
+}
+
+fn confirm(out: &mut Vec<u8>, proto: u8, what: &[u8], name: Option<&[u8]>, n: usize) {
+    encode::push(out, 3, proto);
+    encode::bulk(out, what);
+    match name {
+        Some(n) => encode::bulk(out, n),
+        None => encode::null(out, proto),
+    }
+    encode::integer(out, n as i64);
+}
+
+fn subscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
+    let proto = cx.client.proto;
+    let server = cx.server;
+    let mut out = Vec::new();
+    let ps = state(cx);
+    for name in &argv[1..] {
+        let list = list_of(ps, kind);
+        if !list.iter().any(|c| c == name) {
+            list.push(name.to_vec());
+            server.pubsub.subscribe(kind, name, &ps.sub);
+        }
+        confirm(&mut out, proto, what, Some(name), count(ps, kind));
+    }
+    cx.out.extend_from_slice(&out);
+    Ok(())
+}
+
+fn unsubscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
+    let proto = cx.client.proto;
+    let server = cx.server;
+    let mut out = Vec::new();
+    let ps = state(cx);
+    let names: Vec<Vec<u8>> = if argv.len() > 1 {
+        argv[1..].iter().map(|a| a.to_vec()).collect()
+    } else {
+        list_of(ps, kind).clone()
+    };
+    if names.is_empty() {
+        confirm(&mut out, proto, what, None, count(ps, kind));
+    }
+    for name in &names {
+        let list = list_of(ps, kind);
+        if let Some(i) = list.iter().position(|c| c == name) {
+            list.remove(i);
+            server.pubsub.unsubscribe(kind, name, &ps.sub);
+        }
+        confirm(&mut out, proto, what, Some(name), count(ps, kind));
+    }
+    cx.out.extend_from_slice(&out);
+    Ok(())
+}
+
+/// Drops every subscription of a closing or RESET client.
+pub fn unsubscribe_all(server: &crate::server::Server, client: &mut crate::client::Client) {
+    if let Some(ps) = client.pubsub.take() {
+        for c in &ps.channels {
+            server.pubsub.unsubscribe(Kind::Channel, c, &ps.sub);
+        }
+        for p in &ps.patterns {
+            server.pubsub.unsubscribe(Kind::Pattern, p, &ps.sub);
+        }
+        for c in &ps.shard_channels {
+            server.pubsub.unsubscribe(Kind::Shard, c, &ps.sub);
+        }
+    }
+}
+
+/// SUBSCRIBE channel [channel ...]
+fn subscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    subscribe_generic(cx, argv, Kind::Channel, b"subscribe")
+}
+
+/// PSUBSCRIBE pattern [pattern ...]
+fn psubscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    subscribe_generic(cx, argv, Kind::Pattern, b"psubscribe")
+}
+
+/// SSUBSCRIBE shardchannel [shardchannel ...]
+fn ssubscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    subscribe_generic(cx, argv, Kind::Shard, b"ssubscribe")
+}
+
+/// UNSUBSCRIBE [channel [channel ...]]
+fn unsubscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    unsubscribe_generic(cx, argv, Kind::Channel, b"unsubscribe")
+}
+
+/// PUNSUBSCRIBE [pattern [pattern ...]]
+fn punsubscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    unsubscribe_generic(cx, argv, Kind::Pattern, b"punsubscribe")
+}
+
+/// SUNSUBSCRIBE [shardchannel [shardchannel ...]]
+fn sunsubscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    unsubscribe_generic(cx, argv, Kind::Shard, b"sunsubscribe")
+}
+
+/// PUBLISH channel message
+fn publish(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let n = cx.server.pubsub.publish(false, argv[1], argv[2]);
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// SPUBLISH shardchannel message
+fn spublish(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let n = cx.server.pubsub.publish(true, argv[1], argv[2]);
+    cx.int(n as i64);
+    Ok(())
+}
+
+fn channels_reply(cx: &mut Ctx, argv: &[&[u8]], shard: bool) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(super::error::wrong_arity(&cx.cmd.name));
+    }
+    let list = cx.server.pubsub.channels(shard, argv.get(2).copied());
+    cx.array(list.len());
+    for c in &list {
+        cx.bulk(c);
+    }
+    Ok(())
+}
+
+/// PUBSUB CHANNELS [pattern]
+fn pubsub_channels(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    channels_reply(cx, argv, false)
+}
+
+/// PUBSUB SHARDCHANNELS [pattern]
+fn pubsub_shardchannels(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    channels_reply(cx, argv, true)
+}
+
+fn numsub_reply(cx: &mut Ctx, argv: &[&[u8]], shard: bool) -> CmdResult {
+    cx.map(argv.len() - 2);
+    for c in &argv[2..] {
+        let n = cx.server.pubsub.numsub(shard, c);
+        cx.bulk(c);
+        cx.int(n as i64);
+    }
+    Ok(())
+}
+
+/// PUBSUB NUMSUB [channel [channel ...]]
+fn pubsub_numsub(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    numsub_reply(cx, argv, false)
+}
+
+/// PUBSUB SHARDNUMSUB [shardchannel [shardchannel ...]]
+fn pubsub_shardnumsub(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    numsub_reply(cx, argv, true)
+}
+
+/// PUBSUB NUMPAT
+fn pubsub_numpat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let n = cx.server.pubsub.numpat();
+    cx.int(n as i64);
+    Ok(())
+}
+
+/// PUBSUB HELP
+fn pubsub_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    help_reply(
+        cx,
+        &[
+            "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CHANNELS [<pattern>]",
+            "    Return the currently active channels matching a <pattern> (default: '*').",
+            "NUMPAT",
+            "    Return number of subscriptions to patterns.",
+            "NUMSUB [<channel> ...]",
+            "    Return the number of subscribers for the specified channels, excluding",
+            "    pattern subscriptions(default: no channels).",
+            "SHARDCHANNELS [<pattern>]",
+            "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+            "SHARDNUMSUB [<shardchannel> ...]",
+            "    Return the number of subscribers for the specified shard level channel(s)",
+            "HELP",
+            "    Prints this help.",
+        ],
+    );
+    Ok(())
+}
