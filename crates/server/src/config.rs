@@ -299,7 +299,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
         Kind::Str => Ok(value.to_string()),
         Kind::BufferLimits => {
             let parts: Vec<&str> = value.split_whitespace().collect();
-            if parts.is_empty() || parts.len() % 4 != 0 {
+            if parts.is_empty() || !parts.len().is_multiple_of(4) {
                 return Err("Wrong number of arguments in buffer limit configuration.".into());
             }
             let mut out = Vec::new();

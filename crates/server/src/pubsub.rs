@@ -56,11 +56,14 @@ pub struct Limit {
     pub soft_secs: u64,
 }
 
+/// Subscribers per channel name.
+type Registry = HashMap<Vec<u8>, Vec<Arc<Subscriber>>>;
+
 #[derive(Default)]
 pub struct PubSub {
-    channels: RwLock<HashMap<Vec<u8>, Vec<Arc<Subscriber>>>>,
+    channels: RwLock<Registry>,
     patterns: RwLock<Vec<(Vec<u8>, Arc<Subscriber>)>>,
-    shard_channels: RwLock<HashMap<Vec<u8>, Vec<Arc<Subscriber>>>>,
+    shard_channels: RwLock<Registry>,
     limit: RwLock<Limit>,
     started: std::sync::OnceLock<std::time::Instant>,
 }
@@ -78,7 +81,7 @@ impl PubSub {
         *self.limit.write() = limit;
     }
 
-    fn map(&self, kind: Kind) -> &RwLock<HashMap<Vec<u8>, Vec<Arc<Subscriber>>>> {
+    fn map(&self, kind: Kind) -> &RwLock<Registry> {
         if kind == Kind::Shard {
             &self.shard_channels
         } else {
