@@ -21,11 +21,14 @@ pub struct WatchState {
     pub keys: Mutex<Vec<(usize, Vec<u8>, bool)>>,
 }
 
+/// Watchers per (database, key).
+type Registry = HashMap<(usize, Vec<u8>), Vec<Arc<WatchState>>>;
+
 #[derive(Default)]
 pub struct Watches {
     /// Watched keys; lets writes skip the registry when it is zero.
     count: AtomicUsize,
-    by_key: Mutex<HashMap<(usize, Vec<u8>), Vec<Arc<WatchState>>>>,
+    by_key: Mutex<Registry>,
 }
 
 impl Watches {
