@@ -28,6 +28,8 @@ enum Kind {
     /// `class hard soft seconds` groups; setting some classes keeps the
     /// others.
     BufferLimits,
+    /// notify-keyspace-events class letters.
+    NotifyFlags,
 }
 
 struct Param {
@@ -212,6 +214,7 @@ const PARAMS: &[Param] = &[
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         true,
     ),
+    p("notify-keyspace-events", Kind::NotifyFlags, "", true),
 ];
 
 /// Old names Redis still accepts and reports, and the parameter each one
@@ -297,6 +300,9 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(n.to_string())
         }
         Kind::Str => Ok(value.to_string()),
+        Kind::NotifyFlags => crate::notify::parse(value)
+            .map(crate::notify::to_string)
+            .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
         Kind::BufferLimits => {
             let parts: Vec<&str> = value.split_whitespace().collect();
             if parts.is_empty() || !parts.len().is_multiple_of(4) {

@@ -17,6 +17,7 @@ pub mod command;
 pub mod config;
 pub mod glob;
 pub mod net;
+pub mod notify;
 pub mod pubsub;
 pub mod server;
 pub mod stats;

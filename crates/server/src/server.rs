@@ -49,6 +49,8 @@ pub struct Server {
     pub hz: AtomicU64,
     pub expired_stale_perc: AtomicU64,
     limits: [AtomicI64; 6],
+    /// `notify-keyspace-events` as class bits (0: off, one load to check).
+    pub notify_flags: std::sync::atomic::AtomicU32,
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
@@ -107,6 +109,7 @@ impl Server {
             hz: AtomicU64::new(config.get_int("hz") as u64),
             expired_stale_perc: AtomicU64::new(0),
             limits: Default::default(),
+            notify_flags: Default::default(),
             config: RwLock::new(config),
         };
         server.config_changed();
@@ -121,6 +124,10 @@ impl Server {
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        self.notify_flags.store(
+            crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
+            Relaxed,
+        );
         self.pubsub.set_limit(crate::pubsub::parse_limit(
             c.get("client-output-buffer-limit"),
         ));
@@ -140,6 +147,15 @@ impl Server {
             zset_max_listpack_entries: l(3) as usize,
             zset_max_listpack_value: l(4) as usize,
             list_max_listpack_size: l(5),
+        }
+    }
+
+    /// Publishes a keyspace event if `notify-keyspace-events` selects it.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &str, key: &[u8], db: usize) {
+        let flags = self.notify_flags.load(Relaxed);
+        if flags != 0 {
+            crate::notify::publish(&self.pubsub, flags, class, event, key, db);
         }
     }
 
@@ -259,7 +275,11 @@ async fn cron(server: Arc<Server>) {
         let (mut examined, mut expired) = (0usize, 0usize);
         for _ in 0..SHARDS {
             let now = command::unix_ms();
-            let (e, x) = server.keyspace.active_expire_shard(next_shard, now, 64);
+            let (e, x) = server
+                .keyspace
+                .active_expire_shard(next_shard, now, 64, |db, key| {
+                    server.notify(crate::notify::EXPIRED, "expired", key, db)
+                });
             next_shard = (next_shard + 1) % SHARDS;
             examined += e;
             expired += x;
@@ -270,7 +290,11 @@ async fn cron(server: Arc<Server>) {
         // Keep going on shards with a high share of expired keys.
         while expired * 4 > examined && start.elapsed() < budget {
             let now = command::unix_ms();
-            let (e, x) = server.keyspace.active_expire_shard(next_shard, now, 256);
+            let (e, x) = server
+                .keyspace
+                .active_expire_shard(next_shard, now, 256, |db, key| {
+                    server.notify(crate::notify::EXPIRED, "expired", key, db)
+                });
             next_shard = (next_shard + 1) % SHARDS;
             examined = e;
             expired = x;

@@ -8,6 +8,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
 use crate::glob;
+use crate::notify;
 use crate::storage::keyspace::{idle_seconds, Map};
 use crate::storage::value::{Str, Value};
 
@@ -52,6 +53,7 @@ fn del(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     for key in &argv[1..] {
         if cx.view.remove(db, key, now).is_some() {
             n += 1;
+            cx.notify(notify::GENERIC, "del", key);
         }
     }
     cx.dirty += n;
@@ -140,8 +142,10 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
     }
     if when <= now as i64 {
         cx.view.remove(db, key, now);
+        cx.notify(notify::GENERIC, "del", key);
     } else {
         cx.view.set_expire(db, key, when as u64);
+        cx.notify(notify::GENERIC, "expire", key);
     }
     cx.dirty += 1;
     cx.int(1);
@@ -224,6 +228,7 @@ fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if had {
         cx.view.set_expire(db, argv[1], 0);
         cx.dirty += 1;
+        cx.notify(notify::GENERIC, "persist", argv[1]);
     }
     cx.int(had as i64);
     Ok(())
@@ -257,6 +262,8 @@ fn rename_generic(cx: &mut Ctx, argv: &[&[u8]], nx: bool) -> Result<bool, CmdErr
     };
     cx.view.set(db, dst, entry.value, entry.expire_at, now);
     cx.dirty += 1;
+    cx.notify(notify::GENERIC, "rename_from", src);
+    cx.notify(notify::GENERIC, "rename_to", dst);
     Ok(true)
 }
 
@@ -305,6 +312,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     cx.view.set(dst_db, dst, value, expire, now);
     cx.server.watches.touch(dst_db, dst);
+    cx.server.notify(notify::GENERIC, "copy_to", dst, dst_db);
     cx.dirty += 1;
     cx.int(1);
     Ok(())
@@ -329,6 +337,8 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.view.set(dst_db, key, entry.value, entry.expire_at, now);
     }
     cx.server.watches.touch(dst_db, key);
+    cx.notify(notify::GENERIC, "move_from", key);
+    cx.server.notify(notify::GENERIC, "move_to", key, dst_db);
     cx.dirty += 1;
     cx.int(1);
     Ok(())

@@ -153,6 +153,13 @@ impl Ctx<'_, '_> {
         });
     }
 
+    /// Publishes keyspace event `event` for `key` of the current database
+    /// (a no-op unless notify-keyspace-events selects `class`).
+    #[inline]
+    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        self.server.notify(class, event, key, self.client.db);
+    }
+
     /// The thresholds for compact collection encodings.
     #[inline]
     pub fn limits(&self) -> crate::storage::value::EncodingLimits {

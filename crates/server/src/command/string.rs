@@ -7,6 +7,7 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
+use crate::notify;
 use crate::storage::keyspace::View;
 use crate::storage::value::{Entry, Str, Value};
 
@@ -180,6 +181,7 @@ fn set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.view
             .set(db, key, Value::Str(Str::from_bytes(val)), 0, now);
         cx.dirty += 1;
+        cx.notify(notify::STRING, "set", key);
         cx.ok();
         return Ok(());
     }
@@ -226,6 +228,10 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
     cx.view
         .set(db, key, Value::Str(Str::from_bytes(val)), expire, now);
     cx.dirty += 1;
+    cx.notify(notify::STRING, "set", key);
+    if o.expire.is_some() {
+        cx.notify(notify::GENERIC, "expire", key);
+    }
     if o.get {
         match old_value {
             Some(v) => cx.bulk(&v),
@@ -246,6 +252,7 @@ fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.view
             .set(db, argv[1], Value::Str(Str::from_bytes(argv[2])), 0, now);
         cx.dirty += 1;
+        cx.notify(notify::STRING, "set", argv[1]);
         cx.int(1);
     }
     Ok(())
@@ -285,13 +292,16 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if let Some(at) = o.expire {
         if at <= now {
             cx.view.remove(db, key, now);
+            cx.notify(notify::GENERIC, "del", key);
         } else {
             cx.view.set_expire(db, key, at);
+            cx.notify(notify::GENERIC, "expire", key);
         }
         cx.dirty += 1;
     } else if o.persist && cx.view.peek(db, key, now).is_some_and(|e| e.expire_at != 0) {
         cx.view.set_expire(db, key, 0);
         cx.dirty += 1;
+        cx.notify(notify::GENERIC, "persist", key);
     }
     Ok(())
 }
@@ -306,6 +316,7 @@ fn getdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.bulk(&value);
     cx.view.remove(db, argv[1], now);
     cx.dirty += 1;
+    cx.notify(notify::GENERIC, "del", argv[1]);
     Ok(())
 }
 
@@ -343,6 +354,7 @@ fn mset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     for pair in argv[1..].chunks_exact(2) {
         cx.view
             .set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
+        cx.notify(notify::STRING, "set", pair[0]);
     }
     cx.dirty += (argv.len() as u64 - 1) / 2;
     cx.ok();
@@ -364,6 +376,7 @@ fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     for pair in argv[1..].chunks_exact(2) {
         cx.view
             .set(db, pair[0], Value::Str(Str::from_bytes(pair[1])), 0, now);
+        cx.notify(notify::STRING, "set", pair[0]);
     }
     cx.dirty += (argv.len() as u64 - 1) / 2;
     cx.int(1);
@@ -389,6 +402,7 @@ fn incr_generic(cx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
         }
     };
     cx.dirty += 1;
+    cx.notify(notify::STRING, "incrby", key);
     cx.int(new);
     Ok(())
 }
@@ -444,6 +458,7 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     cx.dirty += 1;
+    cx.notify(notify::STRING, "incrbyfloat", key);
     cx.bulk(text.as_bytes());
     Ok(())
 }
@@ -471,6 +486,7 @@ fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     };
     cx.dirty += 1;
+    cx.notify(notify::STRING, "append", key);
     cx.int(len as i64);
     Ok(())
 }
@@ -536,6 +552,7 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         let len = v.len();
         cx.view.set(db, key, Value::Str(Str::Raw(v)), 0, now);
         cx.dirty += 1;
+        cx.notify(notify::STRING, "setrange", key);
         cx.int(len as i64);
         return Ok(());
     }
@@ -557,6 +574,7 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         None => 0,
     };
     cx.dirty += 1;
+    cx.notify(notify::STRING, "setrange", key);
     cx.int(len as i64);
     Ok(())
 }

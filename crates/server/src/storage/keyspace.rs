@@ -106,6 +106,9 @@ impl ShardDb {
 pub struct Shard {
     pub dbs: Vec<ShardDb>,
     pub stats: ShardStats,
+    /// Keys deleted on access because they had expired, until the command
+    /// that found them reports them ("expired" events, later the log).
+    pending_expired: Vec<(usize, Vec<u8>)>,
 }
 
 pub struct Keyspace {
@@ -125,6 +128,7 @@ impl Keyspace {
                 Mutex::new(Shard {
                     dbs: (0..databases).map(|_| ShardDb::default()).collect(),
                     stats: ShardStats::default(),
+                    pending_expired: Vec::new(),
                 })
             })
             .collect();
@@ -191,11 +195,17 @@ impl Keyspace {
 
     /// Runs one step of active expiry on one shard; returns
     /// (keys examined, keys expired).
-    pub fn active_expire_shard(&self, shard: usize, now_ms: u64, budget: usize) -> (usize, usize) {
+    pub fn active_expire_shard(
+        &self,
+        shard: usize,
+        now_ms: u64,
+        budget: usize,
+        mut on_expired: impl FnMut(usize, &[u8]),
+    ) -> (usize, usize) {
         let mut guard = self.shards[shard].lock();
         let shard = &mut *guard;
         let (mut examined, mut expired) = (0, 0);
-        for db in shard.dbs.iter_mut() {
+        for (db_index, db) in shard.dbs.iter_mut().enumerate() {
             if db.volatile == 0 || db.slots.is_empty() {
                 continue;
             }
@@ -208,9 +218,12 @@ impl Keyspace {
                 let map = &mut db.slots[idx];
                 let mut removed = 0;
                 examined += map.len();
-                map.retain(|_, e| {
+                map.retain(|k, e| {
                     let dead = e.is_expired(now_ms);
-                    removed += dead as usize;
+                    if dead {
+                        removed += 1;
+                        on_expired(db_index, k);
+                    }
                     !dead
                 });
                 db.keys -= removed;
@@ -305,6 +318,7 @@ impl<'a> View<'a> {
             sdb.volatile -= 1;
             shard.stats.expired += 1;
             shard.stats.misses += 1;
+            shard.pending_expired.push((db, key.to_vec()));
             return None;
         }
         shard.stats.hits += 1;
@@ -325,6 +339,7 @@ impl<'a> View<'a> {
             sdb.keys -= 1;
             sdb.volatile -= 1;
             shard.stats.expired += 1;
+            shard.pending_expired.push((db, key.to_vec()));
             return None;
         }
         map.get_mut(key)
@@ -367,6 +382,7 @@ impl<'a> View<'a> {
         match old {
             Some(o) if o.is_expired(now_ms) => {
                 shard.stats.expired += 1;
+                shard.pending_expired.push((db, key.to_vec()));
                 None
             }
             o => o,
@@ -385,9 +401,23 @@ impl<'a> View<'a> {
         }
         if old.is_expired(now_ms) {
             shard.stats.expired += 1;
+            shard.pending_expired.push((db, key.to_vec()));
             return None;
         }
         Some(old)
+    }
+
+    /// Keys deleted on access because they had expired, since the last call.
+    pub fn take_expired(&mut self) -> Vec<(usize, Vec<u8>)> {
+        match &mut self.guards {
+            Guards::None => Vec::new(),
+            Guards::One(_, g) => std::mem::take(&mut g.pending_expired),
+            Guards::Many(v) => v
+                .iter_mut()
+                .flatten()
+                .flat_map(|g| std::mem::take(&mut g.pending_expired))
+                .collect(),
+        }
     }
 
     /// Sets or clears (0) the expiry of an existing key. Returns false if
@@ -584,7 +614,7 @@ mod tests {
         drop(v);
         let (_, dbs) = ks.stats();
         assert_eq!(dbs[0], (1, 1));
-        let (_, expired) = ks.active_expire_shard(shard_of(key_slot(b"a")), 6000, 1000);
+        let (_, expired) = ks.active_expire_shard(shard_of(key_slot(b"a")), 6000, 1000, |_, _| {});
         assert_eq!(expired, 1);
         assert_eq!(ks.stats().1[0], (0, 0));
     }
