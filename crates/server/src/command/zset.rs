@@ -730,7 +730,7 @@ fn zadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         j += 1;
     }
     let elements = argv.len() - j;
-    if elements == 0 || elements % 2 != 0 {
+    if elements == 0 || !elements.is_multiple_of(2) {
         return Err(error::SYNTAX);
     }
     if f.nx && f.xx {
@@ -738,7 +738,7 @@ fn zadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "ERR XX and NX options at the same time are not compatible",
         ));
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
         return Err(CmdError::new(
             "ERR GT, LT, and/or NX options at the same time are not compatible",
         ));
