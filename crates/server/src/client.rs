@@ -111,6 +111,12 @@ pub struct Client {
     pub multi_error: bool,
     pub watch: Arc<crate::watch::WatchState>,
     pub pubsub: Option<Box<PubSubState>>,
+    /// Log offset of this client's last write: with `appendfsync always`
+    /// its replies leave once the log is durable up to here.
+    pub aof_offset: u64,
+    /// While EXEC runs: the log records of its commands, written as one
+    /// MULTI ... EXEC block at the end so replay is all or nothing.
+    pub aof_tx: Option<Vec<(usize, Vec<Vec<u8>>)>>,
 }
 
 impl Client {
@@ -126,6 +132,8 @@ impl Client {
             multi_error: false,
             watch: Default::default(),
             pubsub: None,
+            aof_offset: 0,
+            aof_tx: None,
         }
     }
 

@@ -129,7 +129,25 @@ const PARAMS: &[Param] = &[
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),
     p("save", Kind::Save, "", true),
-    p("appendonly", Kind::Enum(&["no"]), "no", true),
+    p("appendonly", Kind::Bool, "no", true),
+    p("aof-load-truncated", Kind::Bool, "yes", true),
+    p("aof-use-rdb-preamble", Kind::Bool, "yes", true),
+    p("no-appendfsync-on-rewrite", Kind::Bool, "no", true),
+    p(
+        "auto-aof-rewrite-percentage",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "100",
+        true,
+    ),
+    p(
+        "auto-aof-rewrite-min-size",
+        Kind::Memory { min: 0 },
+        "67108864",
+        true,
+    ),
     p(
         "appendfsync",
         Kind::Enum(&["always", "everysec", "no"]),

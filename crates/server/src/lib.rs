@@ -18,6 +18,7 @@ pub mod config;
 pub mod glob;
 pub mod net;
 pub mod notify;
+pub mod persistence;
 pub mod pubsub;
 pub mod server;
 pub mod stats;

@@ -8,7 +8,7 @@
 //! and waits for a shutdown signal.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
@@ -19,12 +19,18 @@ use crate::command::{self, table::CommandTable};
 use crate::config::Config;
 use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
+use crate::persistence::aof::{Aof, Fsync};
 use crate::stats::Stats;
 use crate::storage::keyspace::{Keyspace, SHARDS};
 use crate::storage::value::EncodingLimits;
+use std::path::Path;
 
 pub struct Server {
     pub config: RwLock<Config>,
+    pub aof: Arc<Aof>,
+    /// Log size after the last rewrite, for auto-aof-rewrite-percentage.
+    pub aof_base_size: AtomicU64,
+    me: std::sync::OnceLock<Weak<Server>>,
     pub keyspace: Keyspace,
     pub commands: CommandTable,
     pub clients: Clients,
@@ -71,6 +77,8 @@ pub enum StartError {
     Listen(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Load(String),
 }
 
 fn run_id() -> String {
@@ -86,7 +94,16 @@ impl Server {
         let databases = config.get_int("databases").max(1) as usize;
         let threads = config.get_int("threads").max(1) as usize;
         let now = command::unix_ms();
+        let aof = Arc::new(Aof::new(
+            Path::new(config.get("dir")),
+            config.get("appenddirname"),
+            config.get("appendfilename"),
+            Fsync::parse(config.get("appendfsync")),
+        ));
         let server = Server {
+            aof,
+            aof_base_size: AtomicU64::new(0),
+            me: std::sync::OnceLock::new(),
             keyspace: Keyspace::new(databases),
             commands: command::build_table()?,
             clients: Clients::default(),
@@ -119,6 +136,7 @@ impl Server {
     /// Re-reads the hot copies after CONFIG SET.
     pub fn config_changed(&self) {
         let c = self.config.read();
+        self.aof.set_fsync(Fsync::parse(c.get("appendfsync")));
         self.proto_max_bulk_len
             .store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
         self.timeout_secs
@@ -159,16 +177,105 @@ impl Server {
         }
     }
 
+    /// Starts BGREWRITEAOF on a background thread; false if one runs.
+    pub fn rewrite_aof(self: &Arc<Self>) -> bool {
+        if self.aof.rewriting() || !self.aof.enabled() {
+            return false;
+        }
+        {
+            let mut all = self.keyspace.lock_all();
+            if let Err(e) = self.aof.start_rewrite(&mut all) {
+                tracing::error!("Can't rewrite append only file: {e}");
+                return false;
+            }
+        }
+        tracing::info!("Background append only file rewriting started");
+        let server = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("keel-aof-rewrite".into())
+            .spawn(move || match server.aof.finish_rewrite(&server.keyspace) {
+                Ok(()) => {
+                    server
+                        .aof_base_size
+                        .store(server.aof.size_on_disk(), Relaxed);
+                    tracing::info!("Background AOF rewrite finished successfully");
+                }
+                Err(e) => {
+                    server.aof.abort_rewrite();
+                    tracing::error!("Background AOF rewrite failed: {e}");
+                }
+            });
+        if spawned.is_err() {
+            self.aof.abort_rewrite();
+            return false;
+        }
+        true
+    }
+
+    /// CONFIG SET appendonly yes|no at runtime.
+    pub fn set_appendonly(self: &Arc<Self>, on: bool) -> Result<(), String> {
+        if on == self.aof.enabled() {
+            return Ok(());
+        }
+        if on {
+            self.aof.open().map_err(|e| e.to_string())?;
+            // Capture the data that exists now, as Redis does.
+            self.rewrite_aof();
+        } else {
+            self.aof.disable();
+        }
+        Ok(())
+    }
+
+    /// The shared handle of this server (for work that outlives a call).
+    pub fn arc(&self) -> Option<Arc<Server>> {
+        self.me.get().and_then(Weak::upgrade)
+    }
+
     pub fn request_shutdown(&self) {
         self.shutting_down.store(true, Relaxed);
         self.shutdown.notify_one();
     }
 }
 
+/// Loads the append-only log when `appendonly yes`, then opens it for
+/// writing.
+fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
+    let c = server.config.read().clone();
+    if c.get("appendonly") != "yes" {
+        return Ok(());
+    }
+    let files = server
+        .aof
+        .files_to_load(Path::new(c.get("dir")))
+        .map_err(|e| StartError::Load(e.to_string()))?;
+    let start = Instant::now();
+    let n = crate::persistence::load::replay(server, &files, c.get("aof-load-truncated") == "yes")
+        .map_err(|e| StartError::Load(e.to_string()))?;
+    if !files.is_empty() {
+        tracing::info!(
+            commands = n,
+            "DB loaded from append only file: {:.3} seconds",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    server
+        .aof
+        .open()
+        .map_err(|e| StartError::Load(e.to_string()))?;
+    server
+        .aof_base_size
+        .store(server.aof.size_on_disk(), Relaxed);
+    Ok(())
+}
+
 /// Starts the workers and the listeners, and serves until SIGTERM/SIGINT or
 /// SHUTDOWN.
 pub fn run(config: Config) -> Result<(), StartError> {
     let server = Arc::new(Server::new(config)?);
+    let _ = server.me.set(Arc::downgrade(&server));
+    load_persistence(&server)?;
+    server.aof.start_writer()?;
     let mut senders = Vec::new();
     for i in 0..server.threads {
         let (tx, rx) = mpsc::unbounded_channel::<Incoming>();
@@ -200,6 +307,10 @@ pub fn run(config: Config) -> Result<(), StartError> {
         tokio::spawn(cron(server.clone()));
         wait_for_shutdown(&server).await;
         tracing::info!("shutting down");
+        if server.aof.enabled() {
+            server.aof.flush_all();
+        }
+        server.aof.stop();
         if !c.get("unixsocket").is_empty() {
             let _ = std::fs::remove_file(c.get("unixsocket"));
         }
@@ -255,6 +366,43 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     });
 }
 
+/// A key removed by active expiry: event and log record (as Redis
+/// propagates a DEL).
+fn on_active_expire(server: &Server, db: usize, key: &[u8]) {
+    server.notify(crate::notify::EXPIRED, "expired", key, db);
+    if server.aof.enabled() {
+        server.aof.append(db, &[b"DEL".as_slice(), key]);
+    }
+}
+
+/// auto-aof-rewrite-percentage / auto-aof-rewrite-min-size.
+fn auto_rewrite(server: &Arc<Server>) {
+    if !server.aof.enabled() || server.aof.rewriting() {
+        return;
+    }
+    let (perc, min) = {
+        let c = server.config.read();
+        (
+            c.get_int("auto-aof-rewrite-percentage"),
+            c.get_int("auto-aof-rewrite-min-size"),
+        )
+    };
+    if perc <= 0 {
+        return;
+    }
+    let size = server.aof.size_on_disk();
+    let base = server.aof_base_size.load(Relaxed).max(1);
+    if size as i64 > min && (size - base.min(size)) * 100 / base >= perc as u64 {
+        tracing::info!(
+            size,
+            base,
+            "Starting automatic rewriting of AOF on {}% growth",
+            perc
+        );
+        server.rewrite_aof();
+    }
+}
+
 /// Background duties at `hz`: active expiry (as Redis's
 /// activeExpireCycle: sample, and keep going while a quarter or more of
 /// what was examined had expired, within a time budget).
@@ -266,6 +414,7 @@ async fn cron(server: Arc<Server>) {
         if last_balance.elapsed() >= Duration::from_millis(250) {
             balancer.tick(&server);
             last_balance = Instant::now();
+            auto_rewrite(&server);
         }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
@@ -278,7 +427,7 @@ async fn cron(server: Arc<Server>) {
             let (e, x) = server
                 .keyspace
                 .active_expire_shard(next_shard, now, 64, |db, key| {
-                    server.notify(crate::notify::EXPIRED, "expired", key, db)
+                    on_active_expire(&server, db, key)
                 });
             next_shard = (next_shard + 1) % SHARDS;
             examined += e;
@@ -293,7 +442,7 @@ async fn cron(server: Arc<Server>) {
             let (e, x) = server
                 .keyspace
                 .active_expire_shard(next_shard, now, 256, |db, key| {
-                    server.notify(crate::notify::EXPIRED, "expired", key, db)
+                    on_active_expire(&server, db, key)
                 });
             next_shard = (next_shard + 1) % SHARDS;
             examined = e;

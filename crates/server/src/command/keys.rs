@@ -143,9 +143,13 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
     if when <= now as i64 {
         cx.view.remove(db, key, now);
         cx.notify(notify::GENERIC, "del", key);
+        cx.propagate_instead(vec![vec![b"DEL".to_vec(), key.to_vec()]]);
     } else {
         cx.view.set_expire(db, key, when as u64);
         cx.notify(notify::GENERIC, "expire", key);
+        // Logged as an absolute time so replay does not extend the TTL.
+        let at = when.to_string().into_bytes();
+        cx.propagate_instead(vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), at]]);
     }
     cx.dirty += 1;
     cx.int(1);

@@ -81,6 +81,9 @@ pub struct Ctx<'a, 's> {
     pub dirty: u64,
     /// This worker's statistics (EXEC counts the commands it runs).
     pub stats: &'a ThreadStats,
+    /// What to log instead of the command as sent, when replaying it would
+    /// not reproduce its effect (relative TTLs, random picks...).
+    pub propagate_as: Option<Vec<Vec<Vec<u8>>>>,
     /// Keys that may now serve clients blocked on them (a push to a list,
     /// an add to a sorted set...), recorded with [`Ctx::key_ready`].
     pub ready: Vec<(usize, Vec<u8>)>,
@@ -151,6 +154,11 @@ impl Ctx<'_, '_> {
             deadline: timeout.map(|t| std::time::Instant::now() + t),
             timeout_reply,
         });
+    }
+
+    /// Logs `cmds` instead of the command as sent (see `propagate_as`).
+    pub fn propagate_instead(&mut self, cmds: Vec<Vec<Vec<u8>>>) {
+        self.propagate_as = Some(cmds);
     }
 
     /// Publishes keyspace event `event` for `key` of the current database
@@ -233,6 +241,22 @@ impl Ctx<'_, '_> {
     /// events and WATCH hook in here.
     fn propagate(&mut self, argv: &[&[u8]]) {
         self.server.dirty.fetch_add(self.dirty, Relaxed);
+        if self.server.aof.enabled() {
+            let db = self.client.db;
+            let cmds = match self.propagate_as.take() {
+                Some(cmds) => cmds,
+                None => vec![argv.iter().map(|a| a.to_vec()).collect()],
+            };
+            match self.client.aof_tx.as_mut() {
+                Some(tx) => tx.extend(cmds.into_iter().map(|c| (db, c))),
+                None => {
+                    for c in &cmds {
+                        let v: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+                        self.client.aof_offset = self.server.aof.append(db, &v);
+                    }
+                }
+            }
+        }
         if self.server.watches.any() {
             let mut pos = Vec::new();
             self.cmd.written_key_positions(argv, &mut pos);
@@ -421,6 +445,7 @@ pub fn execute<'s>(
         dirty: 0,
         ready: Vec::new(),
         stats,
+        propagate_as: None,
     };
     let failed = match handler(&mut cx, argv) {
         Ok(()) => {

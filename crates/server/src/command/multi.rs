@@ -120,6 +120,9 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     }
     encode::array(cx.out, cmds.len());
     let mut ready = Vec::new();
+    if server.aof.enabled() {
+        cx.client.aof_tx = Some(Vec::new());
+    }
     for (cmd, argv) in cmds.into_iter().zip(&argvs) {
         let cmd = match cmd {
             Ok(c) => c,
@@ -142,6 +145,9 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         }
         cx.stats
             .record(cmd.id, start.elapsed().as_micros() as u64, run.failed);
+    }
+    if let Some(records) = cx.client.aof_tx.take().filter(|r| !r.is_empty()) {
+        cx.client.aof_offset = server.aof.append_transaction(&records);
     }
     drop(view);
     cx.ready.extend(ready);

@@ -28,6 +28,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("command|getkeysandflags", command_getkeysandflags);
     r.add("command|help", command_help);
     r.add("time", time);
+    r.add("bgrewriteaof", bgrewriteaof);
     r.add("lastsave", lastsave);
     r.add("shutdown", shutdown);
     r.add("debug", debug);
@@ -200,9 +201,14 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             "persistence" => {
                 let _ = write!(
                     o,
-                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
                     server.dirty.load(Relaxed),
                     server.lastsave.load(Relaxed),
+                    server.aof.enabled() as u8,
+                    server.aof.rewriting() as u8,
+                    if server.aof.rewrites.load(Relaxed) > 0 { server.aof.last_rewrite_secs.load(Relaxed) as i64 } else { -1 },
+                    server.aof.rewrites.load(Relaxed),
+                    if server.aof.write_ok() { "ok" } else { "err" },
                 );
             }
             "stats" => {
@@ -298,13 +304,51 @@ fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::wrong_arity("config|set"));
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
-    cx.server
+    let changed = cx
+        .server
         .config
         .write()
         .set_many(&pairs)
         .map_err(CmdError::new)?;
     cx.server.config_changed();
+    if changed.contains(&"appendonly") {
+        let on = cx.server.config.read().get("appendonly") == "yes";
+        if let Some(server) = cx.server.arc() {
+            server.set_appendonly(on).map_err(|e| {
+                CmdError::new(format!(
+                    "ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"
+                ))
+            })?;
+        }
+    }
     cx.ok();
+    Ok(())
+}
+
+/// BGREWRITEAOF
+fn bgrewriteaof(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let server = cx
+        .server
+        .arc()
+        .ok_or_else(|| CmdError::new("ERR server is shutting down"))?;
+    if server.aof.rewriting() {
+        return Err(CmdError::new(
+            "ERR Background append only file rewriting already in progress",
+        ));
+    }
+    if !server.aof.enabled() {
+        // keel keeps no log while appendonly is no, so there is nothing to
+        // rewrite (Redis would write a fresh one; turn appendonly on).
+        return Err(CmdError::new(
+            "ERR Background append only file rewriting needs appendonly yes (CONFIG SET appendonly yes creates the log)",
+        ));
+    }
+    if !server.rewrite_aof() {
+        return Err(CmdError::new(
+            "ERR Background append only file rewriting failed to start, see the log",
+        ));
+    }
+    cx.simple(b"Background append only file rewriting started");
     Ok(())
 }
 

@@ -229,8 +229,18 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
         .set(db, key, Value::Str(Str::from_bytes(val)), expire, now);
     cx.dirty += 1;
     cx.notify(notify::STRING, "set", key);
-    if o.expire.is_some() {
+    if let Some(at) = o.expire {
         cx.notify(notify::GENERIC, "expire", key);
+        // Replaying a relative TTL later would extend it: log the absolute
+        // time, as Redis does.
+        let at = at.to_string().into_bytes();
+        cx.propagate_instead(vec![vec![
+            b"SET".to_vec(),
+            key.to_vec(),
+            val.to_vec(),
+            b"PXAT".to_vec(),
+            at,
+        ]]);
     }
     if o.get {
         match old_value {
@@ -293,15 +303,19 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         if at <= now {
             cx.view.remove(db, key, now);
             cx.notify(notify::GENERIC, "del", key);
+            cx.propagate_instead(vec![vec![b"DEL".to_vec(), key.to_vec()]]);
         } else {
             cx.view.set_expire(db, key, at);
             cx.notify(notify::GENERIC, "expire", key);
+            let at = at.to_string().into_bytes();
+            cx.propagate_instead(vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), at]]);
         }
         cx.dirty += 1;
     } else if o.persist && cx.view.peek(db, key, now).is_some_and(|e| e.expire_at != 0) {
         cx.view.set_expire(db, key, 0);
         cx.dirty += 1;
         cx.notify(notify::GENERIC, "persist", key);
+        cx.propagate_instead(vec![vec![b"PERSIST".to_vec(), key.to_vec()]]);
     }
     Ok(())
 }
@@ -317,6 +331,7 @@ fn getdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.view.remove(db, argv[1], now);
     cx.dirty += 1;
     cx.notify(notify::GENERIC, "del", argv[1]);
+    cx.propagate_instead(vec![vec![b"DEL".to_vec(), argv[1].to_vec()]]);
     Ok(())
 }
 
@@ -459,6 +474,13 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     cx.dirty += 1;
     cx.notify(notify::STRING, "incrbyfloat", key);
+    // Float arithmetic must not be redone on replay: log the result.
+    cx.propagate_instead(vec![vec![
+        b"SET".to_vec(),
+        key.to_vec(),
+        text.as_bytes().to_vec(),
+        b"KEEPTTL".to_vec(),
+    ]]);
     cx.bulk(text.as_bytes());
     Ok(())
 }

@@ -21,6 +21,7 @@ use super::balance::NO_MIGRATION;
 use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream};
 use crate::client::{Client, ClientInfo};
 use crate::command;
+use crate::persistence::aof::Fsync;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 
@@ -381,6 +382,9 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     if let Some((req, owned)) = blocked {
                         // Replies of the requests before this one leave now.
                         if !out.is_empty() {
+                            if client.aof_offset > 0 && server.aof.fsync_policy() == Fsync::Always {
+                                server.aof.wait_durable(client.aof_offset).await;
+                            }
                             stream.write_all(&out).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
@@ -414,6 +418,14 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         stats.add_net(n as u64, out.len() as u64);
         n = 0;
         if !out.is_empty() {
+            // appendfsync always: acknowledged means on disk. Every client
+            // that wrote since the last fsync waits for the same one.
+            if client.aof_offset > 0
+                && server.aof.fsync_policy() == Fsync::Always
+                && server.aof.enabled()
+            {
+                server.aof.wait_durable(client.aof_offset).await;
+            }
             stream.write_all(&out).await?;
             out.clear();
             if out.capacity() > FLUSH_AT * 4 {

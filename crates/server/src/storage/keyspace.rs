@@ -186,6 +186,13 @@ impl Keyspace {
         }
     }
 
+    /// Locks one shard by number (AOF rewrite, snapshots).
+    pub fn lock_shard(&self, shard: usize) -> View<'_> {
+        View {
+            guards: Guards::One(shard, self.shards[shard].lock()),
+        }
+    }
+
     /// Locks every shard, in order: for commands over the whole keyspace.
     pub fn lock_all(&self) -> View<'_> {
         View {
@@ -405,6 +412,33 @@ impl<'a> View<'a> {
             return None;
         }
         Some(old)
+    }
+
+    /// The shards this view holds, in ascending order.
+    pub fn held_shards(&self) -> Vec<usize> {
+        match &self.guards {
+            Guards::None => Vec::new(),
+            Guards::One(s, _) => vec![*s],
+            Guards::Many(v) => v
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| g.is_some())
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    /// Calls `f(db, key, entry)` for every key stored in `shard` (held),
+    /// expired or not.
+    pub fn for_each_in_shard(&self, shard: usize, mut f: impl FnMut(usize, &[u8], &Entry)) {
+        let s = self.shard_ref(shard);
+        for (db, sdb) in s.dbs.iter().enumerate() {
+            for map in &sdb.slots {
+                for (k, e) in map.iter() {
+                    f(db, k, e);
+                }
+            }
+        }
     }
 
     /// Keys deleted on access because they had expired, since the last call.

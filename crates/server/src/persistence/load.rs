@@ -1,0 +1,122 @@
+//! Loading the append-only log at start: every command of every file of the
+//! manifest is run through the ordinary dispatch, as a client whose replies
+//! are discarded.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use resp::RequestDecoder;
+
+use super::aof::{self, AofError};
+use crate::client::{Client, ClientInfo};
+use crate::command::{self, Clock};
+use crate::server::Server;
+
+/// The pseudo-client commands are replayed as.
+fn loading_client(server: &Server) -> Client {
+    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
+    let info = Arc::new(ClientInfo {
+        id: server.clients.next_id(),
+        addr: "aof-loader".into(),
+        laddr: String::new(),
+        fd: -1,
+        unix: false,
+        created: std::time::Instant::now(),
+        name: Default::default(),
+        lib_name: Default::default(),
+        lib_ver: Default::default(),
+        db: AtomicU32::new(0),
+        resp: AtomicU8::new(2),
+        last_interaction_ms: AtomicU64::new(0),
+        last_cmd: AtomicU32::new(u32::MAX),
+        no_evict: AtomicBool::new(false),
+        killed: AtomicBool::new(false),
+        qbuf: AtomicU64::new(0),
+        obuf: AtomicU64::new(0),
+        worker: AtomicUsize::new(0),
+        migrate_to: AtomicUsize::new(crate::net::balance::NO_MIGRATION),
+    });
+    Client::new(info)
+}
+
+/// Replays `files` in order. A record cut short at the end of the last
+/// file (a crash mid-write) is dropped and the file truncated when
+/// `truncated_ok` (aof-load-truncated yes); anything else malformed stops
+/// the start with the file and offset. Returns the number of commands.
+pub fn replay(
+    server: &Server,
+    files: &[std::path::PathBuf],
+    truncated_ok: bool,
+) -> Result<u64, AofError> {
+    let stats = server.stats.register_thread(server.commands.len());
+    let mut client = loading_client(server);
+    let mut out = Vec::new();
+    let mut count = 0;
+    for (i, path) in files.iter().enumerate() {
+        let last = i + 1 == files.len();
+        let data = aof::read_file(path)?;
+        let mut dec = RequestDecoder::new(usize::MAX);
+        let mut pos = 0;
+        // Where the last complete transaction ends, to cut an unfinished
+        // MULTI block on truncation.
+        let mut safe_end = 0;
+        let mut clock = Clock::start();
+        while pos < data.len() {
+            match dec.decode(&data[pos..]) {
+                Ok(Some(n)) => {
+                    let frame = &data[pos..pos + n];
+                    let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
+                    pos += n;
+                    if argv.is_empty() {
+                        continue;
+                    }
+                    command::dispatch(server, &mut client, &argv, &mut out, &stats, &mut clock);
+                    if out.first() == Some(&b'-') && !argv[0].eq_ignore_ascii_case(b"exec") {
+                        tracing::warn!(
+                            file = %path.display(),
+                            offset = pos - n,
+                            "command in the append only file failed: {}",
+                            String::from_utf8_lossy(&out).trim_end()
+                        );
+                    }
+                    out.clear();
+                    count += 1;
+                    if client.multi.is_none() {
+                        safe_end = pos;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(AofError::Corrupt {
+                        file: path.display().to_string(),
+                        offset: pos as u64,
+                        why: e.to_string(),
+                    })
+                }
+            }
+        }
+        if pos < data.len() || client.multi.is_some() {
+            if !(last && truncated_ok) {
+                return Err(AofError::Corrupt {
+                    file: path.display().to_string(),
+                    offset: safe_end as u64,
+                    why: "unexpected end of file".into(),
+                });
+            }
+            tracing::warn!(
+                file = %path.display(),
+                offset = safe_end,
+                "!!! Warning: short read while loading the AOF file !!! truncating the AOF at offset {safe_end}"
+            );
+            client.multi = None;
+            truncate(path, safe_end as u64)?;
+        }
+    }
+    Ok(count)
+}
+
+fn truncate(path: &Path, len: u64) -> std::io::Result<()> {
+    let f = std::fs::OpenOptions::new().write(true).open(path)?;
+    f.set_len(len)?;
+    f.sync_all()
+}
