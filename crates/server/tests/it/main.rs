@@ -1,1 +1,21 @@
+//! keel-server integration tests: the real binary, driven by the `redis`
+//! crate and by raw sockets, and compared byte for byte with a real
+//! redis-server 7.0 (`compat`). External tools (redis-server, redis-cli,
+//! redis-benchmark) must be installed: tests that need them fail, never
+//! skip, when they are missing.
+//!
+//! `KEEL_IT_AGAINST_REDIS=1 cargo test --test it` runs the typed tests
+//! against real Redis instead, to check the tests' own expectations.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod harness;
+
+mod compat;
+mod connection;
+mod expiry;
+mod keys;
+mod protocol;
+mod server;
+mod strings;
+mod tools;

@@ -1,0 +1,1679 @@
+//! Differential tests: the same commands sent to keel and to a real
+//! redis-server 7.0 over raw sockets, replies compared byte for byte.
+//!
+//! The table uses redis-cli quoting (`SET "a\x00b" "c d"`). A line may
+//! start with a marker:
+//! - `~` compare after sorting every array of bulk strings (KEYS, SCAN:
+//!   their order is unspecified),
+//! - `%` compare after sorting the pairs of a map (CONFIG GET: order of
+//!   the parameters is unspecified),
+//! - `!` run on both, do not compare (sets state whose reply legitimately
+//!   differs).
+//!
+//! Commands whose replies legitimately differ (client ids, times, INFO,
+//! CLIENT LIST, commands keel does not implement) are left out.
+
+use std::time::Duration;
+
+use resp::Value;
+
+use crate::eqb;
+use crate::harness::*;
+
+const TABLE: &str = r#"
+# ---------------------------------------------------------------- PING ECHO
+PING
+PING hello
+PING a b
+ping
+ECHO
+ECHO hi
+ECHO ""
+ECHO a b
+ECHO "\x00\x01\x02\xff\r\n"
+RESET x
+TIME x
+LASTSAVE x
+INFO nosuchsection
+
+# ------------------------------------------------------- unknown / arity
+NOSUCHCMD
+nosuchcmd a b
+NOSUCHCMD "a b" ""
+FOO xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+FOO aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb cccccccc dddd
+""
+GET
+GET a b
+SETNX a
+MGET
+MSET
+STRLEN
+INCRBYFLOAT x
+GETRANGE x 1
+SETRANGE x 1
+KEYS
+SCAN
+DBSIZE x
+RANDOMKEY x
+FLUSHDB a b
+SWAPDB 0
+MOVE x
+COPY x
+RENAME x
+RENAMENX x
+PERSIST
+EXPIRETIME
+PEXPIRETIME a b
+OBJECT
+CONFIG
+CLIENT
+COMMAND COUNT x
+HELLO 3 SETNAME
+SELECT
+SELECT 0 1
+
+# ---------------------------------------------------------------- SET
+FLUSHALL
+SET
+SET k
+SET k v
+GET k
+SET k v2 NX
+GET k
+SET k v2 XX
+GET k
+SET nk v XX
+EXISTS nk
+SET k v3 GET
+SET k2 v GET
+GET k2
+SET k v NX GET
+SET k3 v NX GET
+GET k3
+SET k v4 XX GET
+SET k4 v XX GET
+EXISTS k4
+SET k v NX XX
+SET k v XX NX
+SET k v nx nx
+SET k v xx xx
+SET k v GET GET
+SET k v EX 100
+TTL k
+SET k v EX 100 PX 100
+SET k v PX 100 EX 100
+SET k v EX 100 EX 200
+TTL k
+SET k v PX 100000 PX 300000
+TTL k
+SET k v EXAT 4000000000 EXAT 4000000001
+EXPIRETIME k
+SET k v EX 100 KEEPTTL
+SET k v KEEPTTL EX 100
+SET k v KEEPTTL PX 100
+SET k v KEEPTTL EXAT 4000000000
+SET k v KEEPTTL KEEPTTL
+SET k v KEEPTTL
+EXPIRETIME k
+SET k v EX
+SET k v PX
+SET k v EXAT
+SET k v PXAT
+SET k v EX 0
+SET k v EX -1
+SET k v PX 0
+SET k v PX -100
+SET k v EX abc
+SET k v EX 1.5
+SET k v EX ""
+SET k v EX 9223372036854775807
+SET k v EX 9223372036854775
+SET k v EX 9223372036854776
+SET k v EX -9223372036854775808
+SET k v PX 9223372036854775807
+SET k v PX 9223372036854775000
+SET k v EXAT 9223372036854775807
+SET k v PXAT 9223372036854775807
+PEXPIRETIME k
+SET k v EXAT 0
+SET k v PXAT 0
+SET k v PXAT -5
+SET k v EXAT 1
+EXISTS k
+SET k v
+SET k v PXAT 1 GET
+EXISTS k
+SET k v EXAT 4000000000
+EXPIRETIME k
+PEXPIRETIME k
+SET k v PXAT 4000000000123
+PEXPIRETIME k
+EXPIRETIME k
+SET k v PXAT 4000000000500
+EXPIRETIME k
+SET k v PXAT 4000000000999
+EXPIRETIME k
+SET k v PXAT 4000000000123
+SET k v2 KEEPTTL GET
+PEXPIRETIME k
+SET k v3 XX KEEPTTL
+PEXPIRETIME k
+SET k v
+PEXPIRETIME k
+SET k v PERSIST
+SET k v FOO
+SET k v EX 10 FOO
+SET k v NX FOO
+set k v ex 100 nx
+set k v Ex 100 Xx Get
+TTL k
+SET "" ""
+GET ""
+STRLEN ""
+SET k v NX EX 100 GET
+SET new v NX EX 100 GET
+TTL new
+
+# ------------------------------------------------- GETEX GETDEL GETSET
+FLUSHALL
+GET missing
+SET s hello
+GET s
+GETEX
+GETEX missing
+GETEX missing EX 10
+GETEX missing FOO
+EXISTS missing
+GETEX s
+TTL s
+GETEX s EX 100
+TTL s
+GETEX s PX 200000
+TTL s
+GETEX s EXAT 4000000000
+EXPIRETIME s
+GETEX s PXAT 4000000000555
+PEXPIRETIME s
+GETEX s PERSIST
+TTL s
+GETEX s PERSIST
+GETEX s EX 10 PX 10
+GETEX s EX 10 PERSIST
+GETEX s PERSIST EX 10
+GETEX s PERSIST PERSIST
+GETEX s EX 10 EX 20
+TTL s
+GETEX s KEEPTTL
+GETEX s NX
+GETEX s XX
+GETEX s GET
+GETEX s EX
+GETEX s EX 0
+GETEX s EX -1
+GETEX s PX 0
+GETEX s EXAT 0
+GETEX s EX abc
+GETEX s EX 9223372036854775807
+GETEX s PX 9223372036854775807
+GETEX s EXAT 1
+EXISTS s
+GETDEL
+GETDEL missing
+SET d v
+GETDEL d
+GETDEL d
+EXISTS d
+GETDEL d extra
+GETSET
+GETSET g
+GETSET g 1
+GETSET g 2
+SET g 3 EX 100
+GETSET g 4
+TTL g
+OBJECT ENCODING g
+GETSET g 12345678901234567890123456789012345678901234567890
+OBJECT ENCODING g
+
+# --------------------------------------------------- SETNX SETEX PSETEX
+SETNX
+SETNX n
+SETNX n 1
+SETNX n 2
+GET n
+SETEX
+SETEX e 100
+SETEX e 100 v
+TTL e
+GET e
+SETEX e 0 v
+SETEX e -10 v
+SETEX e abc v
+SETEX e 1.5 v
+SETEX e 9223372036854775807 v
+SETEX e 9223372036854775 v
+SETEX e 100 v extra
+PSETEX p 100000 v
+TTL p
+PSETEX p 0 v
+PSETEX p -1 v
+PSETEX p 9223372036854775807 v
+PSETEX p v
+
+# ----------------------------------------------------- MGET MSET MSETNX
+FLUSHALL
+MGET a
+MSET a
+MSET a 1 b
+MSET a 1 b 2
+MGET a b c
+MGET c c a
+MSET a 1 a 2
+GET a
+MSETNX
+MSETNX a
+MSETNX x 1 y
+MSETNX x 1 y 2
+MSETNX y 3 z 4
+MGET x y z
+MSETNX p 1 p 2
+GET p
+SET t v EX 100
+MSET t w
+TTL t
+
+# -------------------------------------------------------------- counters
+FLUSHALL
+INCR
+INCR a b
+INCR c
+INCR c
+DECR c
+DECR d
+INCRBY c 10
+INCRBY c -10
+INCRBY c
+INCRBY c abc
+INCRBY c 1.0
+INCRBY c ""
+INCRBY c 9223372036854775808
+INCRBY c -9223372036854775809
+DECRBY c 5
+DECRBY c -5
+DECRBY c -9223372036854775808
+DECRBY c 9223372036854775807
+GET c
+SET big 9223372036854775807
+INCR big
+INCRBY big 0
+DECR big
+INCR big
+INCR big
+GET big
+SET small -9223372036854775808
+DECR small
+INCRBY small -1
+DECRBY small 1
+INCR small
+SET s abc
+INCR s
+SET s ""
+INCR s
+SET s " 1"
+INCR s
+SET s "1 "
+INCR s
+SET s 01
+INCR s
+SET s +1
+INCR s
+SET s -0
+INCR s
+SET s 1.0
+INCR s
+SET s 12345678901234567890
+INCR s
+SET s "1\x002"
+INCR s
+SET t 10 EX 100
+INCR t
+TTL t
+OBJECT ENCODING c
+SET n 9999
+OBJECT REFCOUNT n
+INCR n
+OBJECT REFCOUNT n
+OBJECT ENCODING n
+DECR n
+OBJECT REFCOUNT n
+SET n 10
+APPEND n 0
+OBJECT ENCODING n
+INCR n
+OBJECT ENCODING n
+GET n
+
+# ---------------------------------------------------------- INCRBYFLOAT
+FLUSHALL
+INCRBYFLOAT
+INCRBYFLOAT f
+INCRBYFLOAT f 1
+INCRBYFLOAT f 0.5
+INCRBYFLOAT f -1.5
+INCRBYFLOAT f 10.5
+INCRBYFLOAT f 0.1
+INCRBYFLOAT g 5.0e3
+INCRBYFLOAT g 2.0e2
+INCRBYFLOAT g 1e-5
+INCRBYFLOAT h 1.5e-7
+INCRBYFLOAT h -1.5e-7
+INCRBYFLOAT r 3.0
+INCRBYFLOAT r -3
+INCRBYFLOAT neg -0.0
+INCRBYFLOAT dot .5
+INCRBYFLOAT dot 5.
+INCRBYFLOAT dot +1
+INCRBYFLOAT huge 1e20
+INCRBYFLOAT p 0.1
+INCRBYFLOAT p 0.2
+INCRBYFLOAT q 1.1
+INCRBYFLOAT q 2.2
+INCRBYFLOAT big 1e17
+INCRBYFLOAT big 1
+INCRBYFLOAT pi 3.14159265358979323846
+INCRBYFLOAT f abc
+INCRBYFLOAT f ""
+INCRBYFLOAT f " 1"
+INCRBYFLOAT f "1 "
+INCRBYFLOAT f nan
+INCRBYFLOAT f inf
+INCRBYFLOAT f -inf
+INCRBYFLOAT f infinity
+INCRBYFLOAT f 1e
+INCRBYFLOAT f 0x10
+INCRBYFLOAT f 1,5
+GET f
+SET s abc
+INCRBYFLOAT s 1
+SET s 1e3
+INCRBYFLOAT s 1
+SET s " 5"
+INCRBYFLOAT s 1
+SET s 5
+INCRBYFLOAT s 1.25
+SET t 1 EX 100
+INCRBYFLOAT t 1
+TTL t
+OBJECT ENCODING f
+OBJECT ENCODING t
+
+# ------------------------------------------------------- APPEND STRLEN
+FLUSHALL
+APPEND
+APPEND a
+APPEND a abc
+APPEND a def
+GET a
+STRLEN a
+OBJECT ENCODING a
+SET n 12
+APPEND n 34
+GET n
+OBJECT ENCODING n
+STRLEN n
+SET n 12345
+STRLEN n
+SET n -12
+STRLEN n
+STRLEN missing
+STRLEN a b
+APPEND e ""
+EXISTS e
+GET e
+STRLEN e
+APPEND newint 123
+OBJECT ENCODING newint
+APPEND newstr hello
+OBJECT ENCODING newstr
+APPEND newstr x
+OBJECT ENCODING newstr
+SET t x EX 100
+APPEND t y
+TTL t
+GET t
+
+# ------------------------------------------------------ GETRANGE SUBSTR
+FLUSHALL
+SET s "This is a string"
+GETRANGE s 0 3
+GETRANGE s -3 -1
+GETRANGE s 0 -1
+GETRANGE s 10 100
+GETRANGE s 5 3
+GETRANGE s -1 -5
+GETRANGE s -100 -50
+GETRANGE s -100 2
+GETRANGE s 100 200
+GETRANGE s -1 -1
+GETRANGE s 0 0
+GETRANGE s 15 15
+GETRANGE s 16 16
+GETRANGE s -16 -16
+GETRANGE s -17 -17
+GETRANGE s 9223372036854775807 9223372036854775807
+GETRANGE s -9223372036854775808 9223372036854775807
+GETRANGE s 0 -9223372036854775808
+GETRANGE missing 0 -1
+GETRANGE missing 5 3
+GETRANGE s a 1
+GETRANGE s 0 b
+GETRANGE s 0 1 2
+SUBSTR s 0 3
+SUBSTR s -6 -1
+SUBSTR s
+SET n 12345
+GETRANGE n 1 2
+GETRANGE n -2 -1
+SET e ""
+GETRANGE e 0 -1
+GETRANGE e 0 0
+GETRANGE e -1 0
+
+# ------------------------------------------------------------- SETRANGE
+FLUSHALL
+SET h "Hello World"
+SETRANGE h 6 Redis
+GET h
+SETRANGE h 20 "!"
+GET h
+STRLEN h
+SETRANGE pad 3 x
+GET pad
+SETRANGE h -1 x
+SETRANGE h abc x
+SETRANGE h 1.5 x
+SETRANGE empty 0 ""
+EXISTS empty
+SETRANGE empty 10 ""
+EXISTS empty
+SETRANGE h 100 ""
+SETRANGE h 0 ""
+SETRANGE h 536870912 x
+SETRANGE newbig 536870912 x
+SETRANGE h 9223372036854775807 x
+SETRANGE h 536870912 ""
+SET n 12345
+SETRANGE n 0 9
+GET n
+OBJECT ENCODING n
+OBJECT ENCODING h
+OBJECT ENCODING pad
+SETRANGE
+SETRANGE h 0
+SET t abc EX 100
+SETRANGE t 1 x
+TTL t
+
+# ---------------------------------------------- DEL EXISTS TOUCH TYPE
+FLUSHALL
+MSET a 1 b 2 c 3
+DEL a b missing
+DEL a
+DEL
+EXISTS a b c c
+EXISTS
+UNLINK c missing
+UNLINK
+TOUCH
+MSET a 1 b 2
+TOUCH a a b missing
+TYPE a
+TYPE missing
+TYPE
+TYPE a b
+DBSIZE
+
+# --------------------------------------------------------------- EXPIRE
+FLUSHALL
+EXPIRE missing 10
+PEXPIRE missing 10
+EXPIREAT missing 4000000000
+PEXPIREAT missing 4000000000000
+TTL missing
+PTTL missing
+EXPIRETIME missing
+PEXPIRETIME missing
+PERSIST missing
+SET k v
+TTL k
+PTTL k
+EXPIRETIME k
+PEXPIRETIME k
+PERSIST k
+EXPIRE k 100 XX
+EXPIRE k 100 GT
+TTL k
+EXPIRE k 100 LT
+TTL k
+EXPIRE k 100 NX
+EXPIRE k 200 XX
+TTL k
+EXPIRE k 100 GT
+EXPIRE k 300 GT
+EXPIRE k 400 LT
+EXPIRE k 50 LT
+TTL k
+EXPIRE k 50 GT
+EXPIRE k 50 LT
+EXPIRE k 60 xx gt
+TTL k
+EXPIRE k 10 NX XX
+EXPIRE k 10 XX NX
+EXPIRE k 10 NX GT
+EXPIRE k 10 NX LT
+EXPIRE k 10 GT LT
+EXPIRE k 10 LT GT
+EXPIRE k 10 NX NX
+EXPIRE k 10 FOO
+EXPIRE k 10 NX FOO
+EXPIRE k 10 FOO NX
+EXPIRE k abc
+EXPIRE k abc FOO
+EXPIRE k abc NX XX
+EXPIRE k 1.5
+EXPIRE k
+EXPIRE
+EXPIRE k 9223372036854775807
+EXPIRE k -9223372036854775808
+EXPIRE k 9223372036854775
+PEXPIRE k 9223372036854775807
+EXPIREAT k 9223372036854775807
+PEXPIREAT k 9223372036854775807
+PEXPIRETIME k
+EXPIREAT k 4000000000
+EXPIRETIME k
+PEXPIRETIME k
+PEXPIREAT k 4000000000123
+PEXPIRETIME k
+EXPIRETIME k
+PEXPIREAT k 4000000000124 NX
+PEXPIREAT k 4000000000124 GT
+PEXPIREAT k 4000000000000 GT
+PEXPIREAT k 4000000000000 LT
+PEXPIRETIME k
+PERSIST k
+PERSIST k
+TTL k
+PEXPIRE k -9223372036854775808
+EXISTS k
+SET k v
+EXPIRE k 0
+EXISTS k
+SET k v
+EXPIRE k -1
+EXISTS k
+SET k v
+PEXPIRE k -100
+EXISTS k
+SET k v
+EXPIREAT k 1
+EXISTS k
+SET k v
+PEXPIREAT k 0
+EXISTS k
+SET k v EX 100
+EXPIRE k -1 GT
+EXISTS k
+EXPIRE k -1 LT
+EXISTS k
+SET k v
+EXPIRE k -1 XX
+EXISTS k
+EXPIRE k -1 NX
+EXISTS k
+TTL
+TTL a b
+PTTL
+PERSIST
+PERSIST a b
+
+# ---------------------------------------------- RENAME COPY MOVE
+FLUSHALL
+RENAME missing x
+RENAMENX missing x
+RENAME
+SET a 1 EX 100
+RENAME a b
+EXISTS a
+GET b
+TTL b
+RENAME b b
+RENAMENX b b
+RENAME missing missing
+RENAMENX missing missing
+SET c 3
+RENAMENX b c
+GET c
+RENAMENX b d
+TTL d
+RENAME c d
+GET d
+TTL d
+RENAME d "new\x00key"
+GET "new\x00key"
+SET src v EX 100
+COPY
+COPY src
+COPY src dst
+GET dst
+TTL dst
+COPY src dst
+SET src w
+COPY src dst REPLACE
+GET dst
+TTL dst
+COPY src src
+COPY src src DB 0
+COPY src src REPLACE
+COPY missing x
+COPY missing missing
+COPY missing missing DB 0
+COPY src dst DB 1
+COPY src dst DB 1
+COPY src dst DB 1 REPLACE
+COPY src src DB 1 REPLACE
+COPY src dst DB 16
+COPY src dst DB -1
+COPY src dst DB abc
+COPY src dst DB 99999999999
+COPY src dst FOO
+COPY src dst DB
+COPY src dst REPLACE REPLACE
+COPY src dst DB 1 DB 2
+COPY src dst REPLACE DB
+SET i 123
+COPY i i2
+OBJECT ENCODING i2
+OBJECT REFCOUNT i2
+SELECT 1
+MGET dst src
+SELECT 2
+MGET dst src
+SELECT 0
+SET m v EX 100
+MOVE
+MOVE m
+MOVE m 3
+EXISTS m
+MOVE m 3
+SET m other
+MOVE m 3
+GET m
+MOVE m 0
+MOVE m 16
+MOVE m -1
+MOVE m abc
+MOVE m 99999999999
+MOVE missing 0
+MOVE missing 3
+SELECT 3
+GET m
+TTL m
+SELECT 0
+
+# ---------------------------------------------------------------- KEYS
+FLUSHALL
+MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h[a]llo 6 h*llo 7 other 8 "h\\llo" 9 "h\x00llo" 10
+~KEYS *
+~KEYS h?llo
+~KEYS h*llo
+~KEYS h[ae]llo
+~KEYS h[^e]llo
+~KEYS h[a-f]llo
+~KEYS h[f-a]llo
+~KEYS "h\\[a\\]llo"
+~KEYS "h\\*llo"
+~KEYS "h\\\\llo"
+~KEYS "h\\?llo"
+~KEYS h[a
+~KEYS h[
+~KEYS "h\\"
+~KEYS *llo*
+~KEYS ?????
+~KEYS nomatch
+~KEYS [
+~KEYS H*
+~KEYS "h\x00*"
+~KEYS **o
+~KEYS h[!a]llo
+KEYS a b
+
+# ---------------------------------------------------------------- SCAN
+FLUSHALL
+~SCAN 0
+MSET s1 1 s2 2 s3 3 x1 4
+~SCAN 0 COUNT 1000
+~SCAN 0 MATCH s* COUNT 1000
+~SCAN 0 MATCH "*" COUNT 1000
+~SCAN 0 TYPE string COUNT 1000
+~SCAN 0 TYPE list COUNT 1000
+~SCAN 0 TYPE STRING COUNT 1000
+~SCAN 0 TYPE nosuchtype COUNT 1000
+~SCAN 0 MATCH s* TYPE string COUNT 1000
+~SCAN +0 COUNT 1000
+~SCAN 0 count 1000 match x*
+SCAN abc
+SCAN 1.5
+SCAN " 0"
+SCAN 18446744073709551616
+SCAN 0 COUNT 0
+SCAN 0 COUNT -1
+SCAN 0 COUNT abc
+SCAN 0 FOO bar
+SCAN 0 MATCH
+SCAN 0 COUNT
+SCAN 0 TYPE
+SCAN 0 MATCH a b
+
+# ------------------------------------------------ RANDOMKEY DBSIZE FLUSH
+FLUSHALL
+RANDOMKEY
+DBSIZE
+SET only v
+RANDOMKEY
+DBSIZE
+FLUSHDB FOO
+FLUSHDB ASYNC SYNC
+FLUSHALL FOO
+FLUSHALL ASYNC FOO
+FLUSHDB async
+DBSIZE
+SET only v
+FLUSHALL sync
+DBSIZE
+SET only v
+FLUSHALL ASYNC
+DBSIZE
+
+# -------------------------------------------------------------- SELECT
+FLUSHALL
+SELECT 15
+SET in15 v
+SELECT 16
+SELECT -1
+SELECT abc
+SELECT 1.5
+SELECT 99999999999
+SELECT ""
+GET in15
+SELECT 0
+GET in15
+
+# -------------------------------------------------------------- SWAPDB
+FLUSHALL
+SET k db0
+SELECT 1
+SET k db1
+SET k1 x
+SWAPDB 0 1
+GET k
+DBSIZE
+SELECT 0
+GET k
+DBSIZE
+SWAPDB 0 0
+SWAPDB 1 0
+GET k
+SWAPDB 0 16
+SWAPDB 16 0
+SWAPDB -1 0
+SWAPDB a 1
+SWAPDB 0 b
+SWAPDB a b
+SWAPDB 99999999999 0
+SWAPDB 0 99999999999
+SWAPDB 0 1.5
+SWAPDB
+
+# -------------------------------------------------------------- OBJECT
+FLUSHALL
+MSET i 123 big 12345678901234567890 neg -5 e hello f 1.5 z 0123 sp " 1" min -9223372036854775808 zz 00 i9999 9999 i10000 10000
+SET r xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+SET m yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy
+OBJECT ENCODING i
+OBJECT ENCODING big
+OBJECT ENCODING neg
+OBJECT ENCODING e
+OBJECT ENCODING f
+OBJECT ENCODING z
+OBJECT ENCODING sp
+OBJECT ENCODING min
+OBJECT ENCODING zz
+OBJECT ENCODING r
+OBJECT ENCODING m
+OBJECT ENCODING missing
+object encoding i
+OBJECT REFCOUNT i
+OBJECT REFCOUNT i9999
+OBJECT REFCOUNT i10000
+OBJECT REFCOUNT neg
+OBJECT REFCOUNT e
+OBJECT REFCOUNT r
+OBJECT REFCOUNT missing
+!OBJECT IDLETIME e
+OBJECT IDLETIME missing
+OBJECT FREQ e
+OBJECT FREQ missing
+OBJECT FOO
+OBJECT FOO bar
+OBJECT ENCODING
+OBJECT ENCODING a b
+OBJECT REFCOUNT
+OBJECT HELP
+OBJECT help
+OBJECT HELP extra
+SETNX sn 42
+OBJECT ENCODING sn
+SETEX se 100 42
+OBJECT ENCODING se
+SET s 5
+APPEND s 6
+OBJECT ENCODING s
+SET s 5
+SETRANGE s 0 7
+OBJECT ENCODING s
+SET s abc
+SETRANGE s 1 b
+OBJECT ENCODING s
+INCRBYFLOAT y 1.5
+OBJECT ENCODING y
+GETSET s 100
+OBJECT ENCODING s
+RENAME i i3
+OBJECT REFCOUNT i3
+
+# -------------------------------------------------------------- CONFIG
+%CONFIG GET timeout
+%CONFIG GET hz timeout
+%CONFIG GET nosuch
+CONFIG GET
+%CONFIG GET databases
+%CONFIG GET TIMEOUT
+%CONFIG GET save
+%CONFIG GET appendonly
+%CONFIG GET appendfsync
+%CONFIG GET maxclients
+%CONFIG GET tcp-keepalive
+%CONFIG GET tcp-backlog
+%CONFIG GET proto-max-bulk-len
+%CONFIG GET loglevel
+%CONFIG GET protected-mode
+%CONFIG GET daemonize
+%CONFIG GET dbfilename
+%CONFIG GET hash-max-listpack-entries
+%CONFIG GET hash-max-ziplist-entries
+%CONFIG GET *-max-listpack-*
+%CONFIG GET *ziplist*
+%CONFIG GET list-compress-depth
+%CONFIG GET set-max-intset-entries
+%CONFIG GET unixsocket
+%CONFIG GET unixsocketperm
+%CONFIG GET enable-debug-command
+%CONFIG GET hz hz
+CONFIG SET hz 20
+%CONFIG GET hz
+CONFIG SET hz 0
+%CONFIG GET hz
+CONFIG SET hz 501
+%CONFIG GET hz
+CONFIG SET hz abc
+CONFIG SET hz -1
+CONFIG SET hz 10
+CONFIG SET timeout 30 tcp-keepalive 60
+%CONFIG GET timeout tcp-keepalive
+CONFIG SET timeout -1
+CONFIG SET timeout abc
+CONFIG SET timeout 5 timeout 6
+CONFIG SET timeout 5 TIMEOUT 6
+CONFIG SET timeout 40 hz abc
+%CONFIG GET timeout
+CONFIG SET timeout 0
+CONFIG SET tcp-keepalive 300
+CONFIG SET nosuch 1
+CONFIG SET databases 3
+CONFIG SET daemonize no
+CONFIG SET unixsocket /tmp/x
+CONFIG SET tcp-backlog 100
+CONFIG SET protected-mode maybe
+CONFIG SET protected-mode no
+%CONFIG GET protected-mode
+CONFIG SET protected-mode YES
+%CONFIG GET protected-mode
+CONFIG SET loglevel WARNING
+%CONFIG GET loglevel
+CONFIG SET loglevel loud
+CONFIG SET loglevel notice
+CONFIG SET proto-max-bulk-len 2mb
+%CONFIG GET proto-max-bulk-len
+CONFIG SET proto-max-bulk-len 1k
+CONFIG SET proto-max-bulk-len abc
+CONFIG SET proto-max-bulk-len 512mb
+%CONFIG GET proto-max-bulk-len
+CONFIG SET maxclients 0
+CONFIG SET maxclients abc
+CONFIG SET hash-max-listpack-entries 100
+%CONFIG GET hash-max-ziplist-entries
+CONFIG SET hash-max-ziplist-entries 512
+%CONFIG GET hash-max-listpack-entries
+CONFIG SET hash-max-listpack-entries -1
+CONFIG SET list-max-listpack-size -6
+CONFIG SET list-max-listpack-size -2
+CONFIG SET appendfsync sometimes
+CONFIG SET appendfsync always
+%CONFIG GET appendfsync
+CONFIG SET appendfsync everysec
+CONFIG SET save "100 10"
+%CONFIG GET save
+CONFIG SET save "100"
+CONFIG SET save "a b"
+CONFIG SET save "100 -1"
+CONFIG SET save ""
+%CONFIG GET save
+CONFIG SET appendonly no
+CONFIG SET
+CONFIG SET hz
+CONFIG SET hz 10 timeout
+CONFIG REWRITE
+CONFIG REWRITE x
+CONFIG RESETSTAT x
+CONFIG HELP
+CONFIG help
+CONFIG FOO
+CONFIG GET timeout extra-pattern-that-matches-nothing
+
+# ------------------------------------------------------------- COMMAND
+COMMAND FOO
+COMMAND HELP
+COMMAND INFO nosuchcmd
+COMMAND DOCS nosuchcmd
+COMMAND INFO get set
+COMMAND INFO GET
+COMMAND INFO client|kill
+COMMAND INFO get nosuchcmd ttl
+COMMAND DOCS get
+COMMAND DOCS GET
+COMMAND DOCS set
+COMMAND DOCS client|kill
+COMMAND GETKEYS
+COMMAND GETKEYS SET a b
+COMMAND GETKEYS GET a
+COMMAND GETKEYS get A
+COMMAND GETKEYS MSET a 1 b 2
+COMMAND GETKEYS MGET a b c
+COMMAND GETKEYS DEL a b
+COMMAND GETKEYS EXISTS a a
+COMMAND GETKEYS COPY a b
+COMMAND GETKEYS COPY a b DB 1 REPLACE
+COMMAND GETKEYS RENAME a b
+COMMAND GETKEYS EXPIRE a 10
+COMMAND GETKEYS OBJECT ENCODING k
+COMMAND GETKEYS SET a b EX 10
+COMMAND GETKEYS PING
+COMMAND GETKEYS PING a b c
+COMMAND GETKEYS NOSUCH a
+COMMAND GETKEYS GET
+COMMAND GETKEYS GET a b
+COMMAND GETKEYS MSET a
+COMMAND GETKEYS CONFIG GET x
+COMMAND GETKEYSANDFLAGS SET a b
+COMMAND GETKEYSANDFLAGS GET a
+COMMAND GETKEYSANDFLAGS DEL a b
+COMMAND GETKEYSANDFLAGS MSET a 1 b 2
+COMMAND GETKEYSANDFLAGS COPY a b
+COMMAND GETKEYSANDFLAGS RENAME a b
+COMMAND GETKEYSANDFLAGS GETDEL a
+COMMAND GETKEYSANDFLAGS EXPIRE a 1
+COMMAND GETKEYSANDFLAGS PING
+COMMAND GETKEYSANDFLAGS
+COMMAND LIST FILTERBY PATTERN get
+COMMAND LIST FILTERBY PATTERN GET
+~COMMAND LIST FILTERBY PATTERN *expire*
+~COMMAND LIST FILTERBY PATTERN object*
+COMMAND LIST FILTERBY FOO bar
+COMMAND LIST FILTERBY
+COMMAND LIST FILTERBY PATTERN
+COMMAND LIST FILTERBY MODULE foo
+COMMAND LIST FOO
+COMMAND LIST FILTERBY PATTERN a b
+
+# -------------------------------------------------------------- CLIENT
+CLIENT FOO
+CLIENT ID x
+CLIENT SETNAME
+CLIENT SETNAME "a b"
+CLIENT SETNAME "a\nb"
+CLIENT SETNAME "caf\xc3\xa9"
+CLIENT SETNAME ok-name
+CLIENT GETNAME
+CLIENT SETNAME ""
+CLIENT GETNAME
+CLIENT GETNAME x
+CLIENT SETNAME a b
+CLIENT LIST TYPE foo
+CLIENT LIST ID abc
+CLIENT LIST ID 0
+CLIENT LIST ID -5
+CLIENT LIST ID
+CLIENT LIST FOO
+CLIENT LIST FOO bar
+CLIENT LIST TYPE master
+CLIENT LIST TYPE replica
+CLIENT LIST TYPE slave
+CLIENT LIST TYPE pubsub
+CLIENT LIST ID 999999
+CLIENT LIST ID 999999 999998
+CLIENT KILL 1.2.3.4:5
+CLIENT KILL ID 999999
+CLIENT KILL ID abc
+CLIENT KILL ID 0
+CLIENT KILL ID -1
+CLIENT KILL ID
+CLIENT KILL FOO bar
+CLIENT KILL TYPE foo
+CLIENT KILL TYPE master
+CLIENT KILL TYPE pubsub
+CLIENT KILL TYPE replica
+CLIENT KILL USER nobody
+CLIENT KILL USER default ID 999999
+CLIENT KILL SKIPME maybe
+CLIENT KILL ADDR 1.2.3.4:5
+CLIENT KILL LADDR 1.2.3.4:5
+CLIENT KILL ID 1 SKIPME
+CLIENT KILL ADDR 1.2.3.4:5 ID 999999 TYPE normal SKIPME yes
+CLIENT NO-EVICT maybe
+CLIENT NO-EVICT on
+CLIENT NO-EVICT OFF
+CLIENT NO-EVICT
+CLIENT NO-EVICT on off
+CLIENT REPLY FOO
+CLIENT REPLY ON
+CLIENT REPLY
+CLIENT REPLY ON OFF
+CLIENT INFO x
+CLIENT LIST TYPE
+
+# --------------------------------------------------------------- HELLO
+HELLO 4
+HELLO 1
+HELLO 0
+HELLO -1
+HELLO abc
+HELLO 1.5
+HELLO 99999999999999999999
+HELLO 3 FOO
+HELLO 3 AUTH
+HELLO 3 AUTH default
+HELLO 2 AUTH nobody pw
+HELLO 3 SETNAME "a b"
+HELLO 3 AUTH nobody pw SETNAME "a b"
+HELLO 3 SETNAME x FOO
+HELLO 4 FOO
+GET missing
+
+# --------------------------------------------------------------- DEBUG
+DEBUG SLEEP 0
+DEBUG SLEEP 0.01
+DEBUG sleep 0
+DEBUG SLEEP abc
+DEBUG FOO
+DEBUG SLEEP
+DEBUG SLEEP 0 1
+SHUTDOWN FOO
+SHUTDOWN ABORT
+SHUTDOWN NOW ABORT
+
+# ----------------------------------- strings and keys vs other types
+FLUSHALL
+RPUSH l a b c
+SADD s x y
+ZADD z 1 m
+SET str v
+TYPE l
+TYPE s
+TYPE z
+TYPE str
+GET l
+SET l v GET
+SET l v NX GET
+SET l v XX GET
+SET l v NX
+GETEX l
+GETEX l EX 100
+GETDEL l
+GETSET l v
+APPEND l x
+STRLEN l
+INCR l
+DECR l
+INCRBY l 1
+DECRBY l 1
+INCRBYFLOAT l 1
+GETRANGE l 0 -1
+SUBSTR l 0 -1
+SETRANGE l 0 x
+SETRANGE l 0 ""
+MGET l str s
+SETNX l v
+MSETNX l v new v
+EXISTS new
+~SCAN 0 TYPE list COUNT 1000
+~SCAN 0 TYPE zset COUNT 1000
+~SCAN 0 TYPE set COUNT 1000
+~SCAN 0 TYPE string COUNT 1000
+~SCAN 0 TYPE hash COUNT 1000
+~KEYS *
+OBJECT ENCODING l
+OBJECT ENCODING s
+OBJECT ENCODING z
+OBJECT REFCOUNT l
+COPY l l2
+TYPE l2
+LRANGE l2 0 -1
+RENAME l l3
+TYPE l3
+EXPIRE l3 100
+TTL l3
+MOVE l3 1
+SELECT 1
+TYPE l3
+TTL l3
+SELECT 0
+SET s plain
+TYPE s
+GET s
+MSET z 1
+TYPE z
+DEL l2 s z str
+DBSIZE
+
+# ------------------------------------------------------ binary safety
+FLUSHALL
+SET "a\x00b" "c\r\nd\x00"
+GET "a\x00b"
+STRLEN "a\x00b"
+APPEND "a\x00b" "\x00"
+GETRANGE "a\x00b" 0 -1
+GETRANGE "a\x00b" 1 3
+~KEYS *
+EXISTS "a\x00b" "a"
+SET "\r\n" "\r\n"
+GET "\r\n"
+MGET "\r\n" "a\x00b"
+SET "\xff\xfe" "\x80"
+GET "\xff\xfe"
+RENAME "\xff\xfe" "\x00"
+GET "\x00"
+TYPE "\x00"
+DEL "\x00" "\r\n" "a\x00b"
+DBSIZE
+"#;
+
+/// How a reply is compared.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Exact,
+    SortArrays,
+    SortPairs,
+    NoCompare,
+}
+
+struct Line {
+    lineno: usize,
+    text: String,
+    mode: Mode,
+    argv: Vec<Vec<u8>>,
+}
+
+fn table() -> Vec<Line> {
+    let mut out = Vec::new();
+    for (i, raw) in TABLE.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (mode, rest) = match line.as_bytes()[0] {
+            b'~' => (Mode::SortArrays, &line[1..]),
+            b'%' => (Mode::SortPairs, &line[1..]),
+            b'!' => (Mode::NoCompare, &line[1..]),
+            _ => (Mode::Exact, line),
+        };
+        out.push(Line {
+            lineno: i + 1,
+            text: line.to_string(),
+            mode,
+            argv: split(rest),
+        });
+    }
+    out
+}
+
+/// Sorts, recursively, every array whose elements are all bulk strings.
+fn sort_arrays(v: Value) -> Value {
+    match v {
+        Value::Array(items) | Value::Set(items) => {
+            let mut items: Vec<Value> = items.into_iter().map(sort_arrays).collect();
+            if items.iter().all(|i| matches!(i, Value::Bulk(_))) {
+                items.sort_by(|a, b| match (a, b) {
+                    (Value::Bulk(a), Value::Bulk(b)) => a.cmp(b),
+                    _ => std::cmp::Ordering::Equal,
+                });
+            }
+            Value::Array(items)
+        }
+        other => other,
+    }
+}
+
+/// Sorts the pairs of a map (RESP3) or of a flat key/value array (RESP2).
+fn sort_pairs(v: Value) -> Value {
+    let key = |p: &(Value, Value)| format!("{:?}", p.0);
+    match v {
+        Value::Map(mut pairs) => {
+            pairs.sort_by_key(key);
+            Value::Map(pairs)
+        }
+        Value::Array(items) if items.len() % 2 == 0 => {
+            let mut pairs: Vec<(Value, Value)> = items
+                .chunks(2)
+                .map(|c| (c[0].clone(), c[1].clone()))
+                .collect();
+            pairs.sort_by_key(key);
+            Value::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect())
+        }
+        other => other,
+    }
+}
+
+fn normalise(bytes: &[u8], mode: Mode) -> Vec<u8> {
+    let f = match mode {
+        Mode::SortArrays => sort_arrays,
+        Mode::SortPairs => sort_pairs,
+        _ => return bytes.to_vec(),
+    };
+    match resp::parse_reply(bytes) {
+        Ok(Some((v, _))) => format!("{:?}", f(v)).into_bytes(),
+        _ => bytes.to_vec(),
+    }
+}
+
+/// One side of the comparison: a connection that is reopened (and put
+/// back in RESP3 if needed) when the server closes it.
+struct Side<'a> {
+    server: &'a Server,
+    conn: Raw,
+    resp3: bool,
+}
+
+impl<'a> Side<'a> {
+    fn new(server: &'a Server, resp3: bool) -> Side<'a> {
+        let mut s = Side {
+            server,
+            conn: server.raw(),
+            resp3,
+        };
+        s.conn.timeout = Duration::from_secs(10);
+        if resp3 {
+            let _ = s.conn.cmd(&["HELLO", "3"]);
+        }
+        s
+    }
+
+    fn run(&mut self, argv: &[Vec<u8>]) -> Vec<u8> {
+        match self.conn.try_cmd(argv) {
+            Ok(r) => r,
+            Err(e) => {
+                *self = Side::new(self.server, self.resp3);
+                format!("<no reply: {e:?}>").into_bytes()
+            }
+        }
+    }
+}
+
+/// Replaces the value of the `id` field of a HELLO reply (it differs).
+fn mask_hello_id(bytes: &[u8]) -> String {
+    let v = parse(bytes);
+    let mask = |pairs: Vec<(Value, Value)>| -> Vec<(Value, Value)> {
+        pairs
+            .into_iter()
+            .map(|(k, v)| {
+                if k == Value::Bulk(b"id".to_vec()) {
+                    (k, Value::Integer(0))
+                } else {
+                    (k, v)
+                }
+            })
+            .collect()
+    };
+    let v = match v {
+        Value::Map(p) => Value::Map(mask(p)),
+        Value::Array(items) => {
+            let pairs = items
+                .chunks(2)
+                .map(|c| (c[0].clone(), c[1].clone()))
+                .collect();
+            Value::Array(mask(pairs).into_iter().flat_map(|(k, v)| [k, v]).collect())
+        }
+        other => other,
+    };
+    format!("{v:?}")
+}
+
+fn differential(resp3: bool) {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let mut k = Side::new(&keel, false);
+    let mut r = Side::new(&redis, false);
+    let mut diffs = Vec::new();
+    if resp3 {
+        let hk = k.run(&split("HELLO 3"));
+        let hr = r.run(&split("HELLO 3"));
+        k.resp3 = true;
+        r.resp3 = true;
+        if mask_hello_id(&hk) != mask_hello_id(&hr) {
+            diffs.push(format!(
+                "HELLO 3 (id masked)\n    keel:  {}\n    redis: {}",
+                escape(&hk),
+                escape(&hr)
+            ));
+        }
+    }
+    let lines = table();
+    assert!(
+        lines.len() >= 600,
+        "the table has only {} commands",
+        lines.len()
+    );
+    for line in &lines {
+        let kr = k.run(&line.argv);
+        let rr = r.run(&line.argv);
+        if line.mode == Mode::NoCompare {
+            continue;
+        }
+        if normalise(&kr, line.mode) != normalise(&rr, line.mode) {
+            diffs.push(format!(
+                "line {}: {}\n    keel:  {}\n    redis: {}",
+                line.lineno,
+                line.text,
+                escape(&kr),
+                escape(&rr)
+            ));
+        }
+    }
+    if !diffs.is_empty() {
+        panic!(
+            "{} of {} commands answered differently from redis-server ({}):\n{}",
+            diffs.len(),
+            lines.len(),
+            if resp3 { "RESP3" } else { "RESP2" },
+            diffs.join("\n")
+        );
+    }
+}
+
+#[test]
+fn same_replies_as_redis_resp2() {
+    differential(false);
+}
+
+#[test]
+fn same_replies_as_redis_resp3() {
+    differential(true);
+}
+
+/// Everything the server sends on a fresh connection after `input`, until
+/// it closes the connection (or `limit` passes).
+fn transcript(server: &Server, input: &[u8]) -> (Vec<u8>, bool) {
+    use std::io::Read;
+    let mut conn = server.raw();
+    conn.send_lossy(input);
+    let mut got = Vec::new();
+    conn.stream
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.stream.read(&mut buf) {
+            Ok(0) => return (got, true),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return (got, true),
+            Err(_) => return (got, false),
+        }
+    }
+}
+
+#[test]
+fn protocol_errors_match_redis() {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let cases: Vec<Vec<u8>> = vec![
+        b"*abc\r\n".to_vec(),
+        b"*3000000000\r\n".to_vec(),
+        b"*1\r\n$-2\r\n".to_vec(),
+        b"*1\r\n$-1\r\n".to_vec(),
+        b"*1\r\n$abc\r\n".to_vec(),
+        b"*1\r\n$600000000\r\n".to_vec(),
+        b"*1\r\nfoo\r\n".to_vec(),
+        b"*2\r\n$4\r\nECHO\r\n:1\r\n".to_vec(),
+        b"SET k \"abc\r\n".to_vec(),
+        b"SET k 'abc\r\n".to_vec(),
+        b"ECHO \"a\"b\r\n".to_vec(),
+        b"ECHO 'a'b\r\n".to_vec(),
+        b"PING\r\n*1\r\n$4\r\nPING\r\n*x\r\nPING\r\n".to_vec(),
+        b"*-5\r\nPING\r\n*x\r\n".to_vec(),
+        vec![b'a'; 70 * 1024],
+        [b"*".as_slice(), &vec![b'1'; 70 * 1024]].concat(),
+        [b"*1\r\n$".as_slice(), &vec![b'1'; 70 * 1024]].concat(),
+        b"*1\r\n$4\r\nPINGxx\r\n".to_vec(),
+    ];
+    let mut diffs = Vec::new();
+    for input in &cases {
+        let (kt, kclosed) = transcript(&keel, input);
+        let (rt, rclosed) = transcript(&redis, input);
+        if kt != rt || kclosed != rclosed {
+            let shown = if input.len() > 60 {
+                format!("{}... ({} bytes)", escape(&input[..60]), input.len())
+            } else {
+                escape(input)
+            };
+            diffs.push(format!(
+                "input {shown}\n    keel:  {} (closed: {kclosed})\n    redis: {} (closed: {rclosed})",
+                escape(&kt),
+                escape(&rt)
+            ));
+        }
+    }
+    // Both servers still serve.
+    eqb!(keel.raw().cmd(&["PING"]), b"+PONG\r\n");
+    eqb!(redis.raw().cmd(&["PING"]), b"+PONG\r\n");
+    assert!(
+        diffs.is_empty(),
+        "protocol handling differs:\n{}",
+        diffs.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------
+// COMMAND INFO / COMMAND DOCS metadata against Redis's.
+
+/// Subcommands newer than Redis 7.0 (Redis 7.0 has no CLIENT SETINFO).
+const NEWER_THAN_7_0: &[&str] = &["client|setinfo"];
+
+fn bulk_text(v: &Value) -> String {
+    match v {
+        Value::Bulk(b) | Value::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+        other => panic!("expected a string, got {other:?}"),
+    }
+}
+
+fn pairs_of(v: &Value) -> Vec<(Value, Value)> {
+    match v {
+        Value::Map(p) => p.clone(),
+        Value::Array(items) => items
+            .chunks(2)
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect(),
+        other => panic!("expected a map, got {other:?}"),
+    }
+}
+
+fn list_of(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Array(i) | Value::Set(i) => i.clone(),
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+fn keel_command_names(conn: &mut Raw) -> Vec<String> {
+    list_of(&conn.call(&["COMMAND", "LIST"]))
+        .iter()
+        .map(bulk_text)
+        .collect()
+}
+
+/// Compares COMMAND INFO (or DOCS) of every command keel implements.
+fn compare_metadata(resp3: bool, docs: bool) -> Vec<String> {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let mut k = keel.raw();
+    let mut r = redis.raw();
+    if resp3 {
+        k.cmd(&["HELLO", "3"]);
+        r.cmd(&["HELLO", "3"]);
+    }
+    let names = keel_command_names(&mut k);
+    let redis_names = keel_command_names(&mut r);
+    let mut diffs = Vec::new();
+    for n in &names {
+        if !redis_names.contains(n) && !NEWER_THAN_7_0.contains(&n.as_str()) {
+            diffs.push(format!("{n}: in keel's COMMAND LIST but not in Redis's"));
+        }
+    }
+    assert!(
+        names.len() > 50,
+        "COMMAND LIST has only {} names",
+        names.len()
+    );
+    let sub = if docs { "DOCS" } else { "INFO" };
+    let mut containers = 0;
+    for name in &names {
+        if NEWER_THAN_7_0.contains(&name.as_str()) {
+            continue;
+        }
+        let kr = k.cmd(&["COMMAND", sub, name]);
+        let rr = r.cmd(&["COMMAND", sub, name]);
+        if kr == rr {
+            continue;
+        }
+        let kv = parse(&kr);
+        let rv = parse(&rr);
+        let is_container =
+            !name.contains('|') && names.iter().any(|n| n.starts_with(&format!("{name}|")));
+        if !is_container {
+            diffs.push(format!(
+                "COMMAND {sub} {name}\n    keel:  {}\n    redis: {}",
+                escape(&kr),
+                escape(&rr)
+            ));
+            continue;
+        }
+        // A container: keel lists only the subcommands it implements.
+        containers += 1;
+        let (kfields, rfields, ksubs, rsubs) = if docs {
+            let kdoc = pairs_of(&pairs_of(&kv)[0].1);
+            let rdoc = pairs_of(&pairs_of(&rv)[0].1);
+            let split_subs = |d: Vec<(Value, Value)>| {
+                let mut rest = Vec::new();
+                let mut subs = Vec::new();
+                for (key, val) in d {
+                    if bulk_text(&key) == "subcommands" {
+                        subs = pairs_of(&val);
+                    } else {
+                        rest.push((key, val));
+                    }
+                }
+                (rest, subs)
+            };
+            let (kf, ks) = split_subs(kdoc);
+            let (rf, rs) = split_subs(rdoc);
+            (format!("{kf:?}"), format!("{rf:?}"), ks, rs)
+        } else {
+            let kentry = list_of(&list_of(&kv)[0]);
+            let rentry = list_of(&list_of(&rv)[0]);
+            let named = |subs: &Value| -> Vec<(Value, Value)> {
+                list_of(subs)
+                    .into_iter()
+                    .map(|s| (list_of(&s)[0].clone(), s))
+                    .collect()
+            };
+            (
+                format!("{:?}", &kentry[..9]),
+                format!("{:?}", &rentry[..9]),
+                named(&kentry[9]),
+                named(&rentry[9]),
+            )
+        };
+        if kfields != rfields {
+            diffs.push(format!(
+                "COMMAND {sub} {name} (fields other than subcommands)\n    keel:  {kfields}\n    redis: {rfields}"
+            ));
+        }
+        for (sname, sval) in &ksubs {
+            let sn = bulk_text(sname);
+            if NEWER_THAN_7_0.contains(&sn.as_str()) {
+                continue;
+            }
+            match rsubs.iter().find(|(n, _)| n == sname) {
+                Some((_, rval)) if rval == sval => {}
+                Some((_, rval)) => diffs.push(format!(
+                    "COMMAND {sub} {name}: subcommand {sn}\n    keel:  {sval:?}\n    redis: {rval:?}"
+                )),
+                None => diffs.push(format!("COMMAND {sub} {name}: subcommand {sn} unknown to Redis")),
+            }
+        }
+        let listed: Vec<String> = ksubs.iter().map(|(n, _)| bulk_text(n)).collect();
+        for n in names.iter().filter(|n| n.starts_with(&format!("{name}|"))) {
+            if !listed.contains(n) {
+                diffs.push(format!(
+                    "COMMAND {sub} {name}: implemented subcommand {n} not listed"
+                ));
+            }
+        }
+    }
+    // CLIENT, CONFIG, COMMAND and OBJECT at least went through the
+    // per-subcommand comparison.
+    assert!(containers >= 4, "only {containers} containers compared");
+    diffs
+}
+
+#[test]
+fn command_info_matches_redis() {
+    let mut diffs = compare_metadata(false, false);
+    diffs.extend(compare_metadata(true, false));
+    assert!(
+        diffs.is_empty(),
+        "COMMAND INFO differs:\n{}",
+        diffs.join("\n")
+    );
+}
+
+#[test]
+fn command_docs_match_redis() {
+    let mut diffs = compare_metadata(false, true);
+    diffs.extend(compare_metadata(true, true));
+    assert!(
+        diffs.is_empty(),
+        "COMMAND DOCS differs:\n{}",
+        diffs.join("\n")
+    );
+}

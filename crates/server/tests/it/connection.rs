@@ -1,0 +1,457 @@
+//! Connection commands: PING, ECHO, QUIT, RESET, HELLO and CLIENT.
+
+use std::time::Duration;
+
+use redis::Value;
+
+use crate::harness::*;
+use crate::{ck, eqb, q};
+
+#[tokio::test]
+async fn ping_echo() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    ck!(c, "PING", status("PONG"));
+    ck!(c, "ping hello", bulk("hello"));
+    ck!(
+        c,
+        "PING a b",
+        err("ERR wrong number of arguments for 'ping' command")
+    );
+    ck!(c, "ECHO hi", bulk("hi"));
+    assert_eq!(query(&mut c, &["ECHO", ""]).await, bulk(""));
+    ck!(
+        c,
+        "ECHO",
+        err("ERR wrong number of arguments for 'echo' command")
+    );
+    ck!(
+        c,
+        "ECHO a b",
+        err("ERR wrong number of arguments for 'echo' command")
+    );
+}
+
+#[test]
+fn quit_replies_ok_then_closes() {
+    let s = Server::under_test();
+    let mut r = s.raw();
+    r.send(b"*1\r\n$4\r\nQUIT\r\n*1\r\n$4\r\nPING\r\n");
+    eqb!(r.read_reply(), b"+OK\r\n");
+    r.expect_eof(Duration::from_secs(5));
+    // The server itself goes on.
+    eqb!(s.raw().cmd(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn reset_restores_connection_state() {
+    let s = Server::under_test();
+    let mut r = s.raw();
+    eqb!(r.cmd(&["SELECT", "3"]), b"+OK\r\n");
+    eqb!(r.cmd(&["SET", "k", "in3"]), b"+OK\r\n");
+    eqb!(r.cmd(&["CLIENT", "SETNAME", "named"]), b"+OK\r\n");
+    let hello = r.cmd(&["HELLO", "3"]);
+    assert!(hello.starts_with(b"%7\r\n"), "{}", escape(&hello));
+    eqb!(r.cmd(&["GET", "missing"]), b"_\r\n");
+    eqb!(r.cmd(&["RESET"]), b"+RESET\r\n");
+    // Back to RESP2, database 0, no name.
+    eqb!(r.cmd(&["GET", "missing"]), b"$-1\r\n");
+    eqb!(r.cmd(&["GET", "k"]), b"$-1\r\n");
+    eqb!(r.cmd(&["CLIENT", "GETNAME"]), b"$-1\r\n");
+    eqb!(r.cmd(&["SELECT", "3"]), b"+OK\r\n");
+    eqb!(r.cmd(&["GET", "k"]), b"$3\r\nin3\r\n");
+    // RESET also turns CLIENT REPLY back on.
+    r.send_cmd(&["CLIENT", "REPLY", "OFF"]);
+    eqb!(r.cmd(&["RESET"]), b"+RESET\r\n");
+    eqb!(r.cmd(&["PING"]), b"+PONG\r\n");
+    eqb!(
+        r.cmd(&["RESET", "x"]),
+        b"-ERR wrong number of arguments for 'reset' command\r\n"
+    );
+}
+
+/// The pairs of a HELLO reply (RESP2 flat array or RESP3 map).
+fn hello_fields(reply: &[u8]) -> Vec<(String, resp::Value)> {
+    let v = parse(reply);
+    let pairs: Vec<(resp::Value, resp::Value)> = match v {
+        resp::Value::Map(p) => p,
+        resp::Value::Array(items) => items
+            .chunks(2)
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect(),
+        other => panic!("HELLO reply {other:?}"),
+    };
+    pairs
+        .into_iter()
+        .map(|(k, v)| match k {
+            resp::Value::Bulk(k) => (String::from_utf8(k).unwrap(), v),
+            other => panic!("HELLO key {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn hello_versions_and_errors() {
+    let s = Server::under_test();
+    let mut r = s.raw();
+    let id = match r.call(&["CLIENT", "ID"]) {
+        resp::Value::Integer(n) => n,
+        other => panic!("CLIENT ID {other:?}"),
+    };
+    // HELLO without a version answers in the current protocol (RESP2).
+    let h = r.cmd(&["HELLO"]);
+    assert!(h.starts_with(b"*14\r\n"), "{}", escape(&h));
+    let h = r.cmd(&["HELLO", "3"]);
+    assert!(h.starts_with(b"%7\r\n"), "{}", escape(&h));
+    let fields = hello_fields(&h);
+    let names: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        ["server", "version", "proto", "id", "mode", "role", "modules"]
+    );
+    assert_eq!(fields[0].1, resp::Value::Bulk(b"redis".to_vec()));
+    assert_eq!(fields[1].1, resp::Value::Bulk(b"7.0.15".to_vec()));
+    assert_eq!(fields[2].1, resp::Value::Integer(3));
+    assert_eq!(fields[3].1, resp::Value::Integer(id));
+    assert_eq!(fields[4].1, resp::Value::Bulk(b"standalone".to_vec()));
+    assert_eq!(fields[5].1, resp::Value::Bulk(b"master".to_vec()));
+    assert_eq!(fields[6].1, resp::Value::Array(vec![]));
+    // RESP3 replies from here on.
+    eqb!(r.cmd(&["GET", "missing"]), b"_\r\n");
+    eqb!(r.cmd(&["MGET", "a", "b"]), b"*2\r\n_\r\n_\r\n");
+    eqb!(
+        r.cmd(&["CONFIG", "GET", "timeout"]),
+        b"%1\r\n$7\r\ntimeout\r\n$1\r\n0\r\n"
+    );
+    // Errors leave the protocol unchanged.
+    eqb!(
+        r.cmd(&["HELLO", "4"]),
+        b"-NOPROTO unsupported protocol version\r\n"
+    );
+    eqb!(
+        r.cmd(&["HELLO", "1"]),
+        b"-NOPROTO unsupported protocol version\r\n"
+    );
+    eqb!(
+        r.cmd(&["HELLO", "abc"]),
+        b"-ERR Protocol version is not an integer or out of range\r\n"
+    );
+    eqb!(
+        r.cmd(&["HELLO", "3", "FOO"]),
+        b"-ERR Syntax error in HELLO option 'FOO'\r\n"
+    );
+    eqb!(
+        r.cmd(&["HELLO", "3", "AUTH", "default"]),
+        b"-ERR Syntax error in HELLO option 'AUTH'\r\n"
+    );
+    eqb!(
+        r.cmd(&["HELLO", "2", "AUTH", "nobody", "pw"]),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    eqb!(
+        r.cmd(&["HELLO", "2", "SETNAME", "a b"]),
+        b"-ERR Client names cannot contain spaces, newlines or special characters.\r\n"
+    );
+    eqb!(r.cmd(&["GET", "missing"]), b"_\r\n");
+    eqb!(r.cmd(&["CLIENT", "GETNAME"]), b"_\r\n");
+    // AUTH as the default user (no password configured) and SETNAME.
+    let h = r.cmd(&[
+        "HELLO", "2", "AUTH", "default", "anything", "SETNAME", "conn-1",
+    ]);
+    assert!(h.starts_with(b"*14\r\n"), "{}", escape(&h));
+    eqb!(r.cmd(&["GET", "missing"]), b"$-1\r\n");
+    eqb!(r.cmd(&["CLIENT", "GETNAME"]), b"$6\r\nconn-1\r\n");
+}
+
+#[tokio::test]
+async fn resp3_through_the_redis_crate() {
+    let s = Server::under_test();
+    let mut c = s.client3().await;
+    ck!(c, "GET missing", nil());
+    ck!(c, "SET k v", ok());
+    ck!(c, "GET k", bulk("v"));
+    let r = q!(c, "CONFIG GET timeout");
+    assert_eq!(r, Ok(Value::Map(vec![(b("timeout"), b("0"))])));
+    let r = q!(c, "HELLO 3");
+    let Ok(Value::Map(pairs)) = &r else {
+        panic!("HELLO 3 {r:?}")
+    };
+    assert_eq!(pairs[0], (b("server"), b("redis")));
+    assert_eq!(pairs[2], (b("proto"), Value::Int(3)));
+    let r = q!(c, "INFO server");
+    match r {
+        Ok(Value::VerbatimString { text, .. }) => {
+            assert!(text.contains("redis_version:7.0.15\r\n"), "{text}")
+        }
+        other => panic!("INFO in RESP3 should be a verbatim string: {other:?}"),
+    }
+    ck!(c, "CLIENT GETNAME", nil());
+    ck!(c, "OBJECT ENCODING missing", nil());
+    ck!(c, "MGET k missing", arr(vec![b("v"), Value::Nil]));
+}
+
+fn client_id(r: &mut Raw) -> i64 {
+    match r.call(&["CLIENT", "ID"]) {
+        resp::Value::Integer(n) => n,
+        other => panic!("CLIENT ID {other:?}"),
+    }
+}
+
+fn text_of(v: resp::Value) -> String {
+    match v {
+        resp::Value::Bulk(b) | resp::Value::Verbatim(b) => String::from_utf8(b).unwrap(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn client_id_name_list_info() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    let mut r1 = s.raw();
+    let mut r2 = s.raw();
+    let id1 = client_id(&mut r1);
+    let id2 = client_id(&mut r2);
+    assert!(id1 > 0 && id2 > id1, "ids {id1} {id2}");
+    assert_eq!(client_id(&mut r1), id1);
+
+    ck!(c, "CLIENT GETNAME", nil());
+    ck!(c, "CLIENT SETNAME my-conn", ok());
+    ck!(c, "CLIENT GETNAME", bulk("my-conn"));
+    assert_eq!(
+        query(&mut c, &["CLIENT", "SETNAME", "a b"]).await,
+        err("ERR Client names cannot contain spaces, newlines or special characters.")
+    );
+    assert_eq!(
+        query(&mut c, &["CLIENT", "SETNAME", "a\nb"]).await,
+        err("ERR Client names cannot contain spaces, newlines or special characters.")
+    );
+    ck!(c, "CLIENT GETNAME", bulk("my-conn"));
+    assert_eq!(query(&mut c, &["CLIENT", "SETNAME", ""]).await, ok());
+    ck!(c, "CLIENT GETNAME", nil());
+    ck!(
+        c,
+        "CLIENT SETNAME",
+        err("ERR wrong number of arguments for 'client|setname' command")
+    );
+
+    eqb!(r1.cmd(&["CLIENT", "SETNAME", "first"]), b"+OK\r\n");
+    eqb!(r2.cmd(&["SELECT", "4"]), b"+OK\r\n");
+    let list = text_of(r1.call(&["CLIENT", "LIST"]));
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 3, "{list}");
+    assert!(list.ends_with('\n'), "{list:?}");
+    let line1 = lines
+        .iter()
+        .find(|l| l.starts_with(&format!("id={id1} ")))
+        .unwrap_or_else(|| panic!("no id={id1} in {list}"));
+    assert!(line1.contains(" name=first "), "{line1}");
+    assert!(
+        line1.contains(&format!(" addr={} ", r1.local_addr())),
+        "{line1}"
+    );
+    assert!(line1.contains(&format!(" laddr={} ", s.addr())), "{line1}");
+    assert!(line1.contains(" cmd=client|list "), "{line1}");
+    assert!(line1.contains(" db=0 "), "{line1}");
+    let line2 = lines
+        .iter()
+        .find(|l| l.starts_with(&format!("id={id2} ")))
+        .unwrap_or_else(|| panic!("no id={id2} in {list}"));
+    assert!(line2.contains(" db=4 "), "{line2}");
+    assert!(line2.contains(" cmd=select "), "{line2}");
+    let normal = text_of(r1.call(&["CLIENT", "LIST", "TYPE", "normal"]));
+    assert_eq!(normal.lines().count(), 3, "{normal}");
+    let one = text_of(r1.call(&["CLIENT", "LIST", "ID", &id2.to_string()]));
+    assert_eq!(one.lines().count(), 1, "{one}");
+    assert!(one.starts_with(&format!("id={id2} ")), "{one}");
+    let two = text_of(r1.call(&[
+        "CLIENT",
+        "LIST",
+        "ID",
+        &id1.to_string(),
+        &id2.to_string(),
+        "999999",
+    ]));
+    assert_eq!(two.lines().count(), 2, "{two}");
+    eqb!(
+        r1.cmd(&["CLIENT", "LIST", "TYPE", "foo"]),
+        b"-ERR Unknown client type 'foo'\r\n"
+    );
+    eqb!(
+        r1.cmd(&["CLIENT", "LIST", "ID", "abc"]),
+        b"-ERR Invalid client ID\r\n"
+    );
+    eqb!(r1.cmd(&["CLIENT", "LIST", "FOO"]), b"-ERR syntax error\r\n");
+
+    let info = text_of(r2.call(&["CLIENT", "INFO"]));
+    assert_eq!(info.lines().count(), 1, "{info}");
+    assert!(
+        info.starts_with(&format!("id={id2} addr={} ", r2.local_addr())),
+        "{info}"
+    );
+    assert!(info.contains(" db=4 "), "{info}");
+    assert!(info.contains(" cmd=client|info "), "{info}");
+    assert!(info.contains(" resp=2"), "{info}");
+    assert!(info.ends_with('\n'), "{info:?}");
+
+    // CLIENT INFO shows library info set with CLIENT SETINFO, and NO-EVICT.
+    eqb!(
+        r2.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]),
+        b"+OK\r\n"
+    );
+    eqb!(
+        r2.cmd(&["CLIENT", "SETINFO", "lib-ver", "1.2.3"]),
+        b"+OK\r\n"
+    );
+    eqb!(r2.cmd(&["CLIENT", "NO-EVICT", "on"]), b"+OK\r\n");
+    let info = text_of(r2.call(&["CLIENT", "INFO"]));
+    assert!(info.contains(" lib-name=mylib lib-ver=1.2.3"), "{info}");
+    assert!(info.contains(" flags=e "), "{info}");
+    eqb!(r2.cmd(&["CLIENT", "NO-EVICT", "off"]), b"+OK\r\n");
+    let info = text_of(r2.call(&["CLIENT", "INFO"]));
+    assert!(info.contains(" flags=N "), "{info}");
+    eqb!(
+        r2.cmd(&["CLIENT", "NO-EVICT", "maybe"]),
+        b"-ERR syntax error\r\n"
+    );
+    eqb!(
+        r2.cmd(&["CLIENT", "SETINFO", "FOO", "x"]),
+        b"-ERR Unrecognized option 'FOO'\r\n"
+    );
+    eqb!(
+        r2.cmd(&["CLIENT", "SETINFO", "lib-name", "a b"]),
+        b"-ERR lib-name cannot contain spaces, newlines or special characters.\r\n"
+    );
+    eqb!(
+        r2.cmd(&["CLIENT", "SETINFO", "lib-name"]),
+        b"-ERR wrong number of arguments for 'client|setinfo' command\r\n"
+    );
+}
+
+#[test]
+fn client_kill_by_id_and_addr() {
+    let s = Server::under_test();
+    let mut killer = s.raw();
+    let mut v1 = s.raw();
+    let mut v2 = s.raw();
+    let mut v3 = s.raw();
+    let id1 = client_id(&mut v1);
+    assert!(client_id(&mut v2) > id1);
+    eqb!(v3.cmd(&["PING"]), b"+PONG\r\n");
+
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "ID", &id1.to_string()]),
+        b":1\r\n"
+    );
+    v1.expect_closed_after(&["PING"], Duration::from_secs(5));
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "ID", &id1.to_string()]),
+        b":0\r\n"
+    );
+
+    let addr2 = v2.local_addr();
+    eqb!(killer.cmd(&["CLIENT", "KILL", "ADDR", &addr2]), b":1\r\n");
+    v2.expect_closed_after(&["PING"], Duration::from_secs(5));
+
+    // The old form: CLIENT KILL ip:port.
+    let addr3 = v3.local_addr();
+    eqb!(killer.cmd(&["CLIENT", "KILL", &addr3]), b"+OK\r\n");
+    v3.expect_closed_after(&["PING"], Duration::from_secs(5));
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", &addr3]),
+        b"-ERR No such client\r\n"
+    );
+
+    // SKIPME: by default the caller is not killed.
+    let me = killer.local_addr();
+    eqb!(killer.cmd(&["CLIENT", "KILL", "ADDR", &me]), b":0\r\n");
+    eqb!(killer.cmd(&["CLIENT", "KILL", "ID", "999999"]), b":0\r\n");
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "ID", "abc"]),
+        b"-ERR client-id should be greater than 0\r\n"
+    );
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "FOO", "bar"]),
+        b"-ERR syntax error\r\n"
+    );
+    // Three arguments is the old form: "ID" is taken for an address.
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "ID"]),
+        b"-ERR No such client\r\n"
+    );
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "ID", "1", "SKIPME"]),
+        b"-ERR syntax error\r\n"
+    );
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "TYPE", "foo"]),
+        b"-ERR Unknown client type 'foo'\r\n"
+    );
+    eqb!(killer.cmd(&["PING"]), b"+PONG\r\n");
+    // Killing oneself with SKIPME no: the reply, then the connection closes.
+    eqb!(
+        killer.cmd(&["CLIENT", "KILL", "ADDR", &me, "SKIPME", "no"]),
+        b":1\r\n"
+    );
+    killer.expect_eof(Duration::from_secs(5));
+    eqb!(s.raw().cmd(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn client_reply_off_on_skip() {
+    let s = Server::under_test();
+    let mut r = s.raw();
+    r.send_cmd(&["CLIENT", "REPLY", "OFF"]);
+    r.send_cmd(&["SET", "k", "1"]);
+    r.send_cmd(&["GET", "k"]);
+    r.send_cmd(&["NOSUCHCMD"]);
+    r.expect_silence(Duration::from_millis(200));
+    eqb!(r.cmd(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    eqb!(r.cmd(&["GET", "k"]), b"$1\r\n1\r\n");
+    // SKIP drops the reply of the next command only.
+    r.send_cmd(&["CLIENT", "REPLY", "SKIP"]);
+    r.send_cmd(&["INCR", "k"]);
+    eqb!(r.cmd(&["INCR", "k"]), b":3\r\n");
+    eqb!(r.cmd(&["CLIENT", "REPLY", "FOO"]), b"-ERR syntax error\r\n");
+    eqb!(r.cmd(&["PING"]), b"+PONG\r\n");
+}
+
+#[tokio::test]
+async fn client_errors_and_help() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    ck!(
+        c,
+        "CLIENT FOO",
+        err("ERR unknown subcommand 'FOO'. Try CLIENT HELP.")
+    );
+    ck!(
+        c,
+        "CLIENT",
+        err("ERR wrong number of arguments for 'client' command")
+    );
+    ck!(
+        c,
+        "CLIENT ID x",
+        err("ERR wrong number of arguments for 'client|id' command")
+    );
+    ck!(
+        c,
+        "CLIENT REPLY",
+        err("ERR wrong number of arguments for 'client|reply' command")
+    );
+    let help = q!(c, "CLIENT HELP");
+    let Ok(Value::Array(lines)) = &help else {
+        panic!("CLIENT HELP {help:?}")
+    };
+    assert_eq!(
+        lines[0],
+        Value::SimpleString(
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:".into()
+        )
+    );
+    assert!(
+        lines.contains(&Value::SimpleString("GETNAME".into())),
+        "{lines:?}"
+    );
+}
