@@ -164,6 +164,10 @@ pub struct Aof {
     pub rewrites: AtomicU64,
     pub last_rewrite_secs: AtomicU64,
     last_fsync: Mutex<Instant>,
+    /// Written to the file since the last fsync.
+    unsynced: AtomicBool,
+    /// The log thread is waiting for work.
+    sleeping: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -207,6 +211,8 @@ impl Aof {
             rewrites: AtomicU64::new(0),
             last_rewrite_secs: AtomicU64::new(0),
             last_fsync: Mutex::new(Instant::now()),
+            unsynced: AtomicBool::new(false),
+            sleeping: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         }
     }
@@ -258,7 +264,7 @@ impl Aof {
         inner.appended += (inner.buf.len() - before) as u64;
         let end = inner.appended;
         drop(inner);
-        self.wake.notify_one();
+        self.wake_writer();
         end
     }
 
@@ -284,8 +290,18 @@ impl Aof {
         inner.appended += (inner.buf.len() - before) as u64;
         let end = inner.appended;
         drop(inner);
-        self.wake.notify_one();
+        self.wake_writer();
         end
+    }
+
+    /// Under `always`, a sleeping log thread is woken at once; otherwise it
+    /// wakes on its own every 10 ms.
+    #[inline]
+    fn wake_writer(&self) {
+        if self.sleeping.load(Relaxed) && self.fsync_policy() == Fsync::Always {
+            let _g = self.wake_lock.lock();
+            self.wake.notify_one();
+        }
     }
 
     /// Offset of everything appended so far.
@@ -293,7 +309,14 @@ impl Aof {
         self.inner.lock().appended
     }
 
-    /// Waits until the log is durable up to `offset`.
+    /// Waits until the log is durable up to `offset` (appendfsync always).
+    ///
+    /// Group commit: the log thread writes and fsyncs everything appended
+    /// so far, for every connection on every thread, and wakes the
+    /// waiters; whatever is appended during that fsync goes into the next
+    /// one. Workers never block on the disk, so they keep serving and
+    /// filling the next group while an fsync runs (in Redis the one thread
+    /// waits for every fsync).
     pub async fn wait_durable(&self, offset: u64) {
         loop {
             let notified = self.durable_changed.notified();
@@ -306,6 +329,49 @@ impl Aof {
         }
     }
 
+    /// Hands what was appended to the OS (appendfsync everysec/no), from
+    /// the connection that wrote, before its replies leave, as Redis does
+    /// in beforeSleep; skipped if another thread is writing right now.
+    pub fn flush_to_os(&self) {
+        if let Some(mut sink) = self.sink.try_lock() {
+            self.write_out(&mut sink, false);
+        }
+    }
+
+    /// Writes the buffer to the file (and fsyncs it if asked), then
+    /// publishes the new durable offset. The caller holds the sink.
+    fn write_out(&self, sink: &mut Option<Sink>, fsync: bool) {
+        let (chunk, end) = {
+            let mut inner = self.inner.lock();
+            let end = inner.appended;
+            (std::mem::take(&mut inner.buf), end)
+        };
+        let Some(s) = sink.as_mut() else { return };
+        if !chunk.is_empty() {
+            if let Err(e) = s.file.write_all(&chunk) {
+                self.fail("writing", &e);
+                return;
+            }
+            self.unsynced.store(true, Relaxed);
+        }
+        if fsync && self.unsynced.load(Relaxed) {
+            if let Err(e) = s.file.sync_data() {
+                self.fail("fsyncing", &e);
+                return;
+            }
+            self.unsynced.store(false, Relaxed);
+            *self.last_fsync.lock() = Instant::now();
+        }
+        if !self.ok.load(Relaxed) {
+            self.ok.store(true, Relaxed);
+            tracing::info!("AOF write error recovered");
+        }
+        if fsync || self.fsync_policy() != Fsync::Always {
+            self.durable.store(end, Relaxed);
+            self.durable_changed.notify_waiters();
+        }
+    }
+
     fn fail(&self, what: &str, e: &std::io::Error) {
         if self.ok.swap(false, Relaxed) {
             tracing::error!("Error {what} the AOF file: {e}");
@@ -313,70 +379,33 @@ impl Aof {
         *self.last_error.lock() = e.to_string();
     }
 
-    /// The writer thread: writes what was appended, fsyncs per policy,
-    /// publishes the durable offset.
+    /// The background thread: every 10 ms hands leftovers to the OS, and
+    /// fsyncs once a second under `everysec` (`always` fsyncs in
+    /// `wait_durable`, `no` never).
     fn writer_loop(self: Arc<Self>) {
-        let mut pending_sync = false;
         loop {
             {
                 let mut g = self.wake_lock.lock();
                 let idle = self.inner.lock().buf.is_empty();
-                if idle && !self.stop.load(Relaxed) {
-                    self.wake.wait_for(&mut g, Duration::from_millis(100));
-                }
-            }
-            let mut sink = self.sink.lock();
-            let (chunk, end) = {
-                let mut inner = self.inner.lock();
-                let end = inner.appended;
-                (std::mem::take(&mut inner.buf), end)
-            };
-            let Some(s) = sink.as_mut() else {
-                if self.stop.load(Relaxed) {
-                    return;
-                }
-                continue;
-            };
-            if !chunk.is_empty() {
-                match s.file.write_all(&chunk) {
-                    Ok(()) => pending_sync = true,
-                    Err(e) => {
-                        self.fail("writing", &e);
-                        continue;
+                if idle || self.fsync_policy() != Fsync::Always {
+                    self.sleeping.store(true, Relaxed);
+                    if self.inner.lock().buf.is_empty() || self.fsync_policy() != Fsync::Always {
+                        self.wake.wait_for(&mut g, Duration::from_millis(10));
                     }
+                    self.sleeping.store(false, Relaxed);
                 }
             }
-            let policy = self.fsync_policy();
-            let sync_now = match policy {
-                Fsync::Always => pending_sync,
-                Fsync::EverySec => {
-                    pending_sync && self.last_fsync.lock().elapsed() >= Duration::from_secs(1)
-                }
-                Fsync::No => false,
-            };
-            if sync_now {
-                if let Err(e) = s.file.sync_data() {
-                    self.fail("fsyncing", &e);
-                    continue;
-                }
-                pending_sync = false;
-                *self.last_fsync.lock() = Instant::now();
-            }
-            if !self.ok.load(Relaxed) && (policy != Fsync::Always || sync_now) {
-                self.ok.store(true, Relaxed);
-                tracing::info!("AOF write error recovered");
-            }
-            if policy != Fsync::Always || sync_now || chunk.is_empty() {
-                self.durable.store(end, Relaxed);
-                self.durable_changed.notify_waiters();
-            }
-            drop(sink);
-            if self.stop.load(Relaxed) && self.inner.lock().buf.is_empty() {
-                if let Some(s) = self.sink.lock().as_mut() {
-                    let _ = s.file.sync_data();
-                }
+            if self.stop.load(Relaxed) {
                 return;
             }
+            let policy = self.fsync_policy();
+            let fsync = match policy {
+                Fsync::Always => true,
+                Fsync::EverySec => self.last_fsync.lock().elapsed() >= Duration::from_secs(1),
+                Fsync::No => false,
+            };
+            let mut sink = self.sink.lock();
+            self.write_out(&mut sink, fsync);
         }
     }
 
