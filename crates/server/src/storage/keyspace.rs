@@ -311,7 +311,10 @@ impl<'a> View<'a> {
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
-        let map = sdb.slots.get_mut(slot / SHARDS)?;
+        let Some(map) = sdb.slots.get_mut(slot / SHARDS) else {
+            shard.stats.misses += 1;
+            return None;
+        };
         let expired = match map.get(key) {
             None => {
                 shard.stats.misses += 1;
