@@ -1217,6 +1217,470 @@ GET "\x00"
 TYPE "\x00"
 DEL "\x00" "\r\n" "a\x00b"
 DBSIZE
+
+# ------------------------------------------------------------- sets
+flushall
+sadd s 1 2 3 a
+set str x
+spop s 1 2
+spop s x
+srandmember s x
+srandmember s 1 2
+srem s 2 2 a
+scard str
+scard nokey
+sintercard 2 s nokey limit 0
+sintercard 1 s LIMIT 1
+sintercard 1 s limit 1 limit 2
+sintercard 1 str
+sintercard 2 nokey str
+sintercard 0 a
+sintercard 2 a
+sintercard 1 s limit -1
+sintercard 1 s limit
+sadd i 1 2 3
+sunionstore u i
+object encoding u
+sinterstore u2 i s
+object encoding u2
+~smembers u2
+sscan s 0 count 0
+sscan s 0 match
+sscan i 0 match 1* count 1
+sscan i 0 count 1 count 2
+sscan i -1
+sscan i x
+sscan nokey 0 count 0
+smove s s 1
+smove s s 99
+smove s str 1
+smove str s 1
+smove s nokey 1
+smove s d2 1
+~smembers d2
+~sdiff i d2
+sdiffstore d3 i nokey
+~smembers d3
+~sinter i nokey
+~sinter nokey str
+~sunion i d2 nokey
+sinterstore i2 nokey
+exists i2
+smismember i 1 x
+spop nokey 2
+spop nokey
+srandmember nokey 3
+srandmember nokey
+srandmember i -9223372036854775808
+srandmember i 0
+srandmember i 10
+spop i 0
+spop i 10
+exists i
+FLUSHALL
+CONFIG SET set-max-intset-entries 3
+SADD big 1 2 3
+OBJECT ENCODING big
+SADD big 4
+OBJECT ENCODING big
+~SMEMBERS big
+SADD big x
+~SSCAN big 0 COUNT 100
+SREM big 1 2 3 4 x
+EXISTS big
+CONFIG SET set-max-intset-entries 512
+SADD words a b c
+~SINTER words words
+~SUNION words big
+SMOVE words other a
+~SMEMBERS other
+SCARD words
+~SPOP words 5
+EXISTS words
+
+# ------------------------------------------------------- sorted sets
+flushall
+zadd z 1.1 a -0 b 1e300 c 0.1 d 123456789012345678 e 1e-5 f inf g 3 h
+zrange z 0 -1 withscores
+zscore z a
+zscore z b
+zincrby z 1 zz
+zadd z 1e17 i 1.5e-7 j 100 k
+zscore z i
+zscore z j
+zscore z k
+zscore z e
+zmscore z a nope
+CONFIG SET zset-max-listpack-entries 128
+CONFIG SET set-max-intset-entries 512
+flushall
+config set zset-max-listpack-entries 0
+zadd z -0 b
+object encoding z
+zscore z b
+!zincrby z -0 b
+zadd z 0 b
+zscore z b
+zadd z -0 b
+zscore z b
+config set zset-max-listpack-entries 128
+zadd y -0 b
+zincrby y -0 c
+zscore y c
+zadd y nan x
+zadd y inf x
+zincrby y -inf x
+zadd y 1 x 2
+zadd y
+zadd y xx nx 1 a
+zadd y gt lt 1 a
+zadd y gt nx 1 a
+zadd y incr 1 a 2 b
+zadd y incr 1 a
+zadd y incr xx 1 nosuch
+zadd y incr nx 1 x
+zadd y ch 5 x 6 new
+zadd y gt ch 1 x 7 new
+zadd y lt 1 x
+zadd y incr gt -1 x
+zadd y 1e400 q
+zadd y abc q
+zadd y " 1" q
+zadd y "1 " q
+zadd y 0x10 q
+zadd y 1e q
+zadd y inf q -inf r +inf s
+zrange y 0 -1 withscores
+zadd y INF q2 -INFINITY r2 Infinity s2 +Inf s3
+zrange y 0 -1 withscores
+CONFIG SET zset-max-listpack-entries 128
+CONFIG SET set-max-intset-entries 512
+flushall
+zadd z 1 a 2 b 3 c
+bzmpop 0 1 z min
+bzmpop x 1 z min
+bzpopmin z x
+bzpopmin z -1
+bzmpop 1 0 z min
+bzmpop 1 1 z min count 0
+zrange z 0 -1 withscores
+!zrandmember z -2 withscores
+zrandmember z 0 withscores
+zrandmember nokey 2
+zrandmember nokey
+zrandmember z 1 foo
+zrandmember z 9223372036854775807 withscores
+zrandmember z -9223372036854775808
+zrange nokey 0 -1
+zrange z 0 -1 bylex withscores
+zrange z 0 -1 limit 0 1
+zrangebyscore z -inf +inf withscores limit 0 1
+zrevrange z 0 -1 rev
+zrangebyscore z -inf +inf byscore
+zrange z (1 2 byscore
+zrange z x 2 byscore
+zrange z x 2
+zrange z a b bylex
+zrange z 0 -1 limit 0
+zrange z 0 -1 limit x 1 byscore
+zunion 1 z withscores
+zscan z 0
+zmscore nokey a
+zscore nokey a
+zrank z c
+zrank z nope
+zrevrank z c
+zcount z ( 3
+zcount z (1 (3
+zcount z "( 2" 3
+zcount z (1e400 3
+zcount z -(1 3
+zcount z 1e400 3
+zlexcount z - +
+zlexcount z [b (c
+zlexcount z b c
+zlexcount z ++ -
+CONFIG SET zset-max-listpack-entries 128
+CONFIG SET set-max-intset-entries 512
+flushall
+zadd z 1 a 2 b 3 c 4 d 5 e 5 f 5 g -inf m +inf n
+zrange z 0 -1 withscores
+zrange z -3 -1
+zrange z 5 2
+zrange z -100 100
+zrange z 0 0 rev withscores
+zrange z 1 3 rev
+zrevrange z 0 2 withscores
+zrangebyscore z (1 5
+zrangebyscore z (1 (5 withscores
+zrangebyscore z -inf +inf limit 2 3
+zrangebyscore z -inf +inf limit -1 3
+zrangebyscore z -inf +inf limit 2 -1
+zrangebyscore z -inf +inf limit 2 0
+zrangebyscore z -inf +inf limit 100 2
+zrevrangebyscore z +inf -inf limit 1 2 withscores
+zrevrangebyscore z 5 (2
+zrevrangebyscore z (2 5
+zrange z 5 (2 byscore rev
+zrange z (2 5 byscore rev limit 0 2
+zrange z 5 5 byscore
+zrange z (5 5 byscore
+zcount z 5 5
+zcount z -inf inf
+zadd l 0 a 0 b 0 c 0 d 0 e 0 f 0 g
+zrangebylex l - +
+zrangebylex l [b (e
+zrangebylex l (b [e limit 1 2
+zrevrangebylex l + - limit 0 3
+zrevrangebylex l [e (b
+zrange l [e (b bylex rev
+zrange l (b [e bylex limit 1 10
+zlexcount l [c +
+zlexcount l (c (c
+zlexcount l [c [c
+zremrangebylex l [b [c
+zrange l 0 -1
+zremrangebyscore z (4 5
+zrange z 0 -1 withscores
+zremrangebyrank z 0 0
+zremrangebyrank z -1 -1
+zremrangebyrank z 5 1
+zrange z 0 -1 withscores
+zremrangebyrank z x 1
+zremrangebyscore z x 1
+zremrangebylex z x 1
+zremrangebyrank z 0 -1
+exists z
+zadd a 1 x 2 y 3 z
+zadd b 10 y 20 z 30 w
+sadd s y w q
+zunion 2 a b withscores
+zunion 2 a b weights 2 3 withscores
+zunion 2 a b aggregate min withscores
+zunion 2 a b aggregate max weights 1 -1 withscores
+zinter 2 a b withscores
+zinter 3 a b s withscores
+zunion 3 a b s withscores
+zdiff 2 a b withscores
+zdiff 2 b s withscores
+zdiff 1 a
+zunionstore out 2 a b
+zrange out 0 -1 withscores
+object encoding out
+zinterstore out 2 a nokey
+exists out
+zdiffstore out 2 b a
+zrange out 0 -1 withscores
+zintercard 2 a b
+zintercard 2 a b limit 1
+zintercard 1 a limit 0
+zintercard 0 a
+zintercard 1 a limit -1
+zintercard 1 a weights 1
+zunion 0 a
+zunionstore out 0 a
+zunion x a
+zunion 3 a b
+zunion 2 a b weights 1
+zunion 2 a b weights 1 x
+zunion 2 a b aggregate foo
+zunion 2 a b withscores withscores
+zunionstore out 2 a b withscores
+zdiff 2 a b weights 1 2
+set str v
+zunion 2 a str
+zunion 2 a str weights x
+zinter 2 nokey str
+zadd inf 1 x
+zunion 2 a inf weights inf -inf withscores
+zunion 2 a a weights inf -inf withscores
+zinter 2 a a weights inf -inf withscores
+zinter 2 a a aggregate max weights inf -inf withscores
+zrangestore dst a 0 -1
+zrange dst 0 -1 withscores
+zrangestore dst a (1 +inf byscore rev
+zrangestore dst a +inf (1 byscore rev limit 0 1
+zrange dst 0 -1 withscores
+zrangestore dst a [y + bylex
+zrange dst 0 -1 withscores
+zrangestore dst a 0 -1 withscores
+zrangestore dst nokey 0 -1
+exists dst
+zrangestore dst str 0 -1
+zrank a z
+zrevrank a z
+zrank a nope
+zrank nokey a
+zrank str a
+zscore str a
+zcard str
+zadd str 1 a
+zrange str 0 -1
+zincrby a 1.5 x
+zincrby a x x
+zincrby a 1 new
+zincrby a -inf new
+zincrby a +inf new
+zadd a xx ch incr 1 x
+zadd a nx 5 x 6 qq
+zadd a gt ch 100 x 0 y
+zadd a lt ch 100 x 0 y
+zrange a 0 -1 withscores
+zadd a xx 1 nope
+exists a
+zadd newkey xx 1 a
+exists newkey
+zadd newkey xx incr 1 a
+zmscore a x nope y
+zrem a x nope y
+zrem nokey a
+zrem a z new qq
+zrange a 0 -1 withscores
+exists a
+CONFIG SET zset-max-listpack-entries 128
+CONFIG SET set-max-intset-entries 512
+config set zset-max-listpack-entries 0
+config set set-max-intset-entries 0
+flushall
+zadd z 1 a 2 b 3 c 4 d 5 e 5 f 5 g -inf m +inf n
+zrange z 0 -1 withscores
+zrange z -3 -1
+zrange z 5 2
+zrange z -100 100
+zrange z 0 0 rev withscores
+zrange z 1 3 rev
+zrevrange z 0 2 withscores
+zrangebyscore z (1 5
+zrangebyscore z (1 (5 withscores
+zrangebyscore z -inf +inf limit 2 3
+zrangebyscore z -inf +inf limit -1 3
+zrangebyscore z -inf +inf limit 2 -1
+zrangebyscore z -inf +inf limit 2 0
+zrangebyscore z -inf +inf limit 100 2
+zrevrangebyscore z +inf -inf limit 1 2 withscores
+zrevrangebyscore z 5 (2
+zrevrangebyscore z (2 5
+zrange z 5 (2 byscore rev
+zrange z (2 5 byscore rev limit 0 2
+zrange z 5 5 byscore
+zrange z (5 5 byscore
+zcount z 5 5
+zcount z -inf inf
+zadd l 0 a 0 b 0 c 0 d 0 e 0 f 0 g
+zrangebylex l - +
+zrangebylex l [b (e
+zrangebylex l (b [e limit 1 2
+zrevrangebylex l + - limit 0 3
+zrevrangebylex l [e (b
+zrange l [e (b bylex rev
+zrange l (b [e bylex limit 1 10
+zlexcount l [c +
+zlexcount l (c (c
+zlexcount l [c [c
+zremrangebylex l [b [c
+zrange l 0 -1
+zremrangebyscore z (4 5
+zrange z 0 -1 withscores
+zremrangebyrank z 0 0
+zremrangebyrank z -1 -1
+zremrangebyrank z 5 1
+zrange z 0 -1 withscores
+zremrangebyrank z x 1
+zremrangebyscore z x 1
+zremrangebylex z x 1
+zremrangebyrank z 0 -1
+exists z
+zadd a 1 x 2 y 3 z
+zadd b 10 y 20 z 30 w
+sadd s y w q
+zunion 2 a b withscores
+zunion 2 a b weights 2 3 withscores
+zunion 2 a b aggregate min withscores
+zunion 2 a b aggregate max weights 1 -1 withscores
+zinter 2 a b withscores
+zinter 3 a b s withscores
+zunion 3 a b s withscores
+zdiff 2 a b withscores
+zdiff 2 b s withscores
+zdiff 1 a
+zunionstore out 2 a b
+zrange out 0 -1 withscores
+object encoding out
+zinterstore out 2 a nokey
+exists out
+zdiffstore out 2 b a
+zrange out 0 -1 withscores
+zintercard 2 a b
+zintercard 2 a b limit 1
+zintercard 1 a limit 0
+zintercard 0 a
+zintercard 1 a limit -1
+zintercard 1 a weights 1
+zunion 0 a
+zunionstore out 0 a
+zunion x a
+zunion 3 a b
+zunion 2 a b weights 1
+zunion 2 a b weights 1 x
+zunion 2 a b aggregate foo
+zunion 2 a b withscores withscores
+zunionstore out 2 a b withscores
+zdiff 2 a b weights 1 2
+set str v
+zunion 2 a str
+zunion 2 a str weights x
+zinter 2 nokey str
+zadd inf 1 x
+zunion 2 a inf weights inf -inf withscores
+zunion 2 a a weights inf -inf withscores
+zinter 2 a a weights inf -inf withscores
+zinter 2 a a aggregate max weights inf -inf withscores
+zrangestore dst a 0 -1
+zrange dst 0 -1 withscores
+zrangestore dst a (1 +inf byscore rev
+zrangestore dst a +inf (1 byscore rev limit 0 1
+zrange dst 0 -1 withscores
+zrangestore dst a [y + bylex
+zrange dst 0 -1 withscores
+zrangestore dst a 0 -1 withscores
+zrangestore dst nokey 0 -1
+exists dst
+zrangestore dst str 0 -1
+zrank a z
+zrevrank a z
+zrank a nope
+zrank nokey a
+zrank str a
+zscore str a
+zcard str
+zadd str 1 a
+zrange str 0 -1
+zincrby a 1.5 x
+zincrby a x x
+zincrby a 1 new
+zincrby a -inf new
+zincrby a +inf new
+zadd a xx ch incr 1 x
+zadd a nx 5 x 6 qq
+zadd a gt ch 100 x 0 y
+zadd a lt ch 100 x 0 y
+zrange a 0 -1 withscores
+zadd a xx 1 nope
+exists a
+zadd newkey xx 1 a
+exists newkey
+zadd newkey xx incr 1 a
+zmscore a x nope y
+zrem a x nope y
+zrem nokey a
+zrem a z new qq
+zrange a 0 -1 withscores
+exists a
+object encoding a
+config set zset-max-listpack-entries 128
+config set set-max-intset-entries 512
+CONFIG SET zset-max-listpack-entries 128
+CONFIG SET set-max-intset-entries 512
 "#;
 
 /// How a reply is compared.

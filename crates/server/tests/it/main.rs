@@ -17,5 +17,7 @@ mod expiry;
 mod keys;
 mod protocol;
 mod server;
+mod sets;
 mod strings;
 mod tools;
+mod zsets;
