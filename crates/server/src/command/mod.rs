@@ -18,6 +18,7 @@ mod keys;
 mod list;
 mod multi;
 pub mod pubsub;
+pub mod scripting;
 mod server;
 mod set;
 mod stream;
@@ -52,6 +53,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     connection::register(&mut r);
     multi::register(&mut r);
     pubsub::register(&mut r);
+    scripting::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)
 }
@@ -435,6 +437,22 @@ pub fn execute<'s>(
             failed: true,
         };
     };
+    let mut view = view;
+    // A rewrite in progress must capture these shards as they are before
+    // this command changes them (see persistence::aof).
+    server.aof.before_execute(&mut view);
+    if cmd.has(table::flag::WRITE) && server.aof.enabled() && !server.aof.write_ok() {
+        let msg = format!(
+            "MISCONF Errors writing to the AOF file: {}",
+            server.aof.last_error()
+        );
+        encode::error(out, msg.as_bytes());
+        return Executed {
+            view,
+            ready: Vec::new(),
+            failed: true,
+        };
+    }
     let mut cx = Ctx {
         server,
         client,
