@@ -993,7 +993,9 @@ fn serve_group(
     if created {
         done.dirty += 1;
         done.consumer_created = true;
-        if r.noack && r.log {
+        // Redis logs this only with NOACK (else the XCLAIMs create it),
+        // so a consumer that read nothing was lost on replay.
+        if r.log {
             done.cmds.push(vec![
                 b"XGROUP".to_vec(),
                 b"CREATECONSUMER".to_vec(),

@@ -18,6 +18,7 @@ mod keys;
 mod protocol;
 mod server;
 mod sets;
+mod streams;
 mod strings;
 mod tools;
 mod zsets;
