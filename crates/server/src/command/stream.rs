@@ -462,8 +462,20 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     let limits = node_limits(cx);
+    let auto = !matches!(a.id, Some((_, true)));
+    let log =
+        (auto || a.trim.is_some_and(|t| t.approx) || a.limit_idx.is_some()) && propagating(cx);
     let (db, now) = (cx.db(), cx.now_ms);
-    if lookup(cx, key)?.is_none() {
+    // Existence and type first, without counting a keyspace hit twice.
+    let exists = match cx.view.peek(db, key, now) {
+        None => false,
+        Some(KeyEntry {
+            value: Value::Stream(_),
+            ..
+        }) => true,
+        Some(_) => return Err(error::WRONGTYPE),
+    };
+    if !exists {
         if a.nomkstream {
             cx.null();
             return Ok(());
@@ -509,13 +521,7 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         Some(t) => s.trim(t),
         None => 0,
     };
-    let auto = !matches!(a.id, Some((_, true)));
-    let log =
-        (auto || a.trim.is_some_and(|t| t.approx) || a.limit_idx.is_some()) && propagating(cx);
-    let rewritten = match log {
-        true => lookup(cx, key)?.map(|s| rewrite_add_trim(argv, &a, auto.then_some(id), s)),
-        false => None,
-    };
+    let rewritten = log.then(|| rewrite_add_trim(argv, &a, auto.then_some(id), s));
     reply_id(cx.out, id);
     cx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {

@@ -237,8 +237,9 @@ struct Node {
     data: Vec<u8>,
     live: u32,
     deleted: u32,
-    /// ID of the last entry, deleted or not.
+    /// ID and offset of the last entry, deleted or not.
     last: StreamId,
+    last_off: u32,
     /// Size of Redis's listpack for this node, without the live and
     /// deleted counters (which change size as they grow).
     lp_body: usize,
@@ -723,6 +724,7 @@ impl Stream {
                     live: 0,
                     deleted: 0,
                     last: id,
+                    last_off: 0,
                     lp_body,
                 },
             );
@@ -763,6 +765,7 @@ impl Stream {
             }
             lp_size += lp::int(2 * nfields as i64 + 4);
         }
+        node.last_off = node.data.len() as u32;
         node.data.push(flags);
         put_varint(&mut node.data, ms_delta);
         put_varint(&mut node.data, seq);
@@ -847,6 +850,12 @@ impl Stream {
     }
 
     pub fn last_entry(&self) -> Option<Entry<'_>> {
+        // The tail node's last entry is usually live: no backward scan.
+        let (&mid, node) = self.nodes.iter().next_back()?;
+        let (e, _) = node.entry_at(mid, node.last_off as usize);
+        if e.flags & FLAG_DELETED == 0 {
+            return Some(Entry::new(node, e));
+        }
         self.rev_range(StreamId::MIN, StreamId::MAX).next()
     }
 
@@ -1327,6 +1336,134 @@ mod tests {
         s.delete_ids(&[id(3, 0)]);
         let g = Group::new(id(1, 0), INVALID_ENTRIES_READ);
         assert_eq!(s.group_lag(&g), None);
+    }
+
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeMap;
+
+        type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            /// Append with an ID this far past the last (ms, seq steps).
+            Add(u64, u64, Pairs),
+            Del(usize),
+            MaxLen(u64, bool, u64),
+            MinId(usize, bool),
+        }
+
+        fn pairs() -> impl Strategy<Value = Pairs> {
+            let bytes = prop_oneof![
+                4 => proptest::collection::vec(b'a'..b'c', 0..3),
+                1 => proptest::collection::vec(any::<u8>(), 0..200),
+                1 => Just(b"12345".to_vec()),
+            ];
+            proptest::collection::vec((bytes.clone(), bytes), 1..4)
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                8 => (0u64..3, 0u64..3, pairs()).prop_map(|(a, b, p)| Op::Add(a, b, p)),
+                2 => any::<usize>().prop_map(Op::Del),
+                1 => (0u64..300, any::<bool>(), 0u64..250).prop_map(|(n, a, l)| Op::MaxLen(n, a, l)),
+                1 => (any::<usize>(), any::<bool>()).prop_map(|(i, a)| Op::MinId(i, a)),
+            ]
+        }
+
+        fn check(s: &Stream, m: &BTreeMap<StreamId, Pairs>) {
+            assert_eq!(s.len() as usize, m.len());
+            let got: Vec<(StreamId, Pairs)> = s
+                .range(StreamId::MIN, StreamId::MAX)
+                .map(|e| {
+                    (
+                        e.id,
+                        e.pairs().map(|(a, b)| (a.to_vec(), b.to_vec())).collect(),
+                    )
+                })
+                .collect();
+            let want: Vec<(StreamId, Pairs)> = m.iter().map(|(k, v)| (*k, v.clone())).collect();
+            assert_eq!(got, want);
+            let rev: Vec<StreamId> = s
+                .rev_range(StreamId::MIN, StreamId::MAX)
+                .map(|e| e.id)
+                .collect();
+            let mut fwd: Vec<StreamId> = m.keys().copied().collect();
+            fwd.reverse();
+            assert_eq!(rev, fwd);
+            assert_eq!(
+                s.first_id,
+                m.keys().next().copied().unwrap_or(StreamId::MIN)
+            );
+            assert_eq!(
+                s.last_valid_id(),
+                m.keys().next_back().copied().unwrap_or(StreamId::MIN)
+            );
+            // Sub-ranges from the middle of nodes.
+            if let (Some(a), Some(b)) = (m.keys().nth(m.len() / 3), m.keys().nth(2 * m.len() / 3)) {
+                let got: Vec<StreamId> = s.range(*a, *b).map(|e| e.id).collect();
+                let want: Vec<StreamId> = m.range(*a..=*b).map(|(k, _)| *k).collect();
+                assert_eq!(got, want);
+                let got: Vec<StreamId> = s.rev_range(*a, *b).map(|e| e.id).collect();
+                let want: Vec<StreamId> = m.range(*a..=*b).rev().map(|(k, _)| *k).collect();
+                assert_eq!(got, want);
+                assert!(s.get(*a).is_some());
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+            #[test]
+            fn matches_a_btreemap(ops in proptest::collection::vec(op(), 0..400)) {
+                let limits = NodeLimits { max_bytes: 512, max_entries: 8 };
+                let mut s = Stream::new();
+                let mut m: BTreeMap<StreamId, Pairs> = BTreeMap::new();
+                let mut last = StreamId::MIN;
+                for op in ops {
+                    match op {
+                        Op::Add(dms, dseq, p) => {
+                            let id = StreamId::new(last.ms + dms, if dms == 0 { last.seq + dseq + 1 } else { dseq });
+                            let flat: Vec<&[u8]> = p.iter().flat_map(|(a, b)| [a.as_slice(), b.as_slice()]).collect();
+                            s.append(id, &flat, limits).unwrap();
+                            m.insert(id, p);
+                            last = id;
+                        }
+                        Op::Del(i) => {
+                            if !m.is_empty() {
+                                let id = *m.keys().nth(i % m.len()).unwrap();
+                                prop_assert_eq!(s.delete_ids(&[id]), 1);
+                                m.remove(&id);
+                                prop_assert!(s.max_deleted_id >= id);
+                            }
+                        }
+                        Op::MaxLen(n, approx, limit) => {
+                            let t = Trim { strategy: TrimStrategy::MaxLen(n), approx, limit: if approx { limit } else { 0 } };
+                            let removed = s.trim(&t) as usize;
+                            if !approx {
+                                prop_assert_eq!(removed, m.len().saturating_sub(n as usize));
+                            }
+                            for _ in 0..removed {
+                                m.pop_first();
+                            }
+                        }
+                        Op::MinId(i, approx) => {
+                            let min = m.keys().nth(i % (m.len() + 1)).copied().unwrap_or(StreamId::MAX);
+                            let t = Trim { strategy: TrimStrategy::MinId(min), approx, limit: 0 };
+                            let removed = s.trim(&t) as usize;
+                            if !approx {
+                                prop_assert_eq!(removed, m.range(..min).count());
+                            }
+                            for _ in 0..removed {
+                                m.pop_first();
+                            }
+                        }
+                    }
+                    check(&s, &m);
+                }
+                prop_assert_eq!(s.last_id, last);
+            }
+        }
     }
 
     #[test]
