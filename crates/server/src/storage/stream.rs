@@ -1069,6 +1069,83 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Calls `emit` with each command of a sequence that rebuilds this
+    /// stream under `key` (an AOF rewrite), as Redis's
+    /// `rewriteStreamObject`: XADD per entry (or `XADD key MAXLEN 0 0-1 x
+    /// y` for an empty stream), XSETID with ENTRIESADDED and MAXDELETEDID,
+    /// then per group XGROUP CREATE with ENTRIESREAD, and per consumer
+    /// either XCLAIM ... TIME RETRYCOUNT JUSTID FORCE for each pending
+    /// entry or XGROUP CREATECONSUMER.
+    pub fn rebuild_commands(&self, key: &[u8], mut emit: impl FnMut(&[&[u8]])) {
+        let mut a = [0u8; 41];
+        let mut b = [0u8; 41];
+        let mut n1 = itoa::Buffer::new();
+        let mut n2 = itoa::Buffer::new();
+        if self.len == 0 {
+            emit(&[b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y"]);
+        } else {
+            for e in self.range(StreamId::MIN, StreamId::MAX) {
+                let mut idb = [0u8; 41];
+                let mut argv: Vec<&[u8]> = Vec::with_capacity(3 + 2 * e.len());
+                argv.push(b"XADD");
+                argv.push(key);
+                argv.push(e.id.format(&mut idb));
+                for (f, v) in e.pairs() {
+                    argv.push(f);
+                    argv.push(v);
+                }
+                emit(&argv);
+            }
+        }
+        emit(&[
+            b"XSETID",
+            key,
+            self.last_id.format(&mut a),
+            b"ENTRIESADDED",
+            n1.format(self.entries_added).as_bytes(),
+            b"MAXDELETEDID",
+            self.max_deleted_id.format(&mut b),
+        ]);
+        for (name, g) in &self.groups {
+            emit(&[
+                b"XGROUP",
+                b"CREATE",
+                key,
+                name,
+                g.last_id.format(&mut a),
+                b"ENTRIESREAD",
+                n1.format(g.entries_read).as_bytes(),
+            ]);
+            for (cname, c) in &g.consumers {
+                if c.pel.is_empty() {
+                    emit(&[b"XGROUP", b"CREATECONSUMER", key, name, cname]);
+                    continue;
+                }
+                for id in &c.pel {
+                    let Some(nack) = g.pel.get(id) else {
+                        continue;
+                    };
+                    emit(&[
+                        b"XCLAIM",
+                        key,
+                        name,
+                        cname,
+                        b"0",
+                        id.format(&mut a),
+                        b"TIME",
+                        n1.format(nack.delivery_time).as_bytes(),
+                        b"RETRYCOUNT",
+                        n2.format(nack.delivery_count).as_bytes(),
+                        b"JUSTID",
+                        b"FORCE",
+                    ]);
+                }
+            }
+        }
+    }
+}
+
 /// Forward iterator over live entries in an ID range.
 pub struct Range<'a> {
     nodes: Option<std::collections::btree_map::Range<'a, StreamId, Node>>,
@@ -1464,6 +1541,41 @@ mod tests {
                 prop_assert_eq!(s.last_id, last);
             }
         }
+    }
+
+    #[test]
+    fn rebuild_commands() {
+        let mut s = filled(3);
+        s.delete_ids(&[id(2, 0)]);
+        let mut g = Group::new(id(3, 0), 3);
+        let (a, _) = g.consumer_or_create(b"alice", 5);
+        g.consumer_or_create(b"bob", 5);
+        g.deliver(id(1, 0), &a, 1000);
+        g.pel.get_mut(&id(1, 0)).unwrap().delivery_count = 4;
+        s.groups.insert(Box::from(&b"grp"[..]), g);
+        let mut cmds = Vec::new();
+        s.rebuild_commands(b"k", |argv| {
+            cmds.push(
+                argv.iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        });
+        assert_eq!(
+            cmds,
+            vec![
+                "XADD k 1-0 f v",
+                "XADD k 3-0 f v",
+                "XSETID k 3-0 ENTRIESADDED 3 MAXDELETEDID 2-0",
+                "XGROUP CREATE k grp 3-0 ENTRIESREAD 3",
+                "XCLAIM k grp alice 0 1-0 TIME 1000 RETRYCOUNT 4 JUSTID FORCE",
+                "XGROUP CREATECONSUMER k grp bob",
+            ]
+        );
+        let mut cmds = Vec::new();
+        Stream::new().rebuild_commands(b"e", |argv| cmds.push(argv.len()));
+        assert_eq!(cmds, vec![7, 7]);
     }
 
     #[test]
