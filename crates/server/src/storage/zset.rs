@@ -8,24 +8,26 @@
 //!   `zset-max-listpack-entries` members of at most
 //!   `zset-max-listpack-value` bytes. Everything is a linear scan, as in
 //!   Redis's listpack; the sizes keep that cheap.
-//! - `skiplist`: a member → score hash table ([`Table`], shared with sets,
-//!   so ZSCAN gets the same growth-safe cursor as SSCAN) plus an ordered
-//!   index. The ordered index is not a skiplist but a counted B+tree
-//!   ([`Tree`]): leaves hold up to 63 (score, member) pairs in one
-//!   contiguous array, inner nodes keep each child's element count, so
-//!   rank, select-by-rank and range bounds are O(log N) like Redis's
-//!   skiplist with spans. Why a B+tree: a skiplist pays one allocation and
-//!   24 + 16·level bytes per member (≈ 53 B on average in Redis, plus
-//!   jemalloc rounding) and chases a pointer per step; the B+tree pays
-//!   ≈ 24 B per member at 70-100% leaf fill and scans ranges through
-//!   contiguous memory. Members are `Arc<[u8]>`, shared between the hash
-//!   table and the tree (one allocation, like Redis 7's shared sds), and
-//!   inner-node separators are Arc clones, not copies.
+//! - `skiplist`: a member → score hash table ([`Dict`]: a compact
+//!   index-plus-dense-entries table whose ZSCAN cursor is growth-safe like
+//!   SSCAN's) plus an ordered index. The ordered index is not a skiplist
+//!   but a counted B+tree ([`Tree`]): leaves hold up to 63 (score, member)
+//!   pairs in one contiguous array, inner nodes keep each child's element
+//!   count, so rank, select-by-rank and range bounds are O(log N) like
+//!   Redis's skiplist with spans. Why a B+tree: a skiplist pays one
+//!   allocation and 24 + 16·level bytes per member (≈ 53 B on average in
+//!   Redis, plus jemalloc rounding) and chases a pointer per step; the
+//!   B+tree pays 24 B per member at 80-100% leaf fill (ascending loads
+//!   keep leaves full; an overfull leaf first shifts entries to a sibling)
+//!   and scans ranges through contiguous memory. Members are `Arc<[u8]>`,
+//!   shared between the table and the tree (one allocation, like Redis 7's
+//!   shared sds); inner-node separators are Arc clones, not copies.
 //!
-//! Per member of a 1M-member skiplist-encoded set: 24 B table slot at
-//! 48-75% load, 24 B tree entry at 70-100% fill, 16 B Arc header plus the
-//! bytes (jemalloc-rounded); Redis 7.0: 32 B dictEntry + 8 B bucket, ≈ 53 B
-//! skiplist node, sds header plus the bytes.
+//! Measured with `used_memory`, 1,000,000 members `member:N`: Redis 7.0.15
+//! 109.8 MB; keel 90.5 MB (ascending scores) / 96.4 MB (random scores).
+//! Per member: 24 B dense entry + 4 B / load index slot, 24 B / fill tree
+//! entry, 16 B Arc header plus the bytes (jemalloc-rounded); Redis: 32 B
+//! dictEntry + 8 B bucket, ≈ 53 B skiplist node, sds header plus bytes.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
