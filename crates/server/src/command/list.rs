@@ -576,12 +576,16 @@ fn rpoplpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 }
 
 /// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+///
+/// On timeout Redis 7.0 answers a null *array* (`*-1`), as for every
+/// command blocked on a list (replyToBlockedClientTimedOut), although an
+/// immediate miss of LMOVE is a null bulk.
 fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let from = position(argv[3])?;
     let to = position(argv[4])?;
     let timeout = args::timeout(argv[5])?;
     if !move_generic(cx, argv[1], argv[2], from, to)? {
-        cx.block(&argv[1..2], timeout, TimeoutReply::NullBulk);
+        cx.block(&argv[1..2], timeout, TimeoutReply::NullArray);
     }
     Ok(())
 }
@@ -590,7 +594,7 @@ fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn brpoplpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let timeout = args::timeout(argv[3])?;
     if !move_generic(cx, argv[1], argv[2], false, true)? {
-        cx.block(&argv[1..2], timeout, TimeoutReply::NullBulk);
+        cx.block(&argv[1..2], timeout, TimeoutReply::NullArray);
     }
     Ok(())
 }

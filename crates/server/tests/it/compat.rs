@@ -2155,6 +2155,294 @@ XSETID str 1-0
 TYPE g
 OBJECT ENCODING g
 
+
+# ---------------------------------------------------------------- lists
+flushall
+rpush l a b c d a b c 1 2 3
+lpush l x y
+lrange l 0 -1
+lrange l -3 -1
+lrange l 5 2
+lrange l -100 100
+lrange nokey 0 -1
+lrange l 0 x
+llen l
+llen nokey
+lindex l 0
+lindex l -1
+lindex l 100
+lindex nokey x
+lindex l x
+lpop l
+rpop l
+lpop l 2
+rpop l 2
+lpop l 0
+lpop nokey
+lpop nokey 0
+lpop nokey 2
+lpop l -1
+lpop l abc
+lpop l 1 2
+rpop l 1 2
+lpushx nokey a
+rpushx nokey a
+exists nokey
+lpushx l front
+rpushx l back
+lrange l 0 -1
+lset l 0 first
+lset l -1 last
+lset l 100 x
+lset nokey 0 x
+lset l x x
+linsert l before a new
+linsert l AFTER d new2
+linsert l before zz x
+linsert nokey before a x
+linsert l middle a x
+lrange l 0 -1
+lrem l 1 new
+lrem l -1 a
+lrem l 0 b
+lrem l 0 zz
+lrem nokey 0 a
+lrem l x a
+lrange l 0 -1
+ltrim l 1 -2
+lrange l 0 -1
+ltrim l a b
+ltrim nokey 0 1
+ltrim l 5 1
+exists l
+rpush l a b c d 1 2 3 4 3 3 3
+lpos l 3
+lpos l zz
+lpos l 3 count 0
+lpos l 3 count 2
+lpos l 3 rank 2
+lpos l 3 rank -1
+lpos l 3 rank -2 count 2
+lpos l 3 rank 9
+lpos l 3 count 0 maxlen 7
+lpos l 3 rank -1 maxlen 1
+lpos l 3 rank -9223372036854775808
+lpos l 3 rank 9223372036854775807
+lpos l zz count 5
+lpos nokey a
+lpos nokey a count 1
+lpos l a rank 0
+lpos l a count -1
+lpos l a count x
+lpos l a maxlen -1
+lpos l a rank x
+lpos l a rank
+lpos l a foo 1
+rpush src a b c
+lmove src dst left right
+lmove src dst RIGHT LEFT
+rpoplpush src dst
+exists src
+lrange dst 0 -1
+lmove src dst left left
+rpoplpush dst dst
+lmove dst dst left right
+lrange dst 0 -1
+lmove dst dst up left
+rpush m1 1 2 3 4
+lmpop 2 nokey m1 left
+lmpop 2 nokey m1 right count 2
+lmpop 1 m1 left count 10
+lmpop 1 m1 left
+lmpop 0 l left
+lmpop -1 l left
+lmpop abc l left
+lmpop 3 l left
+lmpop 1 l middle
+lmpop 1 l left count 0
+lmpop 1 l left count -1
+lmpop 1 l left count
+lmpop 1 l left count 1 count 2
+rpush b1 x y
+blpop nokey b1 0
+brpop nokey b1 0
+exists b1
+rpush b1 1 2 3
+blmpop 0 2 nokey b1 right count 2
+blmove b1 bd left right 0
+brpoplpush nokey bd 0.01
+blpop nokey 0.01
+brpop nokey 0.01
+blmove nokey bd left left 0.01
+blmpop 0.01 1 nokey left
+blpop b1 -1
+blpop b1 abc
+blmove b1 bd up left 0
+blmove b1 bd left left x
+blmpop 0 0 b1 left
+blmpop x 1 b1 left
+blmpop 0 1 b1 left count 0
+set str x
+lpush str a
+rpushx str a
+lpop str
+llen str
+lrange str 0 1
+lindex str 0
+lset str 0 a
+lrem str 0 a
+ltrim str 0 1
+linsert str before a b
+lpos str a
+lmove str dst left left
+lmove dst str left left
+lmpop 2 nokey str left
+blpop nokey str 0
+blmove str dst left left 0
+object encoding dst
+type dst
+config set list-max-listpack-size 2
+rpush small 1 2 3 4 5 6 7
+linsert small after 4 x
+lset small 2 longer-value-than-before
+lrem small 0 6
+lrange small 0 -1
+lindex small -2
+object encoding small
+config set list-max-listpack-size -2
+
+# ---------------------------------------------------------------- hashes
+flushall
+hset h
+hset h a
+hset h a 1 b
+hmset h a 1 b
+hset h a 1 b 2
+hset h a 10 c 3
+hmset h d 4 e 5
+hget h a
+hget h zz
+hget nokey a
+hmget h a zz c
+hmget nokey a b
+hgetall h
+hkeys h
+hvals h
+hgetall nokey
+hkeys nokey
+hlen h
+hlen nokey
+hexists h a
+hexists h zz
+hstrlen h a
+hstrlen h zz
+hsetnx h a 99
+hsetnx h f 6
+hdel h a zz b
+hdel nokey a
+hdel h c d e f
+exists h
+hincrby h n 5
+hincrby h n -7
+hincrby h n x
+hset h s hello sp " 1" max 9223372036854775807 min -9223372036854775808
+hincrby h s 1
+hincrby h sp 1
+hincrby h max 1
+hincrby h min -1
+hincrbyfloat h f 0.1
+hincrbyfloat h f 0.2
+hincrbyfloat h f -0.3
+hincrbyfloat h g 10.5
+hincrbyfloat h g 0.1
+hincrbyfloat h g 5.0e3
+hincrbyfloat fl g 1e308
+hincrbyfloat fl g -1e308
+hincrbyfloat fl g 1
+object encoding fl
+hincrbyfloat h big 1.23e20
+hincrbyfloat h big 1e30
+hincrbyfloat h hex 0x1p4
+hincrbyfloat h n 1.5
+hincrbyfloat h s 1
+hincrbyfloat h sp 1
+hincrbyfloat h f x
+hincrbyfloat h f inf
+hincrbyfloat h f nan
+hset h i inf
+hincrbyfloat h i 1
+hincrbyfloat nokey f inf
+exists nokey
+hstrlen h max
+hstrlen h big
+hgetall h
+hrandfield nokey
+hrandfield nokey 5
+hrandfield nokey x
+hrandfield nokey 1 foo
+hrandfield nokey 1 withvalues x
+hrandfield nokey -9223372036854775808
+hrandfield nokey -4611686018427387904 withvalues
+hset one f v
+hrandfield one
+hrandfield one 0
+hrandfield one 5
+hrandfield one -3
+hrandfield one 2 withvalues
+hrandfield one -2 WITHVALUES
+hscan fl 0
+hscan nokey 0
+hscan nokey abc
+hscan nokey 0 count 0
+hscan h abc
+hscan h 0 count 0
+hscan h 0 count x
+hscan h 0 type string
+hscan h 0 match
+hscan h 18446744073709551616
+hscan h 0 match *i*
+hscan h -1 match m?x
+hscan h "" count 1
+hscan h +0 match b*
+config set hash-max-listpack-entries 4
+config set hash-max-listpack-value 8
+hset e a 1 b 2 c 3 d 4
+object encoding e
+hset e e 5
+object encoding e
+hdel e a b c d
+object encoding e
+hset v f 12345678
+object encoding v
+hset v f 123456789
+object encoding v
+hsetnx n 123456789 v
+object encoding n
+hincrbyfloat x f 1234567.5
+object encoding x
+hincrby y longfieldname 1
+object encoding y
+~hgetall v
+~hkeys e
+config set hash-max-listpack-entries 128
+config set hash-max-listpack-value 64
+set str x
+hset str a 1
+hsetnx str a 1
+hget str a
+hmget str a
+hgetall str
+hdel str a
+hlen str
+hstrlen str a
+hincrby str a 1
+hincrbyfloat str a 1
+hrandfield str
+hrandfield str 2
+hscan str 0
+lpush h x
+type h
+
 "#;
 
 /// How a reply is compared.

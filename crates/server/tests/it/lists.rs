@@ -509,6 +509,7 @@ async fn resp3_shapes() {
     );
     ck!(c, "BLPOP nokey 0.05", nil());
     ck!(c, "BLMOVE nokey x LEFT LEFT 0.05", nil());
+    ck!(c, "BRPOPLPUSH nokey x 0.05", nil());
 }
 
 #[tokio::test]
