@@ -708,6 +708,11 @@ impl Stream {
                     && (node.live + node.deleted) as usize >= limits.max_entries));
         }
         if !use_tail {
+            // The tail node is full: give back its spare capacity, as
+            // Redis's lpShrinkToFit.
+            if let Some((_, node)) = self.nodes.iter_mut().next_back() {
+                node.data.shrink_to_fit();
+            }
             let mut master = Vec::new();
             put_varint(&mut master, nfields as u64);
             let mut lp_body = lp::OVERHEAD + lp::int(nfields as i64) + lp::int(0);
