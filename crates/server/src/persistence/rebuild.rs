@@ -48,12 +48,7 @@ pub fn collection(buf: &mut Vec<u8>, key: &[u8], value: &Value) {
                 items.iter().map(|(s, m)| vec![s.as_bytes(), m.as_slice()]),
             );
         }
-        Value::Stream(_) => {
-            // Streams are rewritten once their family provides the entry
-            // iteration (see docs/compatibility.md); until then no command
-            // creates one.
-            tracing::error!(key = %String::from_utf8_lossy(key), "stream values cannot be rewritten yet");
-        }
+        Value::Stream(st) => st.rebuild_commands(key, |argv| encode::command(buf, argv)),
     }
 }
 
