@@ -204,18 +204,127 @@ impl Clone for Pair {
 // ---------------------------------------------------------------------------
 // Listpack.
 
-/// Compact encoding: alternating field and value entries in one buffer.
-#[derive(Clone, Default)]
+/// Compact encoding: alternating field and value entries in one
+/// allocation `[u32 bytes][u32 count][entries]`, behind a thin pointer, so
+/// a `Hash` is 16 bytes and a small hash costs its header's box and one
+/// exactly sized buffer. Resized with `realloc` on every change, as
+/// Redis's listpack (in place while the allocator's size class holds).
 pub struct Listpack {
-    buf: Vec<u8>,
-    len: u32,
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: a Listpack owns its allocation exclusively, like a Box<[u8]>.
+unsafe impl Send for Listpack {}
+// SAFETY: shared references only read the bytes.
+unsafe impl Sync for Listpack {}
+
+const LP_HEADER: usize = 8;
+
+impl Default for Listpack {
+    fn default() -> Listpack {
+        let layout = Pair::layout(LP_HEADER);
+        // SAFETY: non-zero size.
+        let raw = unsafe { alloc::alloc(layout) };
+        let Some(ptr) = NonNull::new(raw) else {
+            alloc::handle_alloc_error(layout)
+        };
+        // SAFETY: `raw` points to LP_HEADER writable bytes.
+        unsafe { std::ptr::write_bytes(raw, 0, LP_HEADER) };
+        Listpack { ptr }
+    }
+}
+
+impl Clone for Listpack {
+    fn clone(&self) -> Listpack {
+        let mut lp = Listpack::default();
+        lp.resize(self.bytes().len());
+        lp.bytes_mut().copy_from_slice(self.bytes());
+        lp.set_count(self.count());
+        lp
+    }
+}
+
+impl Drop for Listpack {
+    fn drop(&mut self) {
+        let total = LP_HEADER + self.bytes().len();
+        // SAFETY: allocated (or last reallocated) with this size and
+        // alignment 1.
+        unsafe { alloc::dealloc(self.ptr.as_ptr(), Pair::layout(total)) }
+    }
 }
 
 impl Listpack {
+    #[inline]
+    fn header(&self) -> [u8; LP_HEADER] {
+        let mut h = [0u8; LP_HEADER];
+        // SAFETY: the allocation always starts with LP_HEADER initialised
+        // bytes.
+        h.copy_from_slice(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), LP_HEADER) });
+        h
+    }
+
+    #[inline]
+    fn write_header(&mut self, at: usize, v: u32) {
+        // SAFETY: `at` is 0 or 4: inside the header.
+        let h = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(at), 4) };
+        h.copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Number of (field, value) pairs.
+    #[inline]
+    fn count(&self) -> u32 {
+        let h = self.header();
+        u32::from_le_bytes([h[4], h[5], h[6], h[7]])
+    }
+
+    #[inline]
+    fn set_count(&mut self, n: u32) {
+        self.write_header(4, n);
+    }
+
+    /// The entries.
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        let h = self.header();
+        let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+        // SAFETY: the allocation is LP_HEADER + len bytes, all initialised.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(LP_HEADER), len) }
+    }
+
+    #[inline]
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.bytes().len();
+        // SAFETY: as `bytes`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(LP_HEADER), len) }
+    }
+
+    /// Resizes the entries to `new_len` bytes (new bytes zeroed). Callers
+    /// keep the total under LISTPACK_SAFETY_LIMIT, so it fits the u32.
+    fn resize(&mut self, new_len: usize) {
+        let old_len = self.bytes().len();
+        if new_len == old_len {
+            return;
+        }
+        let old = Pair::layout(LP_HEADER + old_len);
+        // SAFETY: `ptr` was allocated with layout `old`; the new size is
+        // non-zero (at least the header).
+        let raw = unsafe { alloc::realloc(self.ptr.as_ptr(), old, LP_HEADER + new_len) };
+        let Some(ptr) = NonNull::new(raw) else {
+            alloc::handle_alloc_error(Pair::layout(LP_HEADER + new_len))
+        };
+        self.ptr = ptr;
+        if new_len > old_len {
+            // SAFETY: the bytes past the old end are inside the new
+            // allocation and must be initialised before being read.
+            unsafe { std::ptr::write_bytes(raw.add(LP_HEADER + old_len), 0, new_len - old_len) };
+        }
+        self.write_header(0, new_len as u32);
+    }
+
     /// Offsets of `field`'s entry and of its value's entry.
     #[inline]
     fn find(&self, needle: &Needle) -> Option<(usize, usize)> {
-        let buf = &self.buf;
+        let buf = self.bytes();
         let mut pos = 0;
         while pos < buf.len() {
             let (f, fsize) = codec::decode(buf, pos);
@@ -230,42 +339,39 @@ impl Listpack {
 
     fn get(&self, field: &[u8]) -> Option<Elem<'_>> {
         let (_, vpos) = self.find(&Needle::new(field))?;
-        Some(codec::decode(&self.buf, vpos).0)
+        Some(codec::decode(self.bytes(), vpos).0)
     }
 
-    /// Replaces `buf[at..at + old]` by `new` bytes of room, returned for
+    /// Replaces bytes `at..at + old` by `new` bytes of room, returned for
     /// writing.
     fn resize_hole(&mut self, at: usize, old: usize, new: usize) -> &mut [u8] {
-        let buf = &mut self.buf;
+        let len = self.bytes().len();
         if new > old {
-            let grow = new - old;
-            buf.reserve_exact(grow);
-            let len = buf.len();
-            buf.resize(len + grow, 0);
-            buf.copy_within(at + old..len, at + new);
+            self.resize(len + new - old);
+            self.bytes_mut().copy_within(at + old..len, at + new);
         } else if new < old {
-            let len = buf.len();
-            buf.copy_within(at + old..len, at + new);
-            buf.truncate(len - (old - new));
+            self.bytes_mut().copy_within(at + old..len, at + new);
+            self.resize(len - (old - new));
         }
-        &mut buf[at..at + new]
+        &mut self.bytes_mut()[at..at + new]
     }
 
     fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
         let v = codec::encode(value);
         match self.find(&Needle::new(field)) {
             Some((_, vpos)) => {
-                let old = codec::entry_size(&self.buf, vpos);
+                let old = codec::entry_size(self.bytes(), vpos);
                 let hole = self.resize_hole(vpos, old, v.size);
                 v.write(hole);
                 false
             }
             None => {
                 let f = codec::encode(field);
-                self.buf.reserve_exact(f.size + v.size);
-                f.append(&mut self.buf);
-                v.append(&mut self.buf);
-                self.len += 1;
+                let at = self.bytes().len();
+                let hole = self.resize_hole(at, 0, f.size + v.size);
+                f.write(&mut hole[..f.size]);
+                v.write(&mut hole[f.size..]);
+                self.set_count(self.count() + 1);
                 true
             }
         }
@@ -275,18 +381,15 @@ impl Listpack {
         let Some((pos, vpos)) = self.find(&Needle::new(field)) else {
             return false;
         };
-        let end = vpos + codec::entry_size(&self.buf, vpos);
-        self.buf.drain(pos..end);
-        self.len -= 1;
-        if self.buf.capacity() > 2 * self.buf.len() + 64 {
-            self.buf.shrink_to_fit();
-        }
+        let end = vpos + codec::entry_size(self.bytes(), vpos);
+        self.resize_hole(pos, end - pos, 0);
+        self.set_count(self.count() - 1);
         true
     }
 
     fn iter(&self) -> ListpackIter<'_> {
         ListpackIter {
-            buf: &self.buf,
+            buf: self.bytes(),
             pos: 0,
         }
     }
@@ -616,7 +719,7 @@ impl Hash {
 
     pub fn len(&self) -> usize {
         match self {
-            Hash::Listpack(lp) => lp.len as usize,
+            Hash::Listpack(lp) => lp.count() as usize,
             Hash::Table(t) => t.len,
         }
     }
@@ -641,7 +744,7 @@ impl Hash {
     /// Converts to the hashtable encoding (one way).
     fn convert(&mut self) {
         if let Hash::Listpack(lp) = self {
-            let mut t = Table::with_capacity(lp.len as usize);
+            let mut t = Table::with_capacity(lp.count() as usize);
             for (f, v) in lp.iter() {
                 f.with_bytes(|f| v.with_bytes(|v| t.set(f, v)));
             }
@@ -655,7 +758,7 @@ impl Hash {
     pub fn prepare(&mut self, longest: usize, sum: usize, limits: &EncodingLimits) {
         if let Hash::Listpack(lp) = self {
             if longest > limits.hash_max_listpack_value
-                || lp.buf.len() + sum > LISTPACK_SAFETY_LIMIT
+                || lp.bytes().len() + sum > LISTPACK_SAFETY_LIMIT
             {
                 self.convert();
             }
@@ -669,12 +772,13 @@ impl Hash {
             Hash::Listpack(lp) => {
                 if field.len() > limits.hash_max_listpack_value
                     || value.len() > limits.hash_max_listpack_value
+                    || lp.bytes().len() + field.len() + value.len() + 18 > LISTPACK_SAFETY_LIMIT
                 {
                     self.convert();
                     return self.set(field, value, limits);
                 }
                 let created = lp.set(field, value);
-                if lp.len as usize > limits.hash_max_listpack_entries {
+                if lp.count() as usize > limits.hash_max_listpack_entries {
                     self.convert();
                 }
                 created
@@ -740,8 +844,8 @@ impl Hash {
                 let offsets = lp_offsets(lp);
                 for _ in 0..n {
                     let pos = offsets[rng.gen_range(0..offsets.len())];
-                    let (k, ks) = codec::decode(&lp.buf, pos);
-                    let (v, _) = codec::decode(&lp.buf, pos + ks);
+                    let (k, ks) = codec::decode(lp.bytes(), pos);
+                    let (v, _) = codec::decode(lp.bytes(), pos + ks);
                     f(k, v);
                 }
             }
@@ -809,12 +913,13 @@ impl Hash {
 
 /// Offsets of every field entry of a listpack.
 fn lp_offsets(lp: &Listpack) -> Vec<usize> {
-    let mut out = Vec::with_capacity(lp.len as usize);
+    let buf = lp.bytes();
+    let mut out = Vec::with_capacity(lp.count() as usize);
     let mut pos = 0;
-    while pos < lp.buf.len() {
+    while pos < buf.len() {
         out.push(pos);
-        let fs = codec::entry_size(&lp.buf, pos);
-        pos += fs + codec::entry_size(&lp.buf, pos + fs);
+        let fs = codec::entry_size(buf, pos);
+        pos += fs + codec::entry_size(buf, pos + fs);
     }
     out
 }
@@ -839,7 +944,7 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert!(std::mem::size_of::<Hash>() <= 32);
+        assert_eq!(std::mem::size_of::<Hash>(), 16);
         assert_eq!(std::mem::size_of::<Pair>(), 8);
         assert_eq!(std::mem::size_of::<Option<Pair>>(), 8);
     }
