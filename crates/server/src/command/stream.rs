@@ -1124,9 +1124,9 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             parse_strict_id(argv[4])?
         };
         if !exists {
+            // MKSTREAM (Redis counts the group's creation only).
             cx.view
                 .set(db, key, Value::Stream(Box::new(Stream::new())), 0, now);
-            cx.dirty += 1;
         }
         let Some(s) = lookup(cx, key)? else {
             return Ok(());
