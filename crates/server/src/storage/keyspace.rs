@@ -28,7 +28,7 @@ use super::value::{Entry, Value};
 pub const SHARDS: usize = 64;
 const SLOTS_PER_SHARD: usize = SLOTS / SHARDS;
 
-pub type Key = Box<[u8]>;
+pub use super::key::Key;
 
 /// One process-wide random seed: per-map hasher state would cost 32 bytes
 /// in each of the 16384 maps of every database, and SCAN needs the same
