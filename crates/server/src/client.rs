@@ -77,6 +77,9 @@ pub struct BlockRequest {
     pub keys: Vec<Vec<u8>>,
     pub deadline: Option<std::time::Instant>,
     pub timeout_reply: crate::command::TimeoutReply,
+    /// The command to run on wake-up instead of the one sent (XREAD with
+    /// `$` resolved to the IDs it meant when first called).
+    pub rerun: Option<Vec<Vec<u8>>>,
 }
 
 /// A client's subscriptions and the queue its messages arrive on.
@@ -105,6 +108,8 @@ pub struct Client {
     pub close_after_reply: bool,
     /// Set by [`crate::command::Ctx::block`]; the connection parks.
     pub block: Option<BlockRequest>,
+    /// True while a blocked command runs again after a wake-up.
+    pub woken: bool,
     /// Commands queued since MULTI (owned: the read buffer moves on).
     pub multi: Option<Vec<Vec<Vec<u8>>>>,
     /// A command failed to queue: EXEC must abort (EXECABORT).
@@ -128,6 +133,7 @@ impl Client {
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             block: None,
+            woken: false,
             multi: None,
             multi_error: false,
             watch: Default::default(),

@@ -155,7 +155,29 @@ impl Ctx<'_, '_> {
             keys: keys.iter().map(|k| k.to_vec()).collect(),
             deadline: timeout.map(|t| std::time::Instant::now() + t),
             timeout_reply,
+            rerun: None,
         });
+    }
+
+    /// Like [`Ctx::block`], but on wake-up the connection runs `rerun`
+    /// instead of the command as sent.
+    pub fn block_rerun(
+        &mut self,
+        keys: &[&[u8]],
+        timeout: Option<std::time::Duration>,
+        timeout_reply: TimeoutReply,
+        rerun: Vec<Vec<u8>>,
+    ) {
+        self.block(keys, timeout, timeout_reply);
+        if let Some(req) = self.client.block.as_mut() {
+            req.rerun = Some(rerun);
+        }
+    }
+
+    /// True when this run is the re-run of a blocked command after one of
+    /// its keys was signalled.
+    pub fn woken(&self) -> bool {
+        self.client.woken
     }
 
     /// Logs `cmds` instead of the command as sent (see `propagate_as`).

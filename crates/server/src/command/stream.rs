@@ -797,10 +797,22 @@ fn read_generic(cx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) -> CmdResult {
     // Resolve the IDs; MAX stands for `>` as in Redis.
     let mut ids = Vec::with_capacity(streams);
     let mut dollar = false;
+    // A blocked XREADGROUP woken because its stream or group went away.
+    let woken = group_cmd && cx.woken();
     for (key, arg) in keys.iter().zip(id_args) {
-        let s = lookup(cx, key)?;
+        let s = match lookup(cx, key) {
+            Ok(None) | Err(_) if woken => {
+                return Err(err("UNBLOCKED the stream key no longer exists"))
+            }
+            other => other?,
+        };
         if let Some((g, _)) = group {
             if !s.as_ref().is_some_and(|s| s.groups.contains_key(g)) {
+                if woken {
+                    return Err(err(
+                        "NOGROUP the consumer group this client was blocked on no longer exists",
+                    ));
+                }
                 return Err(CmdError::new(format!(
                     "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
                     args::lossy(key),
@@ -931,13 +943,13 @@ fn block_for(
     argv: &[&[u8]],
     streams_arg: usize,
 ) {
-    let rerun = resolved.map(|ids| rewrite_dollar_ids(argv, streams_arg, ids));
-    cx.block(keys, timeout, TimeoutReply::NullArray);
-    // TODO(blocking): `Ctx::block` cannot take a rewritten command yet, so
-    // XREAD BLOCK with `$` re-runs with `$` and then waits for the entry
-    // after the one that woke it. Once BlockRequest carries an argv to
-    // re-run, pass `rerun` here.
-    drop(rerun);
+    match resolved {
+        Some(ids) => {
+            let rerun = rewrite_dollar_ids(argv, streams_arg, ids);
+            cx.block_rerun(keys, timeout, TimeoutReply::NullArray, rerun);
+        }
+        None => cx.block(keys, timeout, TimeoutReply::NullArray),
+    }
 }
 
 /// `argv` with every `$` ID replaced by the ID it resolved to.

@@ -221,7 +221,9 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
             _ = waiter.wake.notified() => {
                 let mark = out.len();
                 let mut clock = command::Clock::start();
+                client.woken = true;
                 command::dispatch(server, client, &argv, out, stats, &mut clock);
+                client.woken = false;
                 if client.block.take().is_some() {
                     // Still nothing to serve (another client was faster):
                     // keep our place at the head of the queue.
@@ -374,10 +376,13 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     let mut argv = recycle(std::mem::take(&mut argv_store));
                     argv.extend((0..dec.argc()).map(|i| dec.arg(frame, i)));
                     command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
-                    let blocked = client
-                        .block
-                        .take()
-                        .map(|req| (req, argv.iter().map(|a| a.to_vec()).collect::<Vec<_>>()));
+                    let blocked = client.block.take().map(|mut req| {
+                        let rerun = req.rerun.take();
+                        (
+                            req,
+                            rerun.unwrap_or_else(|| argv.iter().map(|a| a.to_vec()).collect()),
+                        )
+                    });
                     argv_store = recycle(argv);
                     if let Some((req, owned)) = blocked {
                         // Replies of the requests before this one leave now.

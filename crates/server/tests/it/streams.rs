@@ -922,7 +922,6 @@ fn xreadgroup_block_woken_by_xadd() {
 /// differs, and telling them apart needs the connection layer to mark the
 /// re-run (see the report).
 #[test]
-#[ignore = "needs the connection layer to tell a handler it is re-run after a wake-up"]
 fn xreadgroup_block_unblocked_by_group_destroy() {
     let s = Server::under_test();
     let mut r = s.raw();
@@ -954,7 +953,6 @@ fn xreadgroup_block_unblocked_by_group_destroy() {
 /// the wake-up re-runs it. Needs the connection layer to re-run a
 /// rewritten command (see the report on `BlockRequest`).
 #[test]
-#[ignore = "needs BlockRequest to carry a rewritten argv for the re-run"]
 fn xread_block_dollar() {
     let s = Server::under_test();
     let mut r = s.raw();
