@@ -273,6 +273,12 @@ impl Ctx<'_, '_> {
             };
             match self.client.aof_tx.as_mut() {
                 Some(tx) => tx.extend(cmds.into_iter().map(|c| (db, c))),
+                // Several records for one command replay all or nothing.
+                None if cmds.len() > 1 => {
+                    let records: Vec<(usize, Vec<Vec<u8>>)> =
+                        cmds.into_iter().map(|c| (db, c)).collect();
+                    self.client.aof_offset = self.server.aof.append_transaction(&records);
+                }
                 None => {
                     for c in &cmds {
                         let v: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
