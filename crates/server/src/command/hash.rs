@@ -17,6 +17,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
 use crate::glob;
+use crate::notify;
 use crate::storage::hash::Hash;
 use crate::storage::keyspace::{lru_clock, View};
 use crate::storage::list::Elem;
@@ -124,6 +125,7 @@ fn hset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         Ok(created)
     })?;
     cx.dirty += (pairs.len() / 2) as u64;
+    cx.notify(notify::HASH, "hset", argv[1]);
     if cx.cmd.name == "hmset" {
         cx.ok();
     } else {
@@ -145,6 +147,7 @@ fn hsetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     })?;
     if set {
         cx.dirty += 1;
+        cx.notify(notify::HASH, "hset", argv[1]);
     }
     cx.int(set as i64);
     Ok(())
@@ -238,10 +241,17 @@ fn hdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             }
         }
     }
-    if h.is_empty() {
+    let empty = h.is_empty();
+    if empty {
         cx.view.remove(db, key, now);
     }
-    cx.dirty += deleted;
+    if deleted > 0 {
+        cx.dirty += deleted;
+        cx.notify(notify::HASH, "hdel", key);
+        if empty {
+            cx.notify(notify::GENERIC, "del", key);
+        }
+    }
     cx.int(deleted as i64);
     Ok(())
 }
@@ -290,6 +300,7 @@ fn hincrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         Ok(new)
     })?;
     cx.dirty += 1;
+    cx.notify(notify::HASH, "hincrby", argv[1]);
     cx.int(value);
     Ok(())
 }
@@ -319,6 +330,15 @@ fn hincrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         Ok(text)
     })?;
     cx.dirty += 1;
+    cx.notify(notify::HASH, "hincrbyfloat", argv[1]);
+    // Logged as an HSET of the result, so a replay cannot round
+    // differently (as Redis).
+    cx.propagate_instead(vec![vec![
+        b"HSET".to_vec(),
+        argv[1].to_vec(),
+        field.to_vec(),
+        text.as_bytes().to_vec(),
+    ]]);
     cx.bulk(text.as_bytes());
     Ok(())
 }

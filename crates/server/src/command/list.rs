@@ -18,6 +18,7 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::{Ctx, TimeoutReply};
+use crate::notify;
 use crate::storage::keyspace::{lru_clock, View};
 use crate::storage::list::{Elem, List, Needle};
 use crate::storage::value::{Entry, Value};
@@ -156,6 +157,7 @@ fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) 
     };
     cx.dirty += values.len() as u64;
     cx.key_ready(key);
+    cx.notify(notify::LIST, if front { "lpush" } else { "rpush" }, key);
     cx.int(len as i64);
     Ok(())
 }
@@ -182,19 +184,18 @@ fn rpushx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// Pops up to `count` elements from the list at `key`, writing them as
 /// bulk replies (after an array header if `header`); deletes the key if
-/// the list empties. None (nothing written) if the key does not exist.
-#[allow(clippy::too_many_arguments)]
+/// the list empties, with Redis's `lpop`/`rpop` and `del` events. None
+/// (nothing written) if the key does not exist.
 fn pop_into(
-    view: &mut View,
-    out: &mut Vec<u8>,
-    db: usize,
-    now: u64,
+    cx: &mut Ctx,
     key: &[u8],
     front: bool,
     count: usize,
     header: bool,
 ) -> Result<Option<usize>, CmdError> {
-    let Some(l) = write_list(view, db, key, now)? else {
+    let (db, now) = (cx.db(), cx.now_ms);
+    let out = &mut *cx.out;
+    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
         return Ok(None);
     };
     let n = count.min(l.len());
@@ -212,8 +213,16 @@ fn pop_into(
             l.pop_back();
         }
     }
-    if l.is_empty() {
-        view.remove(db, key, now);
+    let empty = l.is_empty();
+    if empty {
+        cx.view.remove(db, key, now);
+    }
+    if n > 0 {
+        cx.dirty += n as u64;
+        cx.notify(notify::LIST, if front { "lpop" } else { "rpop" }, key);
+        if empty {
+            cx.notify(notify::GENERIC, "del", key);
+        }
     }
     Ok(Some(n))
 }
@@ -229,19 +238,9 @@ fn pop_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool) -> CmdResult {
         },
         None => None,
     };
-    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let popped = pop_into(
-        &mut cx.view,
-        cx.out,
-        db,
-        now,
-        key,
-        front,
-        count.unwrap_or(1),
-        count.is_some(),
-    )?;
-    match popped {
-        Some(n) => cx.dirty += n as u64,
+    let key = argv[1];
+    match pop_into(cx, key, front, count.unwrap_or(1), count.is_some())? {
+        Some(_) => {}
         None if count.is_some() => cx.null_array(),
         None => cx.null(),
     }
@@ -336,6 +335,7 @@ fn lset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let i = resolve_index(index, l.len()).ok_or(INDEX_OUT_OF_RANGE)?;
     l.set(i, argv[3]);
     cx.dirty += 1;
+    cx.notify(notify::LIST, "lset", key);
     cx.ok();
     Ok(())
 }
@@ -354,7 +354,13 @@ fn lrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if empty {
         cx.view.remove(db, key, now);
     }
-    cx.dirty += removed as u64;
+    if removed > 0 {
+        cx.dirty += removed as u64;
+        cx.notify(notify::LIST, "lrem", key);
+        if empty {
+            cx.notify(notify::GENERIC, "del", key);
+        }
+    }
     cx.int(removed as i64);
     Ok(())
 }
@@ -379,6 +385,10 @@ fn ltrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.view.remove(db, key, now);
     }
     cx.dirty += removed as u64;
+    cx.notify(notify::LIST, "ltrim", key);
+    if empty {
+        cx.notify(notify::GENERIC, "del", key);
+    }
     cx.ok();
     Ok(())
 }
@@ -406,6 +416,7 @@ fn linsert(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let len = l.len();
     cx.dirty += 1;
     cx.key_ready(key);
+    cx.notify(notify::LIST, "linsert", key);
     cx.int(len as i64);
     Ok(())
 }
@@ -532,13 +543,14 @@ fn move_generic(
         },
         None => return Ok(false),
     };
+    let mut src_emptied = false;
     if src == dst {
         if let Some(l) = write_list(&mut cx.view, db, dst, now)? {
             l.push(&value, to_left);
         }
     } else {
-        let src_empty = write_list(&mut cx.view, db, src, now)?.is_some_and(|l| l.is_empty());
-        if src_empty {
+        src_emptied = write_list(&mut cx.view, db, src, now)?.is_some_and(|l| l.is_empty());
+        if src_emptied {
             cx.view.remove(db, src, now);
         }
         if dst_exists {
@@ -553,6 +565,13 @@ fn move_generic(
     }
     cx.dirty += 1;
     cx.key_ready(dst);
+    // Redis's order: the push on the destination, the pop on the source,
+    // then the source's deletion.
+    cx.notify(notify::LIST, if to_left { "lpush" } else { "rpush" }, dst);
+    cx.notify(notify::LIST, if from_left { "lpop" } else { "rpop" }, src);
+    if src_emptied {
+        cx.notify(notify::GENERIC, "del", src);
+    }
     cx.bulk(&value);
     Ok(true)
 }
@@ -584,7 +603,19 @@ fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let from = position(argv[3])?;
     let to = position(argv[4])?;
     let timeout = args::timeout(argv[5])?;
-    if !move_generic(cx, argv[1], argv[2], from, to)? {
+    if move_generic(cx, argv[1], argv[2], from, to)? {
+        // Logged as the LMOVE it performed, as Redis.
+        cx.propagate_instead(vec![[
+            b"LMOVE".as_slice(),
+            argv[1],
+            argv[2],
+            argv[3],
+            argv[4],
+        ]
+        .iter()
+        .map(|a| a.to_vec())
+        .collect()]);
+    } else {
         cx.block(&argv[1..2], timeout, TimeoutReply::NullArray);
     }
     Ok(())
@@ -593,7 +624,13 @@ fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// BRPOPLPUSH source destination timeout
 fn brpoplpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let timeout = args::timeout(argv[3])?;
-    if !move_generic(cx, argv[1], argv[2], false, true)? {
+    if move_generic(cx, argv[1], argv[2], false, true)? {
+        cx.propagate_instead(vec![vec![
+            b"RPOPLPUSH".to_vec(),
+            argv[1].to_vec(),
+            argv[2].to_vec(),
+        ]]);
+    } else {
         cx.block(&argv[1..2], timeout, TimeoutReply::NullArray);
     }
     Ok(())
@@ -616,11 +653,12 @@ fn bpop_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool) -> CmdResult {
     let keys = &argv[1..argv.len() - 1];
     match first_list(cx, keys)? {
         Some(key) => {
-            let (db, now) = (cx.db(), cx.now_ms);
             cx.array(2);
             cx.bulk(key);
-            pop_into(&mut cx.view, cx.out, db, now, key, front, 1, false)?;
-            cx.dirty += 1;
+            pop_into(cx, key, front, 1, false)?;
+            // Logged as the LPOP/RPOP it performed, as Redis.
+            let pop: &[u8] = if front { b"LPOP" } else { b"RPOP" };
+            cx.propagate_instead(vec![vec![pop.to_vec(), key.to_vec()]]);
         }
         None => cx.block(keys, timeout, TimeoutReply::NullArray),
     }
@@ -670,11 +708,13 @@ fn parse_mpop<'a>(argv: &[&'a [u8]], at: usize) -> Result<(Vec<&'a [u8]>, bool, 
 fn mpop_serve(cx: &mut Ctx, keys: &[&[u8]], front: bool, count: usize) -> Result<bool, CmdError> {
     match first_list(cx, keys)? {
         Some(key) => {
-            let (db, now) = (cx.db(), cx.now_ms);
             cx.array(2);
             cx.bulk(key);
-            let n = pop_into(&mut cx.view, cx.out, db, now, key, front, count, true)?;
-            cx.dirty += n.unwrap_or(0) as u64;
+            pop_into(cx, key, front, count, true)?;
+            // Logged as LPOP/RPOP with the count asked for, as Redis.
+            let pop: &[u8] = if front { b"LPOP" } else { b"RPOP" };
+            let count = itoa::Buffer::new().format(count).as_bytes().to_vec();
+            cx.propagate_instead(vec![vec![pop.to_vec(), key.to_vec(), count]]);
             Ok(true)
         }
         None => Ok(false),
