@@ -379,6 +379,17 @@ const SIZE_SAFETY_LIMIT: usize = 8192;
 /// Smallest node buffer.
 const MIN_NODE_BYTES: usize = 16;
 
+/// The allocator size class (jemalloc's: 16-byte steps up to 128, then
+/// four classes per doubling) that holds `n` bytes, so a node's capacity
+/// is all of the memory it really takes.
+fn size_class(n: usize) -> usize {
+    if n <= 128 {
+        return n.next_multiple_of(16).max(16);
+    }
+    let step = 1usize << ((usize::BITS - 1 - (n - 1).leading_zeros()) - 2);
+    n.next_multiple_of(step)
+}
+
 /// One node: entries in `buf[head..tail]`.
 #[derive(Clone)]
 struct Node {
@@ -470,10 +481,11 @@ impl Node {
             return;
         }
         let want = used + need;
-        let new_cap = (cap * 2)
-            .max(want)
-            .max(MIN_NODE_BYTES)
-            .min(max_bytes.max(want));
+        // Grow by half, to a whole allocator size class: amortised O(1)
+        // pushes with at most ~1/3 of a node unused (doubling left up to
+        // half of a small list's node empty).
+        let new_cap =
+            size_class((cap + cap / 2).max(want).max(MIN_NODE_BYTES)).min(max_bytes.max(want));
         // All new room goes to the side being pushed: nodes mostly fill
         // from one end.
         let front_room = if front { new_cap - used } else { 0 };
@@ -648,7 +660,7 @@ impl List {
             None => false,
         };
         if !fits {
-            let cap = total.next_multiple_of(MIN_NODE_BYTES);
+            let cap = size_class(total);
             self.nodes.reserve_exact(1);
             self.nodes.push_front(Node::new(cap));
             if let Some(n) = self.nodes.front_mut() {
@@ -672,7 +684,7 @@ impl List {
             None => false,
         };
         if !fits {
-            let cap = total.next_multiple_of(MIN_NODE_BYTES);
+            let cap = size_class(total);
             self.nodes.reserve_exact(1);
             self.nodes.push_back(Node::new(cap));
         }
@@ -1210,6 +1222,18 @@ mod tests {
             codec::write_backlen(&mut buf[3..], n);
             assert_eq!(codec::read_backlen(&buf, buf.len()), (n, size));
         }
+    }
+
+    #[test]
+    fn size_classes() {
+        let classes: Vec<usize> = [1, 16, 17, 128, 129, 160, 161, 256, 257, 320, 4097, 8192]
+            .iter()
+            .map(|&n| size_class(n))
+            .collect();
+        assert_eq!(
+            classes,
+            [16, 16, 32, 128, 160, 160, 192, 256, 320, 320, 5120, 8192]
+        );
     }
 
     #[test]
