@@ -10,6 +10,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
 use crate::glob;
+use crate::notify;
 use crate::storage::keyspace::View;
 use crate::storage::set::{Elem, Set};
 use crate::storage::value::{Entry, Str, Value};
@@ -62,6 +63,7 @@ fn drop_if_empty(cx: &mut Ctx, key: &[u8]) {
     if let Ok(Some(s)) = view_set(&mut cx.view, db, key, now) {
         if s.is_empty() {
             cx.view.remove(db, key, now);
+            cx.notify(notify::GENERIC, "del", key);
         }
     }
 }
@@ -95,6 +97,9 @@ fn sadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     cx.dirty += added as u64;
+    if added > 0 {
+        cx.notify(notify::SET, "sadd", key);
+    }
     cx.int(added);
     Ok(())
 }
@@ -111,6 +116,7 @@ fn srem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             }
         }
         if removed > 0 {
+            cx.notify(notify::SET, "srem", key);
             drop_if_empty(cx, key);
         }
     }
@@ -134,14 +140,20 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         };
         let m = s.pop_random(&mut rng);
         let empty = s.is_empty();
-        match m {
-            Some(m) => encode::bulk(cx.out, &m),
+        match &m {
+            Some(m) => encode::bulk(cx.out, m),
             None => encode::null(cx.out, cx.client.proto),
         }
+        cx.notify(notify::SET, "spop", key);
         if empty {
             cx.view.remove(db, key, now);
+            cx.notify(notify::GENERIC, "del", key);
         }
         cx.dirty += 1;
+        // A random pick must not be redone on replay: log what was taken.
+        if let Some(m) = m {
+            cx.propagate_instead(vec![vec![b"SREM".to_vec(), key.to_vec(), m]]);
+        }
         return Ok(());
     }
     let count = match args::int(argv[2]) {
@@ -165,16 +177,24 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         cx.view.remove(db, key, now);
         cx.dirty += 1;
+        cx.notify(notify::SET, "spop", key);
+        cx.notify(notify::GENERIC, "del", key);
+        cx.propagate_instead(vec![vec![b"DEL".to_vec(), key.to_vec()]]);
         return Ok(());
     }
     let mut rng = rand::thread_rng();
     encode::set(cx.out, count as usize, proto);
+    let mut srem = vec![b"SREM".to_vec(), key.to_vec()];
     for _ in 0..count {
         if let Some(m) = s.pop_random(&mut rng) {
             encode::bulk(cx.out, &m);
+            srem.push(m);
         }
     }
     cx.dirty += count;
+    cx.notify(notify::SET, "spop", key);
+    // A random pick must not be redone on replay: log what was taken.
+    cx.propagate_instead(vec![srem]);
     Ok(())
 }
 
@@ -317,8 +337,10 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if let Some(s) = view_set(&mut cx.view, db, src, now)? {
         s.remove(m);
     }
+    cx.notify(notify::SET, "srem", src);
     drop_if_empty(cx, src);
     cx.dirty += 1;
+    cx.notify(notify::SET, "sadd", dst);
     if dst_exists {
         if let Some(d) = view_set(&mut cx.view, db, dst, now)? {
             if d.add(m, max) {
@@ -501,10 +523,17 @@ fn set_op_store(cx: &mut Ctx, dst: &[u8], keys: &[&[u8]], op: Op) -> CmdResult {
     if n == 0 {
         if cx.view.remove(db, dst, now).is_some() {
             cx.dirty += 1;
+            cx.notify(notify::GENERIC, "del", dst);
         }
     } else {
         cx.view.set(db, dst, Value::Set(Box::new(result)), 0, now);
         cx.dirty += 1;
+        let event = match op {
+            Op::Inter => "sinterstore",
+            Op::Union => "sunionstore",
+            Op::Diff => "sdiffstore",
+        };
+        cx.notify(notify::SET, event, dst);
     }
     cx.int(n as i64);
     Ok(())

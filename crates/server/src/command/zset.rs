@@ -6,6 +6,7 @@
 //! number formats: scores are printed with `%.17g` and parsed with
 //! `strtod` rules (hex, `inf`, and for range bounds leading spaces).
 
+use crate::notify;
 use std::collections::HashMap;
 
 use rand::Rng;
@@ -381,6 +382,7 @@ fn remove_if_empty(cx: &mut Ctx, key: &[u8]) {
     if let Ok(Some(z)) = view_zset(&mut cx.view, db, key, now) {
         if z.is_empty() {
             cx.view.remove(db, key, now);
+            cx.notify(notify::GENERIC, "del", key);
         }
     }
 }
@@ -393,11 +395,15 @@ fn store_result(cx: &mut Ctx, dst: &[u8], items: Vec<(f64, Vec<u8>)>) {
     if n == 0 {
         if cx.view.remove(db, dst, now).is_some() {
             cx.dirty += 1;
+            cx.notify(notify::GENERIC, "del", dst);
         }
     } else {
         let z = ZSet::from_items(items, zlimits(cx));
         cx.view.set(db, dst, Value::ZSet(Box::new(z)), 0, now);
         cx.dirty += 1;
+        // The event is the command's name: zrangestore, zunionstore...
+        let event = cx.cmd.name.clone();
+        cx.notify(notify::ZSET, &event, dst);
         cx.key_ready(dst);
     }
     cx.int(n as i64);
@@ -828,8 +834,12 @@ fn add_generic(
         }
     }
     let empty = z.is_empty();
+    if added + updated > 0 {
+        cx.notify(notify::ZSET, if f.incr { "zincr" } else { "zadd" }, key);
+    }
     if empty {
         cx.view.remove(db, key, now);
+        cx.notify(notify::GENERIC, "del", key);
     }
     cx.dirty += added + updated;
     if added > 0 {
@@ -864,6 +874,7 @@ fn zrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             }
         }
         if removed > 0 {
+            cx.notify(notify::ZSET, "zrem", key);
             remove_if_empty(cx, key);
         }
     }
@@ -902,6 +913,8 @@ fn zremrange_generic(cx: &mut Ctx, argv: &[&[u8]], kind: RemKind) -> CmdResult {
     };
     let n = z.remove_range(a, b);
     if n > 0 {
+        let event = cx.cmd.name.clone();
+        cx.notify(notify::ZSET, &event, key);
         remove_if_empty(cx, key);
     }
     cx.dirty += n as u64;
@@ -1065,8 +1078,11 @@ fn pop_generic(
             pair(out, &m, s, nested, proto);
         }
     }
-    if z.is_empty() {
+    let empty = z.is_empty();
+    cx.notify(notify::ZSET, if max { "zpopmax" } else { "zpopmin" }, key);
+    if empty {
         cx.view.remove(db, key, now);
+        cx.notify(notify::GENERIC, "del", key);
     }
     cx.dirty += n as u64;
     Ok(true)
