@@ -61,10 +61,11 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
 /// The reply a blocked client gets when its timeout passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutReply {
-    /// `*-1` (RESP2) / `_` (RESP3): BLPOP, BRPOP, BLMPOP, BZPOPMIN/MAX,
-    /// BZMPOP, XREAD, XREADGROUP.
+    /// `*-1` (RESP2) / `_` (RESP3): every blocking command of Redis 7.0
+    /// (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN/MAX, BZMPOP,
+    /// XREAD, XREADGROUP).
     NullArray,
-    /// `$-1` / `_`: BLMOVE, BRPOPLPUSH.
+    /// `$-1` / `_`.
     NullBulk,
 }
 
@@ -134,6 +135,11 @@ impl Ctx<'_, '_> {
     /// blocked client (call after pushing to a list, adding to a sorted
     /// set or stream). Costs nothing when no one is blocked.
     pub fn key_ready(&mut self, key: &[u8]) {
+        // Nobody blocked: nothing to record. A client about to block
+        // re-runs its command after registering, so it cannot miss this.
+        if self.server.blocking.blocked_clients() == 0 {
+            return;
+        }
         let db = self.client.db;
         self.ready.push((db, key.to_vec()));
     }

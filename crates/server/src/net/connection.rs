@@ -207,6 +207,9 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
         wake: tokio::sync::Notify::new(),
     });
     server.blocking.register(req.db, &req.keys, &waiter);
+    // A push that landed between the command releasing its shards and this
+    // registration woke nobody: run the command once more before sleeping.
+    waiter.wake.notify_one();
     let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
     let deadline = req.deadline.map(tokio::time::Instant::from_std);
     let result = loop {
