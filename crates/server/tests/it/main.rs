@@ -13,6 +13,7 @@ mod harness;
 
 mod compat;
 mod connection;
+mod durability;
 mod expiry;
 mod hashes;
 mod keys;
