@@ -106,12 +106,21 @@ const PARAMS: &[Param] = &[
         "maxclients",
         Kind::Int {
             min: 1,
-            max: I32MAX,
+            max: u32::MAX as i64,
         },
         "10000",
         true,
     ),
-    p("hz", Kind::Int { min: 1, max: 500 }, "10", true),
+    // Redis accepts any int and clamps it to 1..500 (see `normalise`).
+    p(
+        "hz",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
     p(
         "proto-max-bulk-len",
         Kind::Memory { min: 1024 * 1024 },
@@ -150,7 +159,7 @@ const PARAMS: &[Param] = &[
     ),
     p(
         "appendfsync",
-        Kind::Enum(&["always", "everysec", "no"]),
+        Kind::Enum(&["everysec", "always", "no"]),
         "everysec",
         true,
     ),
@@ -211,7 +220,7 @@ const PARAMS: &[Param] = &[
     p(
         "list-max-listpack-size",
         Kind::Int {
-            min: -5,
+            min: i32::MIN as i64,
             max: I32MAX,
         },
         "-2",
@@ -288,6 +297,9 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                 .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
             if n < min || n > max {
                 return Err(format!("argument must be between {min} and {max} inclusive"));
+            }
+            if p.name == "hz" {
+                return Ok(n.clamp(1, 500).to_string());
             }
             Ok(n.to_string())
         }
@@ -478,19 +490,33 @@ impl Config {
     }
 
     /// CONFIG GET: (name, value) for every parameter matching any pattern.
-    pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
-        let names = PARAMS
-            .iter()
-            .map(|p| p.name)
-            .chain(ALIASES.iter().map(|(alias, _)| *alias));
-        names
-            .filter(|name| {
-                patterns
-                    .iter()
-                    .any(|pat| glob::matches(pat, name.as_bytes(), true))
-            })
-            .map(|name| (name, self.get(name).to_string()))
-            .collect()
+    pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for pat in patterns {
+            let is_glob = pat.iter().any(|c| matches!(c, b'*' | b'?' | b'['));
+            if !is_glob {
+                // An exact name is echoed as written, as Redis does.
+                let name = String::from_utf8_lossy(pat).into_owned();
+                if param(&name).is_some() && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name))
+                {
+                    let value = self.get(&name).to_string();
+                    out.push((name, value));
+                }
+                continue;
+            }
+            let names = PARAMS
+                .iter()
+                .map(|p| p.name)
+                .chain(ALIASES.iter().map(|(alias, _)| *alias));
+            for name in names {
+                if glob::matches(pat, name.as_bytes(), true)
+                    && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+                {
+                    out.push((name.to_string(), self.get(name).to_string()));
+                }
+            }
+        }
+        out
     }
 
     /// CONFIG SET of several pairs, all or nothing. The error is the full
@@ -666,7 +692,7 @@ mod tests {
             "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
         );
         // All or nothing.
-        assert!(c.set_many(&[(b"timeout", b"5"), (b"hz", b"0")]).is_err());
+        assert!(c.set_many(&[(b"timeout", b"5"), (b"hz", b"abc")]).is_err());
         assert_eq!(c.get("timeout"), "0");
     }
 }

@@ -81,11 +81,22 @@ pub fn is(arg: &[u8], word: &str) -> bool {
 
 /// A database index argument for SELECT/MOVE/SWAPDB/COPY.
 pub fn db_index(arg: &[u8], databases: usize) -> Result<usize, CmdError> {
-    let n = int(arg)?;
+    let n = int32(arg)?;
     if n < 0 || n as usize >= databases {
         return Err(error::DB_RANGE);
     }
     Ok(n as usize)
+}
+
+/// An argument Redis reads as a C int (getIntFromObjectOrReply).
+pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
+    let n = int(arg)?;
+    if n < i32::MIN as i64 || n > i32::MAX as i64 {
+        return Err(CmdError::new(
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        ));
+    }
+    Ok(n)
 }
 
 pub fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {

@@ -78,11 +78,8 @@ fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// SELECT index
 fn select(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let n = args::int(argv[1])?;
-    if n < 0 || n as usize >= cx.server.keyspace.databases() || n > i32::MAX as i64 {
-        return Err(error::DB_RANGE);
-    }
-    cx.client.set_db(n as usize);
+    let n = args::db_index(argv[1], cx.server.keyspace.databases())?;
+    cx.client.set_db(n);
     cx.ok();
     Ok(())
 }
@@ -244,8 +241,9 @@ fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         let mut v = Vec::new();
         for a in &argv[3..] {
             match resp::parse_i64(a) {
-                Some(n) if n > 0 => v.push(n as u64),
-                _ => return Err(CmdError::new("ERR Invalid client ID")),
+                // Ids that cannot exist match nothing, as in Redis.
+                Some(n) => v.push(if n > 0 { n as u64 } else { 0 }),
+                None => return Err(CmdError::new("ERR Invalid client ID")),
             }
         }
         ids = Some(v);

@@ -87,7 +87,8 @@ fn touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// expireGenericCommand).
 fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) -> CmdResult {
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let mut when = args::int(argv[2])?;
+    // Options are checked before the time, as Redis does.
+    let when_arg = argv[2];
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for a in &argv[3..] {
         if is(a, "NX") {
@@ -115,6 +116,7 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
             "ERR GT and LT options at the same time are not compatible",
         ));
     }
+    let mut when = args::int(when_arg)?;
     let name = cx.cmd.name.clone();
     if !millis {
         if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
@@ -186,7 +188,7 @@ fn ttl_generic(cx: &mut Ctx, key: &[u8], millis: bool, absolute: bool) -> CmdRes
             if millis {
                 e.expire_at as i64
             } else {
-                e.expire_at as i64 / 1000
+                (e.expire_at as i64 + 500) / 1000
             }
         }
         Some(e) => {
@@ -315,6 +317,9 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     cx.view.set(dst_db, dst, value, expire, now);
+    if let Some(e) = cx.view.peek(dst_db, dst, now) {
+        e.unshared = true;
+    }
     cx.server.watches.touch(dst_db, dst);
     cx.server.notify(notify::GENERIC, "copy_to", dst, dst_db);
     cx.dirty += 1;
@@ -325,11 +330,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// MOVE key db
 fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let dst_db = args::int(argv[2])?;
-    if dst_db < 0 || dst_db as usize >= cx.server.keyspace.databases() || dst_db > i32::MAX as i64 {
-        return Err(error::DB_RANGE);
-    }
-    let dst_db = dst_db as usize;
+    let dst_db = args::db_index(argv[2], cx.server.keyspace.databases())?;
     if dst_db == db {
         return Err(error::SAME_OBJECT);
     }
@@ -490,8 +491,10 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// SWAPDB index1 index2
 fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let a = resp::parse_i64(argv[1]).ok_or_else(|| CmdError::new("ERR invalid first DB index"))?;
-    let b = resp::parse_i64(argv[2]).ok_or_else(|| CmdError::new("ERR invalid second DB index"))?;
+    let as_int =
+        |a: &[u8]| resp::parse_i64(a).filter(|n| (i32::MIN as i64..=i32::MAX as i64).contains(n));
+    let a = as_int(argv[1]).ok_or_else(|| CmdError::new("ERR invalid first DB index"))?;
+    let b = as_int(argv[2]).ok_or_else(|| CmdError::new("ERR invalid second DB index"))?;
     let n = cx.server.keyspace.databases() as i64;
     if a < 0 || a >= n || b < 0 || b >= n {
         return Err(error::DB_RANGE);
@@ -553,14 +556,17 @@ fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT REFCOUNT key
 fn object_refcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let refcount = match cx.view.peek(db, argv[2], now).map(|e| &e.value) {
+    let refcount = match cx.view.peek(db, argv[2], now) {
         None => {
             cx.null();
             return Ok(());
         }
-        // Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT).
-        Some(Value::Str(Str::Int(n))) if (0..10000).contains(n) => i32::MAX as i64,
-        Some(_) => 1,
+        // Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT), except
+        // a copy, which gets its own object.
+        Some(e) => match &e.value {
+            Value::Str(Str::Int(n)) if (0..10000).contains(n) && !e.unshared => i32::MAX as i64,
+            _ => 1,
+        },
     };
     cx.int(refcount);
     Ok(())

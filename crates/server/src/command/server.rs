@@ -8,8 +8,8 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::keys::help_reply;
-use super::table::{flag, write_tagged, Command, Registry};
-use super::{resolve, Ctx};
+use super::table::{write_tagged, Command, Registry};
+use super::Ctx;
 use crate::glob;
 
 pub(super) fn register(r: &mut Registry) {
@@ -301,7 +301,7 @@ fn config_get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// CONFIG SET parameter value [parameter value ...]
 fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if !argv.len().is_multiple_of(2) {
-        return Err(error::wrong_arity("config|set"));
+        return Err(error::SYNTAX);
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let changed = cx
@@ -430,7 +430,7 @@ fn command_info(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     for name in &argv[2..] {
         match find(cx, name) {
             Some(c) => write_tagged(cx.out, &c.info, proto),
-            None => encode::null_array(cx.out, proto),
+            None => encode::null(cx.out, proto),
         }
     }
     Ok(())
@@ -505,10 +505,24 @@ fn getkeys_positions<'t>(
     argv: &[&[u8]],
 ) -> Result<(&'t Command, Vec<usize>), CmdError> {
     let target = &argv[2..];
-    if cx.server.commands.lookup(target[0]).is_none() {
+    let table = &cx.server.commands;
+    let Some(mut cmd) = table.lookup(target[0]) else {
         return Err(CmdError::new("ERR Invalid command specified"));
+    };
+    if !cmd.subcommands.is_empty() && target.len() >= 2 {
+        cmd = table
+            .subcommand(cmd, target[1])
+            .ok_or_else(|| CmdError::new("ERR Invalid subcommand specified"))?;
     }
-    let cmd = resolve(&cx.server.commands, target).map_err(|_| error::wrong_arity(&cx.cmd.name))?;
+    if !cmd.has_keys() {
+        return Err(CmdError::new("ERR The command has no key arguments"));
+    }
+    let argc = target.len() as i64;
+    if (cmd.arity > 0 && argc != cmd.arity) || argc < -cmd.arity {
+        return Err(CmdError::new(
+            "ERR Invalid number of arguments specified for command",
+        ));
+    }
     let mut pos = Vec::new();
     cmd.key_positions(target, &mut pos);
     if pos.is_empty() {
@@ -529,19 +543,31 @@ fn command_getkeys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// COMMAND GETKEYSANDFLAGS command [arg [arg ...]]
 fn command_getkeysandflags(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let (cmd, pos) = getkeys_positions(cx, argv)?;
+    let (cmd, _) = getkeys_positions(cx, argv)?;
     let proto = cx.proto();
-    let flags: Vec<&str> = if cmd.has(flag::WRITE) {
-        vec!["RW", "update"]
-    } else {
-        vec!["RO", "access"]
-    };
-    cx.array(pos.len());
-    for p in pos {
+    let target = &argv[2..];
+    let keys = cmd.key_positions_with_flags(target);
+    cx.array(keys.len());
+    for (p, flags) in keys {
+        // SET's flags depend on its arguments (Redis's setGetKeys): with
+        // GET it reads the old value too.
+        let flags: Vec<&str> = if flags.iter().any(|f| f == "variable_flags") && cmd.name == "set" {
+            if target[3..].iter().any(|a| is(a, "GET")) {
+                vec!["RW", "access", "update"]
+            } else {
+                vec!["OW", "update"]
+            }
+        } else {
+            flags
+                .iter()
+                .map(String::as_str)
+                .filter(|f| *f != "variable_flags")
+                .collect()
+        };
         encode::array(cx.out, 2);
         encode::bulk(cx.out, argv[2 + p]);
         encode::set(cx.out, flags.len(), proto);
-        for f in &flags {
+        for f in flags {
             encode::simple(cx.out, f.as_bytes());
         }
     }
@@ -610,6 +636,10 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             return Err(error::SYNTAX);
         }
     }
+    let has = |w: &str| argv[1..].iter().any(|a| is(a, w));
+    if has("NOSAVE") && has("SAVE") {
+        return Err(error::SYNTAX);
+    }
     tracing::warn!("User requested shutdown...");
     cx.server.request_shutdown();
     // Redis closes the connection without a reply once shutdown starts.
@@ -633,7 +663,8 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let sub = argv[1];
     if is(sub, "SLEEP") && argv.len() == 3 {
-        let secs = args::float(argv[2])?;
+        // strtod semantics, as Redis: what does not parse is 0.
+        let secs = leading_float(argv[2]);
         // Blocks this worker, as DEBUG SLEEP blocks Redis: it exists to
         // simulate a slow command.
         if secs > 0.0 {
@@ -654,6 +685,20 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         );
         Ok(())
     } else {
-        Err(error::unknown_subcommand(b"DEBUG", sub))
+        Err(CmdError::new(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            args::lossy(sub)
+        )))
     }
+}
+
+/// The longest prefix of `s` that is a decimal number, as strtod reads it
+/// (0 when there is none).
+fn leading_float(s: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(s);
+    let t = text.trim_start();
+    (1..=t.len())
+        .rev()
+        .find_map(|n| t.get(..n).and_then(|p| p.parse::<f64>().ok()))
+        .unwrap_or(0.0)
 }

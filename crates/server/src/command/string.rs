@@ -109,6 +109,8 @@ struct SetOptions {
     keepttl: bool,
     persist: bool,
     expire: Option<u64>,
+    /// Which of EX/PX/EXAT/PXAT set `expire`.
+    expire_kind: Option<usize>,
 }
 
 /// Parses SET/GETEX options (Redis's parseExtendedStringArgumentsOrReply).
@@ -135,19 +137,25 @@ fn parse_set_options(
             o.keepttl = true;
         } else if for_getex && is(a, "PERSIST") && !has_expire && !o.keepttl {
             o.persist = true;
-        } else if let (Some(next), false, false, false) = (next, o.keepttl, o.persist, has_expire) {
-            let (unit, relative) = if is(a, "EX") {
-                (Unit::Seconds, true)
-            } else if is(a, "PX") {
-                (Unit::Millis, true)
-            } else if is(a, "EXAT") {
-                (Unit::Seconds, false)
-            } else if is(a, "PXAT") {
-                (Unit::Millis, false)
-            } else {
+        } else if let (Some(next), false, false, Some(kind)) = (
+            next,
+            o.keepttl,
+            o.persist,
+            ["EX", "PX", "EXAT", "PXAT"].iter().position(|k| is(a, k)),
+        ) {
+            // The same option may repeat (the last wins), as in Redis;
+            // two different ones conflict.
+            if o.expire_kind.is_some_and(|k| k != kind) {
                 return Err(error::SYNTAX);
+            }
+            let (unit, relative) = match kind {
+                0 => (Unit::Seconds, true),
+                1 => (Unit::Millis, true),
+                2 => (Unit::Seconds, false),
+                _ => (Unit::Millis, false),
             };
             o.expire = Some(expire_at(cx, next, unit, relative, name)?);
+            o.expire_kind = Some(kind);
             j += 1;
         } else {
             return Err(error::SYNTAX);
@@ -449,17 +457,21 @@ fn decrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// INCRBYFLOAT key increment
 fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let by = args::float(argv[2])?;
+    use super::hash::long_double;
+    // Redis adds in 80-bit long double and prints %.17Lf, trimmed:
+    // 0.1 + 0.2 is "0.3" there, so f64 will not do.
+    let by = long_double::parse(argv[2]).ok_or(error::NOT_FLOAT)?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let cur = match lookup_str(cx, key)? {
-        Some(s) => s.with_bytes(args::parse_float).ok_or(error::NOT_FLOAT)?,
-        None => 0.0,
+        Some(Str::Int(n)) => long_double::LongDouble::from_i64(*n),
+        Some(s) => s.with_bytes(long_double::parse).ok_or(error::NOT_FLOAT)?,
+        None => long_double::LongDouble::ZERO,
     };
-    let new = cur + by;
-    if new.is_nan() || new.is_infinite() {
+    let new = cur.add(&by);
+    if !new.is_finite() {
         return Err(error::INCR_FLOAT_NAN);
     }
-    let text = args::format_float(new);
+    let text = new.to_human_string();
     match lookup_str(cx, key)? {
         Some(s) => *s = Str::Raw(text.as_bytes().to_vec()),
         None => {
@@ -503,7 +515,7 @@ fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         None => {
             cx.view
-                .set(db, key, Value::Str(Str::Raw(val.to_vec())), 0, now);
+                .set(db, key, Value::Str(Str::from_bytes(val)), 0, now);
             val.len()
         }
     };
@@ -572,6 +584,8 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         let mut v = vec![0u8; offset + val.len()];
         v[offset..].copy_from_slice(val);
         let len = v.len();
+        // A string SETRANGE creates is `raw` in Redis.
+        v.reserve(1);
         cx.view.set(db, key, Value::Str(Str::Raw(v)), 0, now);
         cx.dirty += 1;
         cx.notify(notify::STRING, "setrange", key);

@@ -93,6 +93,9 @@ struct KeySpec {
     /// False for read-only keys (flag RO): writes touch only the others
     /// (WATCH invalidation).
     write: bool,
+    /// The key spec's flags (RO, RW, OW, RM; access, update, insert,
+    /// delete), for COMMAND GETKEYSANDFLAGS.
+    flags: Vec<String>,
 }
 
 pub struct Command {
@@ -133,9 +136,31 @@ impl Command {
         self.positions(argv, out, true)
     }
 
+    /// Key positions with the flags of the key spec that found each.
+    pub fn key_positions_with_flags(&self, argv: &[&[u8]]) -> Vec<(usize, &[String])> {
+        let mut out = Vec::new();
+        for spec in &self.key_specs {
+            let mut pos = Vec::new();
+            self.spec_positions(spec, argv, &mut pos);
+            out.extend(pos.into_iter().map(|p| (p, spec.flags.as_slice())));
+        }
+        out
+    }
+
+    /// Whether the command names any key at all.
+    pub fn has_keys(&self) -> bool {
+        !self.key_specs.is_empty()
+    }
+
     fn positions(&self, argv: &[&[u8]], out: &mut Vec<usize>, only_written: bool) {
-        let argc = argv.len() as i64;
         for spec in self.key_specs.iter().filter(|s| !only_written || s.write) {
+            self.spec_positions(spec, argv, out);
+        }
+    }
+
+    fn spec_positions(&self, spec: &KeySpec, argv: &[&[u8]], out: &mut Vec<usize>) {
+        let argc = argv.len() as i64;
+        {
             let first = match &spec.begin {
                 BeginSearch::Index(i) => *i,
                 BeginSearch::Keyword { keyword, startfrom } => {
@@ -161,10 +186,10 @@ impl Command {
                     }
                     match found {
                         Some(f) => f,
-                        None => continue,
+                        None => return,
                     }
                 }
-                BeginSearch::Unknown => continue,
+                BeginSearch::Unknown => return,
             };
             let (first, last, step) = match &spec.find {
                 FindKeys::Range {
@@ -187,15 +212,15 @@ impl Command {
                     keystep,
                 } => {
                     let Some(arg) = argv.get((first + keynumidx) as usize) else {
-                        continue;
+                        return;
                     };
                     let Some(numkeys) = resp::parse_i64(arg).filter(|n| *n >= 0) else {
-                        continue;
+                        return;
                     };
                     let f = first + firstkey;
                     (f, f + (numkeys - 1) * keystep.max(&1), *keystep)
                 }
-                FindKeys::Unknown => continue,
+                FindKeys::Unknown => return,
             };
             let step = step.max(1);
             let mut i = first;
@@ -274,11 +299,24 @@ fn parse_key_spec(spec: &Json) -> KeySpec {
         },
         _ => FindKeys::Unknown,
     };
-    let write = !map_get(spec, "flags")
+    let flags: Vec<String> = map_get(spec, "flags")
         .and_then(|f| tagged(f, "~").or_else(|| tagged(f, "*")))
         .and_then(Json::as_array)
-        .is_some_and(|flags| flags.iter().filter_map(tagged_str).any(|f| f == "RO"));
-    KeySpec { begin, find, write }
+        .map(|flags| {
+            flags
+                .iter()
+                .filter_map(tagged_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let write = !flags.iter().any(|f| f == "RO");
+    KeySpec {
+        begin,
+        find,
+        write,
+        flags,
+    }
 }
 
 /// Builds a [`Command`] from a COMMAND INFO entry (tagged JSON array).

@@ -372,6 +372,7 @@ impl<'a> View<'a> {
             value,
             expire_at,
             access: lru_clock(now_ms),
+            unshared: false,
         };
         let map = sdb.map_mut(slot);
         let old = match map.get_mut(key) {

@@ -65,10 +65,16 @@ impl Str {
     }
 
     /// Turns the value into its raw byte form, for in-place edits
-    /// (APPEND, SETRANGE).
+    /// (APPEND, SETRANGE). An edited string reports `raw`, as in Redis:
+    /// spare capacity is what tells it from a never-edited `embstr`.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
         if let Str::Int(n) = *self {
             *self = Str::Raw(itoa::Buffer::new().format(n).as_bytes().to_vec());
+        }
+        if let Str::Raw(v) = self {
+            if v.capacity() == v.len() {
+                v.reserve(1);
+            }
         }
         match self {
             Str::Raw(v) => v,
@@ -80,7 +86,7 @@ impl Str {
     pub fn encoding(&self) -> &'static str {
         match self {
             Str::Int(_) => "int",
-            Str::Raw(v) if v.len() <= EMBSTR_MAX => "embstr",
+            Str::Raw(v) if v.len() <= EMBSTR_MAX && v.capacity() == v.len() => "embstr",
             Str::Raw(_) => "raw",
         }
     }
@@ -167,6 +173,9 @@ pub struct Entry {
     pub value: Value,
     pub expire_at: u64,
     pub access: u32,
+    /// The value is this key's own object even if it is a small integer
+    /// (a COPY), so OBJECT REFCOUNT is 1 rather than shared.
+    pub unshared: bool,
 }
 
 impl Entry {

@@ -564,7 +564,8 @@ EXPIRE k 300 GT
 EXPIRE k 400 LT
 EXPIRE k 50 LT
 TTL k
-EXPIRE k 50 GT
+# Not 50: a millisecond passing between the two commands would make 50 "greater".
+EXPIRE k 49 GT
 EXPIRE k 50 LT
 EXPIRE k 60 xx gt
 TTL k
