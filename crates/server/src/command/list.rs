@@ -759,28 +759,6 @@ mod tests {
         assert_eq!(resolve_index(i64::MIN, 3), None);
     }
 
-    /// Timing of LRANGE's reply loop: `cargo test --release -- --ignored
-    /// lrange_encoding_speed --nocapture`.
-    #[test]
-    #[ignore]
-    fn lrange_encoding_speed() {
-        let mut l = List::new(-2);
-        for _ in 0..1000 {
-            l.push_front(b"xxx");
-        }
-        let mut out = Vec::with_capacity(1 << 20);
-        let start = std::time::Instant::now();
-        let rounds = 20_000;
-        for _ in 0..rounds {
-            out = Vec::new();
-            encode::array(&mut out, 600);
-            for e in l.iter_from(0).take(600) {
-                bulk_elem(&mut out, e);
-            }
-        }
-        let ns = start.elapsed().as_nanos() as f64 / (rounds as f64 * 600.0);
-        println!("{ns:.2} ns per element, {} bytes", out.len());
-    }
 
     #[test]
     fn short_bulks() {
