@@ -18,7 +18,6 @@ mod keys;
 mod list;
 mod multi;
 pub mod pubsub;
-pub mod scripting;
 mod server;
 mod set;
 mod stream;
@@ -53,7 +52,6 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     connection::register(&mut r);
     multi::register(&mut r);
     pubsub::register(&mut r);
-    scripting::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)
 }
