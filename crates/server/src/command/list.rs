@@ -759,7 +759,6 @@ mod tests {
         assert_eq!(resolve_index(i64::MIN, 3), None);
     }
 
-
     #[test]
     fn short_bulks() {
         let mut out = Vec::new();
