@@ -1154,7 +1154,7 @@ mod tests {
         // Sequential loads leave leaves nearly full.
         let per = Tree::heap_size(&sk.tree.root) as f64 / 25_000.0;
         assert!(per < 30.0, "{per} bytes per item");
-        while z.len() > 0 {
+        while !z.is_empty() {
             z.pop(false);
         }
     }
@@ -1180,7 +1180,7 @@ mod tests {
 
     fn member(m: u8) -> Vec<u8> {
         // Long-ish members for some, to trigger the value limit.
-        if m % 17 == 0 {
+        if m.is_multiple_of(17) {
             format!("long-member-{m}").into_bytes()
         } else {
             format!("m{m}").into_bytes()
