@@ -18,6 +18,7 @@ mod keys;
 mod list;
 mod multi;
 pub mod pubsub;
+pub mod scripting;
 mod server;
 mod set;
 mod stream;
@@ -52,6 +53,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     connection::register(&mut r);
     multi::register(&mut r);
     pubsub::register(&mut r);
+    scripting::register(&mut r);
     server::register(&mut r);
     CommandTable::build(r)
 }
