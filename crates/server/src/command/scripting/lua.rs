@@ -1403,6 +1403,7 @@ unsafe fn math_randomseed_impl(l: State) -> c_int {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision, clippy::approx_constant)] // exact digits are the point of these tests
 mod tests {
     use super::*;
 
@@ -1441,7 +1442,7 @@ mod tests {
     fn rand48_matches_redis() {
         // Redis 7.0: the first math.random() values after start, and
         // after math.randomseed(0).
-        let mut seq = |n: usize| {
+        let seq = |n: usize| {
             (0..n)
                 .map(|_| {
                     let r = (lrand48() % RAND48_MAX) as f64 / RAND48_MAX as f64;
