@@ -99,6 +99,41 @@ pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
     Ok(n)
 }
 
+/// A SCAN-family cursor as Redis's parseScanCursorOrReply reads it:
+/// `strtoul` in base 10, so an optional sign is accepted and a negative
+/// number wraps (`-1` is 2^64 - 1), an empty string is 0, and a leading
+/// space, trailing garbage or a value beyond 64 bits is `invalid cursor`.
+pub fn scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    parse_strtoul(arg).ok_or_else(|| CmdError::new("ERR invalid cursor"))
+}
+
+fn parse_strtoul(arg: &[u8]) -> Option<u64> {
+    if arg
+        .first()
+        .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
+    {
+        return None;
+    }
+    let (neg, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() {
+        // No conversion: strtoul leaves the end pointer at the start, so
+        // only the empty string passes (as 0).
+        return arg.is_empty().then_some(0);
+    }
+    let mut n: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(if neg { n.wrapping_neg() } else { n })
+}
+
 pub fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)
 }
@@ -120,5 +155,22 @@ mod tests {
         assert_eq!(format_double(1.5), "1.5");
         assert_eq!(format_double(f64::INFINITY), "inf");
         assert_eq!(format_double(3.0), "3");
+    }
+
+    #[test]
+    fn cursors_parse_like_strtoul() {
+        assert_eq!(scan_cursor(b"0"), Ok(0));
+        assert_eq!(scan_cursor(b""), Ok(0));
+        assert_eq!(scan_cursor(b"+7"), Ok(7));
+        assert_eq!(scan_cursor(b"-1"), Ok(u64::MAX));
+        assert_eq!(scan_cursor(b"-18446744073709551615"), Ok(1));
+        assert_eq!(scan_cursor(b"18446744073709551615"), Ok(u64::MAX));
+        assert!(scan_cursor(b"18446744073709551616").is_err());
+        assert!(scan_cursor(b" 1").is_err());
+        assert!(scan_cursor(b"1 ").is_err());
+        assert!(scan_cursor(b"-").is_err());
+        assert!(scan_cursor(b"+").is_err());
+        assert!(scan_cursor(b"1.5").is_err());
+        assert!(scan_cursor(b"abc").is_err());
     }
 }

@@ -9,8 +9,8 @@ use super::table::Registry;
 use super::Ctx;
 use crate::glob;
 use crate::notify;
-use crate::storage::keyspace::{idle_seconds, Map};
-use crate::storage::value::{Str, Value};
+use crate::storage::keyspace::{idle_seconds, lru_clock, Map, View};
+use crate::storage::value::{Entry, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("del", del);
@@ -45,6 +45,38 @@ pub(super) fn register(r: &mut Registry) {
     r.add("object|help", object_help);
 }
 
+/// Redis's lookupKeyWrite: the live entry, its access clock touched, no
+/// keyspace hit or miss counted.
+pub(super) fn lookup_write<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Option<&'v mut Entry> {
+    let e = view.peek(db, key, now)?;
+    e.access = lru_clock(now);
+    Some(e)
+}
+
+/// Redis's lookupKeyReadWithFlags(LOOKUP_NOTOUCH) (EXISTS, TYPE, TTL,
+/// OBJECT): counts a keyspace hit or miss, leaves the access clock alone.
+///
+/// The keyspace has no single lookup that counts without touching, so
+/// this peeks for the clock and puts it back after a counting `get`.
+pub(super) fn lookup_read_notouch<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Option<&'v mut Entry> {
+    let access = view.peek(db, key, now).map(|e| e.access);
+    let e = view.get(db, key, now)?;
+    if let Some(a) = access {
+        e.access = a;
+    }
+    Some(e)
+}
+
 /// DEL key [key ...] (and UNLINK: values are freed where they are dropped;
 /// there is no separate lazy-free thread yet, see docs/compatibility.md)
 fn del(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
@@ -66,7 +98,7 @@ fn exists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let n = argv[1..]
         .iter()
-        .filter(|k| cx.view.peek(db, k, now).is_some())
+        .filter(|k| lookup_read_notouch(&mut cx.view, db, k, now).is_some())
         .count();
     cx.int(n as i64);
     Ok(())
@@ -129,7 +161,7 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
             .checked_add(now as i64)
             .ok_or_else(|| error::invalid_expire(&name))?;
     }
-    let Some(entry) = cx.view.peek(db, key, now) else {
+    let Some(entry) = lookup_write(&mut cx.view, db, key, now) else {
         cx.int(0);
         return Ok(());
     };
@@ -181,7 +213,7 @@ fn pexpireat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Shared body of TTL/PTTL/EXPIRETIME/PEXPIRETIME.
 fn ttl_generic(cx: &mut Ctx, key: &[u8], millis: bool, absolute: bool) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let reply = match cx.view.peek(db, key, now) {
+    let reply = match lookup_read_notouch(&mut cx.view, db, key, now) {
         None => -2,
         Some(e) if e.expire_at == 0 => -1,
         Some(e) if absolute => {
@@ -227,10 +259,7 @@ fn pexpiretime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// PERSIST key
 fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let had = cx
-        .view
-        .peek(db, argv[1], now)
-        .is_some_and(|e| e.expire_at != 0);
+    let had = lookup_write(&mut cx.view, db, argv[1], now).is_some_and(|e| e.expire_at != 0);
     if had {
         cx.view.set_expire(db, argv[1], 0);
         cx.dirty += 1;
@@ -243,10 +272,8 @@ fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// TYPE key
 fn type_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let name = cx
-        .view
-        .peek(db, argv[1], now)
-        .map_or("none", |e| e.value.type_name());
+    let name =
+        lookup_read_notouch(&mut cx.view, db, argv[1], now).map_or("none", |e| e.value.type_name());
     cx.simple(name.as_bytes());
     Ok(())
 }
@@ -254,19 +281,23 @@ fn type_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Shared body of RENAME/RENAMENX; returns false when NX blocked it.
 fn rename_generic(cx: &mut Ctx, argv: &[&[u8]], nx: bool) -> Result<bool, CmdError> {
     let (db, now, src, dst) = (cx.db(), cx.now_ms, argv[1], argv[2]);
-    if cx.view.peek(db, src, now).is_none() {
+    if lookup_write(&mut cx.view, db, src, now).is_none() {
         return Err(error::NO_SUCH_KEY);
     }
     if src == dst {
         return Ok(!nx);
     }
-    if nx && cx.view.peek(db, dst, now).is_some() {
+    if nx && lookup_write(&mut cx.view, db, dst, now).is_some() {
         return Ok(false);
     }
     let Some(entry) = cx.view.remove(db, src, now) else {
         return Err(error::NO_SUCH_KEY);
     };
+    let unshared = entry.unshared;
     cx.view.set(db, dst, entry.value, entry.expire_at, now);
+    if let Some(e) = cx.view.peek(db, dst, now) {
+        e.unshared = unshared;
+    }
     cx.dirty += 1;
     cx.notify(notify::GENERIC, "rename_from", src);
     cx.notify(notify::GENERIC, "rename_to", dst);
@@ -307,12 +338,14 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if src == dst && db == dst_db {
         return Err(error::SAME_OBJECT);
     }
-    let Some(entry) = cx.view.peek(db, src, now) else {
+    let Some(entry) = cx.view.get(db, src, now) else {
         cx.int(0);
         return Ok(());
     };
+    // The clone keeps the encoding (a `raw` string stays raw), as Redis's
+    // dupStringObject.
     let (value, expire) = (entry.value.clone(), entry.expire_at);
-    if cx.view.peek(dst_db, dst, now).is_some() && !replace {
+    if lookup_write(&mut cx.view, dst_db, dst, now).is_some() && !replace {
         cx.int(0);
         return Ok(());
     }
@@ -334,12 +367,18 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if dst_db == db {
         return Err(error::SAME_OBJECT);
     }
-    if cx.view.peek(db, key, now).is_none() || cx.view.peek(dst_db, key, now).is_some() {
+    if lookup_write(&mut cx.view, db, key, now).is_none()
+        || lookup_write(&mut cx.view, dst_db, key, now).is_some()
+    {
         cx.int(0);
         return Ok(());
     }
     if let Some(entry) = cx.view.remove(db, key, now) {
+        let unshared = entry.unshared;
         cx.view.set(dst_db, key, entry.value, entry.expire_at, now);
+        if let Some(e) = cx.view.peek(dst_db, key, now) {
+            e.unshared = unshared;
+        }
     }
     cx.server.watches.touch(dst_db, key);
     cx.notify(notify::GENERIC, "move_from", key);
@@ -369,10 +408,7 @@ fn keys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 fn scan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let cursor = std::str::from_utf8(argv[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| CmdError::new("ERR invalid cursor"))?;
+    let cursor = args::scan_cursor(argv[1])?;
     let mut pattern: Option<&[u8]> = None;
     let mut count = 10usize;
     let mut type_filter: Option<&[u8]> = None;
@@ -520,7 +556,7 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT ENCODING key
 fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.peek(db, argv[2], now).map(|e| e.value.encoding()) {
+    match lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| e.value.encoding()) {
         Some(enc) => cx.bulk(enc.as_bytes()),
         None => cx.null(),
     }
@@ -530,7 +566,7 @@ fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT FREQ key
 fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    if cx.view.peek(db, argv[2], now).is_none() {
+    if lookup_read_notouch(&mut cx.view, db, argv[2], now).is_none() {
         cx.null();
         return Ok(());
     }
@@ -542,11 +578,7 @@ fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT IDLETIME key
 fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    match cx
-        .view
-        .peek(db, argv[2], now)
-        .map(|e| idle_seconds(e.access, now))
-    {
+    match lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| idle_seconds(e.access, now)) {
         Some(idle) => cx.int(idle as i64),
         None => cx.null(),
     }
@@ -556,7 +588,7 @@ fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT REFCOUNT key
 fn object_refcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let refcount = match cx.view.peek(db, argv[2], now) {
+    let refcount = match lookup_read_notouch(&mut cx.view, db, argv[2], now) {
         None => {
             cx.null();
             return Ok(());

@@ -5,6 +5,7 @@ use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
+use super::keys::lookup_write;
 use super::table::Registry;
 use super::Ctx;
 use crate::notify;
@@ -35,10 +36,19 @@ pub(super) fn register(r: &mut Registry) {
     r.add("setrange", setrange);
 }
 
-/// The string stored at `key`, if any; WRONGTYPE for other types.
+/// The string stored at `key`, if any, for a command that reads it
+/// (Redis's lookupKeyRead: counts a keyspace hit or miss); WRONGTYPE for
+/// other types.
 fn lookup_str<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Str>, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
     view_str(&mut cx.view, db, key, now)
+}
+
+/// Like [`lookup_str`] for a command that writes the key (Redis's
+/// lookupKeyWrite: no hit or miss counted).
+fn lookup_str_write<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Str>, CmdError> {
+    let (db, now) = (cx.db(), cx.now_ms);
+    as_str(lookup_write(&mut cx.view, db, key, now))
 }
 
 /// Like [`lookup_str`], borrowing only the view so the reply buffer stays
@@ -49,7 +59,11 @@ fn view_str<'v>(
     key: &[u8],
     now: u64,
 ) -> Result<Option<&'v mut Str>, CmdError> {
-    match view.get(db, key, now) {
+    as_str(view.get(db, key, now))
+}
+
+fn as_str(entry: Option<&mut Entry>) -> Result<Option<&mut Str>, CmdError> {
+    match entry {
         None => Ok(None),
         Some(Entry {
             value: Value::Str(s),
@@ -102,60 +116,89 @@ fn expire_at(
 }
 
 #[derive(Default)]
-struct SetOptions {
+struct SetOptions<'a> {
     nx: bool,
     xx: bool,
     get: bool,
     keepttl: bool,
     persist: bool,
-    expire: Option<u64>,
-    /// Which of EX/PX/EXAT/PXAT set `expire`.
-    expire_kind: Option<usize>,
+    /// The last EX/PX/EXAT/PXAT given and its argument, still unparsed:
+    /// Redis validates only that one, and only once the option syntax is
+    /// known to be right (GETEX: once the key is known to be a string).
+    expire: Option<(ExpireKind, &'a [u8])>,
 }
 
-/// Parses SET/GETEX options (Redis's parseExtendedStringArgumentsOrReply).
-fn parse_set_options(
-    cx: &Ctx,
-    argv: &[&[u8]],
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExpireKind {
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+}
+
+impl ExpireKind {
+    fn parse(a: &[u8]) -> Option<ExpireKind> {
+        [
+            ("EX", ExpireKind::Ex),
+            ("PX", ExpireKind::Px),
+            ("EXAT", ExpireKind::ExAt),
+            ("PXAT", ExpireKind::PxAt),
+        ]
+        .into_iter()
+        .find(|(w, _)| is(a, w))
+        .map(|(_, k)| k)
+    }
+}
+
+impl SetOptions<'_> {
+    /// The absolute expiry time (ms) the expire option names, if any.
+    fn expire_at(&self, cx: &Ctx, name: &str) -> Result<Option<u64>, CmdError> {
+        let Some((kind, arg)) = self.expire else {
+            return Ok(None);
+        };
+        let (unit, relative) = match kind {
+            ExpireKind::Ex => (Unit::Seconds, true),
+            ExpireKind::Px => (Unit::Millis, true),
+            ExpireKind::ExAt => (Unit::Seconds, false),
+            ExpireKind::PxAt => (Unit::Millis, false),
+        };
+        expire_at(cx, arg, unit, relative, name).map(Some)
+    }
+}
+
+/// Parses SET/GETEX options exactly as Redis's
+/// parseExtendedStringArgumentsOrReply: NX/XX exclude each other, KEEPTTL
+/// (SET) and PERSIST (GETEX) exclude every expire option, two different
+/// expire options conflict, and the same one may repeat (the last wins).
+/// Flags may repeat too. Numbers are not looked at here.
+fn parse_set_options<'a>(
+    argv: &[&'a [u8]],
     from: usize,
     for_getex: bool,
-) -> Result<SetOptions, CmdError> {
-    let name = if for_getex { "getex" } else { "set" };
+) -> Result<SetOptions<'a>, CmdError> {
     let mut o = SetOptions::default();
     let mut j = from;
     while j < argv.len() {
         let a = argv[j];
-        let next = argv.get(j + 1);
-        let has_expire = o.expire.is_some();
+        let next = argv.get(j + 1).copied();
+        let kind = o.expire.map(|(k, _)| k);
         if !for_getex && is(a, "NX") && !o.xx {
             o.nx = true;
         } else if !for_getex && is(a, "XX") && !o.nx {
             o.xx = true;
         } else if !for_getex && is(a, "GET") {
             o.get = true;
-        } else if !for_getex && is(a, "KEEPTTL") && !o.persist && !has_expire {
+        } else if !for_getex && is(a, "KEEPTTL") && !o.persist && kind.is_none() {
             o.keepttl = true;
-        } else if for_getex && is(a, "PERSIST") && !has_expire && !o.keepttl {
+        } else if for_getex && is(a, "PERSIST") && kind.is_none() && !o.keepttl {
             o.persist = true;
-        } else if let (Some(next), false, false, Some(kind)) = (
-            next,
-            o.keepttl,
-            o.persist,
-            ["EX", "PX", "EXAT", "PXAT"].iter().position(|k| is(a, k)),
-        ) {
-            // The same option may repeat (the last wins), as in Redis;
-            // two different ones conflict.
-            if o.expire_kind.is_some_and(|k| k != kind) {
+        } else if let (Some(next), false, false, Some(k)) =
+            (next, o.keepttl, o.persist, ExpireKind::parse(a))
+        {
+            if kind.is_some_and(|prev| prev != k) {
                 return Err(error::SYNTAX);
             }
-            let (unit, relative) = match kind {
-                0 => (Unit::Seconds, true),
-                1 => (Unit::Millis, true),
-                2 => (Unit::Seconds, false),
-                _ => (Unit::Millis, false),
-            };
-            o.expire = Some(expire_at(cx, next, unit, relative, name)?);
-            o.expire_kind = Some(kind);
+            o.expire = Some((k, next));
             j += 1;
         } else {
             return Err(error::SYNTAX);
@@ -193,15 +236,30 @@ fn set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.ok();
         return Ok(());
     }
-    let o = parse_set_options(cx, argv, 3, false)?;
-    set_generic(cx, key, val, &o)
+    let o = parse_set_options(argv, 3, false)?;
+    let expire = o.expire_at(cx, "set")?;
+    set_generic(cx, key, val, &o, expire)
 }
 
-fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResult {
+/// Redis's setGenericCommand, the expiry already validated. With GET the
+/// old value is read as GET would (counting a hit or miss); otherwise the
+/// key is only looked up for writing.
+fn set_generic(
+    cx: &mut Ctx,
+    key: &[u8],
+    val: &[u8],
+    o: &SetOptions,
+    expire_at: Option<u64>,
+) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let mut old_value: Option<Vec<u8>> = None;
     let mut old_expire = 0;
-    let exists = match cx.view.get(db, key, now) {
+    let found = if o.get {
+        cx.view.get(db, key, now)
+    } else {
+        lookup_write(&mut cx.view, db, key, now)
+    };
+    let exists = match found {
         None => false,
         Some(e) => {
             match &e.value {
@@ -228,7 +286,7 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
         }
         return Ok(());
     }
-    let expire = match o.expire {
+    let expire = match expire_at {
         Some(at) => at,
         None if o.keepttl => old_expire,
         None => 0,
@@ -237,7 +295,7 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
         .set(db, key, Value::Str(Str::from_bytes(val)), expire, now);
     cx.dirty += 1;
     cx.notify(notify::STRING, "set", key);
-    if let Some(at) = o.expire {
+    if let Some(at) = expire_at {
         cx.notify(notify::GENERIC, "expire", key);
         // Replaying a relative TTL later would extend it: log the absolute
         // time, as Redis does.
@@ -264,7 +322,7 @@ fn set_generic(cx: &mut Ctx, key: &[u8], val: &[u8], o: &SetOptions) -> CmdResul
 /// SETNX key value
 fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    if cx.view.get(db, argv[1], now).is_some() {
+    if lookup_write(&mut cx.view, db, argv[1], now).is_some() {
         cx.int(0);
     } else {
         cx.view
@@ -279,35 +337,29 @@ fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// SETEX key seconds value
 fn setex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let at = expire_at(cx, argv[2], Unit::Seconds, true, "setex")?;
-    let o = SetOptions {
-        expire: Some(at),
-        ..Default::default()
-    };
-    set_generic(cx, argv[1], argv[3], &o)
+    set_generic(cx, argv[1], argv[3], &SetOptions::default(), Some(at))
 }
 
 /// PSETEX key milliseconds value
 fn psetex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let at = expire_at(cx, argv[2], Unit::Millis, true, "psetex")?;
-    let o = SetOptions {
-        expire: Some(at),
-        ..Default::default()
-    };
-    set_generic(cx, argv[1], argv[3], &o)
+    set_generic(cx, argv[1], argv[3], &SetOptions::default(), Some(at))
 }
 
 /// GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
 /// PXAT unix-time-milliseconds | PERSIST]
 fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let o = parse_set_options(cx, argv, 2, true)?;
+    let o = parse_set_options(argv, 2, true)?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let Some(s) = lookup_str(cx, key)? else {
         cx.null();
         return Ok(());
     };
     let value = s.to_vec();
+    // The time is checked only once the key is known to be a string.
+    let expire = o.expire_at(cx, "getex")?;
     cx.bulk(&value);
-    if let Some(at) = o.expire {
+    if let Some(at) = expire {
         if at <= now {
             cx.view.remove(db, key, now);
             cx.notify(notify::GENERIC, "del", key);
@@ -349,7 +401,7 @@ fn getset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         get: true,
         ..Default::default()
     };
-    set_generic(cx, argv[1], argv[2], &o)
+    set_generic(cx, argv[1], argv[2], &o, None)
 }
 
 /// MGET key [key ...]
@@ -409,7 +461,7 @@ fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Adds `by` to the integer at `key` (created as 0), keeping its TTL.
 fn incr_generic(cx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let new = match lookup_str(cx, key)? {
+    let new = match lookup_str_write(cx, key)? {
         Some(s) => {
             let cur = match s {
                 Str::Int(n) => *n,
@@ -462,7 +514,7 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // 0.1 + 0.2 is "0.3" there, so f64 will not do.
     let by = long_double::parse(argv[2]).ok_or(error::NOT_FLOAT)?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let cur = match lookup_str(cx, key)? {
+    let cur = match lookup_str_write(cx, key)? {
         Some(Str::Int(n)) => long_double::LongDouble::from_i64(*n),
         Some(s) => s.with_bytes(long_double::parse).ok_or(error::NOT_FLOAT)?,
         None => long_double::LongDouble::ZERO,
@@ -472,7 +524,7 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::INCR_FLOAT_NAN);
     }
     let text = new.to_human_string();
-    match lookup_str(cx, key)? {
+    match lookup_str_write(cx, key)? {
         Some(s) => *s = Str::Raw(text.as_bytes().to_vec()),
         None => {
             cx.view.set(
@@ -500,11 +552,11 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// APPEND key value
 fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, key, val) = (cx.db(), cx.now_ms, argv[1], argv[2]);
-    let cur_len = lookup_str(cx, key)?.map(|s| s.len());
+    let cur_len = lookup_str_write(cx, key)?.map(|s| s.len());
     let len = match cur_len {
         Some(cur) => {
             check_len(cx, cur + val.len())?;
-            match lookup_str(cx, key)? {
+            match lookup_str_write(cx, key)? {
                 Some(s) => {
                     let raw = s.make_raw();
                     raw.extend_from_slice(val);
@@ -574,7 +626,7 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::OFFSET_RANGE);
     }
     let offset = offset as usize;
-    let exists = lookup_str(cx, key)?.is_some();
+    let exists = lookup_str_write(cx, key)?.is_some();
     if !exists {
         if val.is_empty() {
             cx.int(0);
@@ -593,12 +645,12 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     if val.is_empty() {
-        let len = lookup_str(cx, key)?.map_or(0, |s| s.len());
+        let len = lookup_str_write(cx, key)?.map_or(0, |s| s.len());
         cx.int(len as i64);
         return Ok(());
     }
     check_len(cx, offset + val.len())?;
-    let len = match lookup_str(cx, key)? {
+    let len = match lookup_str_write(cx, key)? {
         Some(s) => {
             let raw = s.make_raw();
             if raw.len() < offset + val.len() {

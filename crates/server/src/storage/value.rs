@@ -9,10 +9,27 @@ pub use super::zset::ZSet;
 
 /// A string value. Integers that round-trip exactly are kept as `Int`, as
 /// Redis's `int` encoding does, so INCR needs no parse and no allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum Str {
     Int(i64),
     Raw(Vec<u8>),
+}
+
+/// A copy keeps the encoding (Redis's dupStringObject): a `raw` string
+/// (one with spare capacity, see [`Str::encoding`]) stays raw, which a
+/// derived clone, allocating exactly the length, would turn into `embstr`.
+impl Clone for Str {
+    fn clone(&self) -> Str {
+        match self {
+            Str::Int(n) => Str::Int(*n),
+            Str::Raw(v) => {
+                let spare = usize::from(v.capacity() > v.len());
+                let mut c = Vec::with_capacity(v.len() + spare);
+                c.extend_from_slice(v);
+                Str::Raw(c)
+            }
+        }
+    }
 }
 
 /// Longest string Redis stores with the `embstr` encoding.
@@ -182,5 +199,22 @@ impl Entry {
     #[inline]
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expire_at != 0 && self.expire_at <= now_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clone_keeps_string_encoding() {
+        let short = Str::from_bytes(b"abc");
+        assert_eq!(short.clone().encoding(), "embstr");
+        let mut edited = Str::from_bytes(b"abc");
+        edited.make_raw().push(b'd');
+        assert_eq!(edited.encoding(), "raw");
+        assert_eq!(edited.clone().encoding(), "raw");
+        assert_eq!(edited.clone(), edited);
+        assert_eq!(Str::Int(5).clone().encoding(), "int");
     }
 }
