@@ -498,23 +498,19 @@ fn command_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Resolves the command named in COMMAND GETKEYS and returns its key
-/// positions in `argv[2..]`.
-fn getkeys_positions<'t>(
-    cx: &Ctx<'_, 't>,
-    argv: &[&[u8]],
-) -> Result<(&'t Command, Vec<usize>), CmdError> {
+/// The keys of the command in `argv[2..]` and their flags, as Redis's
+/// getKeysSubcommandImpl: the command (or subcommand) must exist, take
+/// keys and be given a valid number of arguments; finding no key is an
+/// error unless the command's keys are optional (EVAL with 0 keys).
+fn getkeys<'t>(cx: &Ctx<'_, 't>, argv: &[&[u8]]) -> Result<Vec<(usize, Vec<&'t str>)>, CmdError> {
     let target = &argv[2..];
     let table = &cx.server.commands;
-    let Some(mut cmd) = table.lookup(target[0]) else {
-        return Err(CmdError::new("ERR Invalid command specified"));
-    };
+    let invalid = || CmdError::new("ERR Invalid command specified");
+    let mut cmd = table.lookup(target[0]).ok_or_else(invalid)?;
     if !cmd.subcommands.is_empty() && target.len() >= 2 {
-        cmd = table
-            .subcommand(cmd, target[1])
-            .ok_or_else(|| CmdError::new("ERR Invalid subcommand specified"))?;
+        cmd = table.subcommand(cmd, target[1]).ok_or_else(invalid)?;
     }
-    if !cmd.has_keys() {
+    if !cmd.has_key_args() {
         return Err(CmdError::new("ERR The command has no key arguments"));
     }
     let argc = target.len() as i64;
@@ -523,19 +519,18 @@ fn getkeys_positions<'t>(
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let mut pos = Vec::new();
-    cmd.key_positions(target, &mut pos);
-    if pos.is_empty() {
-        return Err(CmdError::new("ERR The command has no key arguments"));
+    let keys = cmd.keys_with_flags(target);
+    if keys.is_empty() && !cmd.has(super::table::flag::NO_MANDATORY_KEYS) {
+        return Err(CmdError::new("ERR Invalid arguments specified for command"));
     }
-    Ok((cmd, pos))
+    Ok(keys)
 }
 
 /// COMMAND GETKEYS command [arg [arg ...]]
 fn command_getkeys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let (_, pos) = getkeys_positions(cx, argv)?;
-    cx.array(pos.len());
-    for p in pos {
+    let keys = getkeys(cx, argv)?;
+    cx.array(keys.len());
+    for (p, _) in keys {
         encode::bulk(cx.out, argv[2 + p]);
     }
     Ok(())
@@ -543,27 +538,10 @@ fn command_getkeys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// COMMAND GETKEYSANDFLAGS command [arg [arg ...]]
 fn command_getkeysandflags(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let (cmd, _) = getkeys_positions(cx, argv)?;
+    let keys = getkeys(cx, argv)?;
     let proto = cx.proto();
-    let target = &argv[2..];
-    let keys = cmd.key_positions_with_flags(target);
     cx.array(keys.len());
     for (p, flags) in keys {
-        // SET's flags depend on its arguments (Redis's setGetKeys): with
-        // GET it reads the old value too.
-        let flags: Vec<&str> = if flags.iter().any(|f| f == "variable_flags") && cmd.name == "set" {
-            if target[3..].iter().any(|a| is(a, "GET")) {
-                vec!["RW", "access", "update"]
-            } else {
-                vec!["OW", "update"]
-            }
-        } else {
-            flags
-                .iter()
-                .map(String::as_str)
-                .filter(|f| *f != "variable_flags")
-                .collect()
-        };
         encode::array(cx.out, 2);
         encode::bulk(cx.out, argv[2 + p]);
         encode::set(cx.out, flags.len(), proto);

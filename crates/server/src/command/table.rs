@@ -32,6 +32,7 @@ pub mod flag {
     pub const NO_MULTI: u32 = 1 << 10;
     pub const MOVABLEKEYS: u32 = 1 << 11;
     pub const NO_AUTH: u32 = 1 << 12;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 13;
 
     pub fn from_name(s: &str) -> u32 {
         match s {
@@ -48,6 +49,7 @@ pub mod flag {
             "no_multi" => NO_MULTI,
             "movablekeys" => MOVABLEKEYS,
             "no_auth" => NO_AUTH,
+            "no_mandatory_keys" => NO_MANDATORY_KEYS,
             _ => 0,
         }
     }
@@ -94,8 +96,145 @@ struct KeySpec {
     /// (WATCH invalidation).
     write: bool,
     /// The key spec's flags (RO, RW, OW, RM; access, update, insert,
-    /// delete), for COMMAND GETKEYSANDFLAGS.
+    /// delete...) in Redis's order, for COMMAND GETKEYSANDFLAGS.
     flags: Vec<String>,
+    /// Flag `not_key`: names something else (a shard channel).
+    not_key: bool,
+    /// Flag `incomplete`: may not find every key.
+    incomplete: bool,
+    /// Flag `variable_flags`: the flags depend on other arguments.
+    variable_flags: bool,
+}
+
+/// Redis's `getkeys_proc` for the commands keel implements that have one:
+/// what COMMAND GETKEYS falls back on when the key specs cannot tell.
+#[derive(Debug, Clone, Copy)]
+enum KeysProc {
+    /// genericGetKeys: `count` keys from `first` (the count read with
+    /// atoi), then the destination at `store` if non-zero.
+    Generic {
+        store: usize,
+        count: usize,
+        first: usize,
+    },
+    /// xreadGetKeys: the first half of the arguments after STREAMS.
+    XRead,
+    /// setGetKeys: the key, RW with GET, OW without.
+    Set,
+}
+
+impl KeysProc {
+    fn for_command(name: &str) -> Option<KeysProc> {
+        let generic = |store, count, first| {
+            Some(KeysProc::Generic {
+                store,
+                count,
+                first,
+            })
+        };
+        match name {
+            "zunionstore" | "zinterstore" | "zdiffstore" => generic(1, 2, 3),
+            "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" | "lmpop" | "zmpop" => {
+                generic(0, 1, 2)
+            }
+            "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" | "blmpop"
+            | "bzmpop" => generic(0, 2, 3),
+            "xread" | "xreadgroup" => Some(KeysProc::XRead),
+            "set" => Some(KeysProc::Set),
+            _ => None,
+        }
+    }
+
+    /// Key positions and their flags (none, as Redis's procs give, but
+    /// for SET's).
+    fn keys(self, argv: &[&[u8]]) -> Vec<(usize, Vec<&'static str>)> {
+        let argc = argv.len();
+        match self {
+            KeysProc::Generic {
+                store,
+                count,
+                first,
+            } => {
+                let Some(arg) = argv.get(count) else {
+                    return Vec::new();
+                };
+                let num = atoi(arg);
+                if num < 1 || num as i64 > (argc as i64 - first as i64) {
+                    return Vec::new();
+                }
+                let mut out: Vec<(usize, Vec<&str>)> =
+                    (0..num as usize).map(|i| (first + i, Vec::new())).collect();
+                if store != 0 {
+                    out.push((store, Vec::new()));
+                }
+                out
+            }
+            KeysProc::XRead => {
+                let mut streams = None;
+                let mut i = 1;
+                while i < argc {
+                    let a = argv[i];
+                    if a.eq_ignore_ascii_case(b"block") || a.eq_ignore_ascii_case(b"count") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"group") {
+                        i += 2;
+                    } else if a.eq_ignore_ascii_case(b"noack") {
+                    } else if a.eq_ignore_ascii_case(b"streams") {
+                        streams = Some(i);
+                        break;
+                    } else {
+                        break;
+                    }
+                    i += 1;
+                }
+                let Some(pos) = streams else {
+                    return Vec::new();
+                };
+                let num = argc - pos - 1;
+                if num == 0 || num % 2 != 0 {
+                    return Vec::new();
+                }
+                (pos + 1..pos + 1 + num / 2)
+                    .map(|p| (p, Vec::new()))
+                    .collect()
+            }
+            KeysProc::Set => {
+                let get = argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
+                let flags = if get {
+                    vec!["RW", "access", "update"]
+                } else {
+                    vec!["OW", "update"]
+                };
+                vec![(1, flags)]
+            }
+        }
+    }
+}
+
+/// C's atoi: leading whitespace, an optional sign, the digits that
+/// follow; 0 when there are none. Truncated to a C int.
+fn atoi(s: &[u8]) -> i32 {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let mut n: i64 = 0;
+    while let Some(d) = s.get(i).filter(|c| c.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add((d - b'0') as i64);
+        i += 1;
+    }
+    (if neg { -n } else { n }) as i32
 }
 
 pub struct Command {
@@ -112,6 +251,8 @@ pub struct Command {
     /// dispatch lock without collecting positions.
     pub single_key: Option<usize>,
     pub subcommands: HashMap<Vec<u8>, usize>,
+    /// Redis's getkeys_proc for this command, if it has one.
+    keys_proc: Option<KeysProc>,
     /// COMMAND INFO entry (tagged JSON), subcommands filtered to those keel
     /// implements.
     pub info: Json,
@@ -136,20 +277,113 @@ impl Command {
         self.positions(argv, out, true)
     }
 
-    /// Key positions with the flags of the key spec that found each.
-    pub fn key_positions_with_flags(&self, argv: &[&[u8]]) -> Vec<(usize, &[String])> {
-        let mut out = Vec::new();
-        for spec in &self.key_specs {
-            let mut pos = Vec::new();
-            self.spec_positions(spec, argv, &mut pos);
-            out.extend(pos.into_iter().map(|p| (p, spec.flags.as_slice())));
-        }
-        out
+    /// Whether the command takes key arguments, as Redis's
+    /// doesCommandHaveKeys: a key spec not flagged `not_key` (SPUBLISH's
+    /// channel is not a key).
+    pub fn has_key_args(&self) -> bool {
+        self.keys_proc.is_some() || self.key_specs.iter().any(|s| !s.not_key)
     }
 
-    /// Whether the command names any key at all.
-    pub fn has_keys(&self) -> bool {
-        !self.key_specs.is_empty()
+    /// The keys COMMAND GETKEYS and GETKEYSANDFLAGS report, with their
+    /// flags, as Redis's getKeysFromCommandWithSpecs: from the key specs
+    /// when they all apply cleanly and their flags do not vary; otherwise
+    /// from the command's own key finder (whose keys have no flags, but
+    /// SET's), or none.
+    pub fn keys_with_flags(&self, argv: &[&[u8]]) -> Vec<(usize, Vec<&str>)> {
+        let has_varflags = self.key_specs.iter().any(|s| s.variable_flags);
+        if !has_varflags {
+            if let Some(keys) = self.keys_from_specs(argv) {
+                return keys
+                    .into_iter()
+                    .map(|(p, spec)| (p, spec.flags.iter().map(String::as_str).collect()))
+                    .collect();
+            }
+        }
+        match self.keys_proc {
+            Some(proc_) => proc_.keys(argv),
+            None => Vec::new(),
+        }
+    }
+
+    /// Redis's getKeysUsingKeySpecs without partial results: `None` when a
+    /// spec does not fit the arguments (a position out of range, an
+    /// unreadable key count, an incomplete spec).
+    fn keys_from_specs(&self, argv: &[&[u8]]) -> Option<Vec<(usize, &KeySpec)>> {
+        let argc = argv.len() as i64;
+        let mut out = Vec::new();
+        for spec in self.key_specs.iter().filter(|s| !s.not_key) {
+            let first = match &spec.begin {
+                BeginSearch::Index(i) => *i,
+                BeginSearch::Keyword { keyword, startfrom } => {
+                    let (start, end) = if *startfrom > 0 {
+                        (*startfrom, argc - 1)
+                    } else {
+                        (argc + startfrom, 1)
+                    };
+                    // As Redis's loop: the end index itself is not tried.
+                    let mut found = None;
+                    let mut i = start;
+                    while i != end {
+                        if i >= argc || i < 1 {
+                            break;
+                        }
+                        if argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
+                            found = Some(i + 1);
+                            break;
+                        }
+                        i += if start <= end { 1 } else { -1 };
+                    }
+                    match found {
+                        Some(f) => f,
+                        // Keyword absent: this spec names no key.
+                        None => continue,
+                    }
+                }
+                BeginSearch::Unknown => return None,
+            };
+            let (first, last, step) = match &spec.find {
+                FindKeys::Range {
+                    lastkey,
+                    keystep,
+                    limit,
+                } => {
+                    let last = if *lastkey >= 0 {
+                        first + lastkey
+                    } else if *limit == 0 {
+                        argc + lastkey
+                    } else {
+                        first + ((argc - first) / limit + lastkey)
+                    };
+                    (first, last, *keystep)
+                }
+                FindKeys::Keynum {
+                    keynumidx,
+                    firstkey,
+                    keystep,
+                } => {
+                    let idx = first + keynumidx;
+                    if *keynumidx >= argc || idx >= argc || idx < 0 {
+                        return None;
+                    }
+                    let numkeys = resp::parse_i64(argv[idx as usize]).filter(|n| *n >= 0)?;
+                    let f = first + firstkey;
+                    (f, f + numkeys - 1, *keystep)
+                }
+                FindKeys::Unknown => return None,
+            };
+            if last >= argc || last < first || first >= argc {
+                return None;
+            }
+            let mut i = first;
+            while i <= last {
+                out.push((i as usize, spec));
+                i += step.max(1);
+            }
+            if spec.incomplete {
+                return None;
+            }
+        }
+        Some(out)
     }
 
     fn positions(&self, argv: &[&[u8]], out: &mut Vec<usize>, only_written: bool) {
@@ -311,10 +545,14 @@ fn parse_key_spec(spec: &Json) -> KeySpec {
         })
         .unwrap_or_default();
     let write = !flags.iter().any(|f| f == "RO");
+    let has = |name: &str| flags.iter().any(|f| f == name);
     KeySpec {
         begin,
         find,
         write,
+        not_key: has("not_key"),
+        incomplete: has("incomplete"),
+        variable_flags: has("variable_flags"),
         flags,
     }
 }
@@ -350,6 +588,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
     };
     Some(Command {
         single_key,
+        keys_proc: KeysProc::for_command(&name),
         name,
         arity,
         flags,
