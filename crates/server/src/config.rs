@@ -172,6 +172,14 @@ const PARAMS: &[Param] = &[
         "no",
         false,
     ),
+    // Whether CONFIG SET may change the protected parameters (dir,
+    // dbfilename): no, yes, or from local connections only.
+    p(
+        "enable-protected-configs",
+        Kind::Enum(&["no", "yes", "local"]),
+        "no",
+        false,
+    ),
     p(
         "hash-max-listpack-entries",
         Kind::Int {
@@ -181,12 +189,10 @@ const PARAMS: &[Param] = &[
         "512",
         true,
     ),
+    // A memory value in Redis ("1kb" is accepted).
     p(
         "hash-max-listpack-value",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
+        Kind::Memory { min: 0 },
         "64",
         true,
     ),
@@ -208,12 +214,10 @@ const PARAMS: &[Param] = &[
         "128",
         true,
     ),
+    // A memory value in Redis ("1kb" is accepted).
     p(
         "zset-max-listpack-value",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
+        Kind::Memory { min: 0 },
         "64",
         true,
     ),
@@ -244,6 +248,10 @@ const PARAMS: &[Param] = &[
     p("notify-keyspace-events", Kind::NotifyFlags, "", true),
 ];
 
+/// Parameters CONFIG SET changes only when `enable-protected-configs`
+/// allows it (Redis's PROTECTED_CONFIG).
+const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
 /// Old names Redis still accepts and reports, and the parameter each one
 /// stands for.
 const ALIASES: &[(&str, &str)] = &[
@@ -255,11 +263,27 @@ const ALIASES: &[(&str, &str)] = &[
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
-    let name = ALIASES
+    lookup(name).map(|(p, _)| p)
+}
+
+/// The parameter `name` stands for, and the name it was found under (the
+/// alias itself for an old name): Redis keeps an alias as a parameter of
+/// its own, so it reports errors under that name and may be set along
+/// with its new name in one CONFIG SET.
+fn lookup(name: &str) -> Option<(&'static Param, &'static str)> {
+    if let Some((alias, canonical)) = ALIASES
         .iter()
         .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
-        .map_or(name, |(_, canonical)| canonical);
-    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    {
+        return PARAMS
+            .iter()
+            .find(|p| p.name == *canonical)
+            .map(|p| (p, *alias));
+    }
+    PARAMS
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name))
+        .map(|p| (p, p.name))
 }
 
 #[derive(Debug, Clone)]
@@ -269,23 +293,80 @@ pub struct Config {
     pub file: Option<PathBuf>,
 }
 
-fn parse_memory(s: &str) -> Option<i64> {
-    let lower = s.to_ascii_lowercase();
-    let units: &[(&str, i64)] = &[
-        ("kb", 1024),
-        ("mb", 1024 * 1024),
-        ("gb", 1024 * 1024 * 1024),
-        ("k", 1000),
-        ("m", 1000 * 1000),
-        ("g", 1000 * 1000 * 1000),
-        ("b", 1),
-    ];
-    for (suffix, mul) in units {
-        if let Some(num) = lower.strip_suffix(suffix) {
-            return resp::parse_i64(num.as_bytes())?.checked_mul(*mul);
-        }
+/// Redis's memtoull: digits and an optional unit (b, k, kb, m, mb, g, gb,
+/// any case). No sign; an empty number is 0; the digits saturate at
+/// 2^64 - 1 and the unit multiplies with wrap-around, as the C code does.
+fn parse_memory(s: &str) -> Option<u64> {
+    let digits_end = s
+        .bytes()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(s.len());
+    let (digits, unit) = s.split_at(digits_end);
+    let mul: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    if digits.len() >= 128 {
+        return None;
     }
-    resp::parse_i64(lower.as_bytes())
+    let val = digits.bytes().fold(0u64, |acc, c| {
+        acc.saturating_mul(10).saturating_add((c - b'0') as u64)
+    });
+    Some(val.wrapping_mul(mul))
+}
+
+/// C's strtoll in base 10 over a whole argument: leading white space, an
+/// optional sign, digits (saturating); `None` when anything follows the
+/// digits. An argument with no digits at all reads as 0 only when it is
+/// empty (strtoll leaves its end pointer at the start).
+fn strtoll_whole(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        i += 1;
+    }
+    let neg = match b.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let start = i;
+    let mut v: i128 = 0;
+    while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        v = (v * 10 + (d - b'0') as i128).min(i64::MAX as i128 + 1);
+        i += 1;
+    }
+    if i == start {
+        return s.is_empty().then_some(0);
+    }
+    if i != b.len() {
+        return None;
+    }
+    let v = if neg { -v } else { v };
+    Some(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
+/// A multi-argument parameter's value split as CONFIG SET splits it: on
+/// every single space (so two spaces make an empty argument), and no
+/// argument at all for the empty string.
+fn split_spaces(value: &str) -> Vec<&str> {
+    if value.is_empty() {
+        Vec::new()
+    } else {
+        value.split(' ').collect()
+    }
 }
 
 /// Checks and normalises `value` for `p`; the error is the text after
@@ -324,7 +405,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             }),
         Kind::Memory { min } => {
             let n = parse_memory(value).ok_or_else(|| "argument must be a memory value".to_string())?;
-            if n < min {
+            if n > i64::MAX as u64 || (n as i64) < min {
                 return Err(format!("argument must be between {min} and {} inclusive", i64::MAX));
             }
             Ok(n.to_string())
@@ -334,8 +415,9 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             .map(crate::notify::to_string)
             .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
         Kind::BufferLimits => {
-            let parts: Vec<&str> = value.split_whitespace().collect();
-            if parts.is_empty() || !parts.len().is_multiple_of(4) {
+            // Redis's setConfigClientOutputBufferLimitOption.
+            let parts = split_spaces(value);
+            if !parts.len().is_multiple_of(4) {
                 return Err("Wrong number of arguments in buffer limit configuration.".into());
             }
             let mut out = Vec::new();
@@ -346,9 +428,9 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                     "pubsub" => "pubsub",
                     _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
                 };
-                let hard = parse_memory(c[1]).filter(|n| *n >= 0);
-                let soft = parse_memory(c[2]).filter(|n| *n >= 0);
-                let secs = resp::parse_i64(c[3].as_bytes()).filter(|n| *n >= 0);
+                let hard = parse_memory(c[1]);
+                let soft = parse_memory(c[2]);
+                let secs = strtoll_whole(c[3]).map(|n| n as i32).filter(|n| *n >= 0);
                 match (hard, soft, secs) {
                     (Some(h), Some(s), Some(t)) => out.push(format!("{class} {h} {s} {t}")),
                     _ => return Err("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()),
@@ -357,11 +439,23 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(out.join(" "))
         }
         Kind::Save => {
-            let parts: Vec<&str> = value.split_whitespace().collect();
-            if !parts.len().is_multiple_of(2) || parts.iter().any(|x| resp::parse_i64(x.as_bytes()).is_none_or(|n| n < 0)) {
+            // Redis's setConfigSaveOption: pairs of seconds (at least 1)
+            // and changes (at least 0) as strtoll reads them; CONFIG GET
+            // then shows them as "%jd %d".
+            let parts = split_spaces(value);
+            if !parts.len().is_multiple_of(2) {
                 return Err("Invalid save parameters".into());
             }
-            Ok(parts.join(" "))
+            let mut out = Vec::new();
+            for pair in parts.chunks(2) {
+                let secs = strtoll_whole(pair[0]).filter(|n| *n >= 1);
+                let changes = strtoll_whole(pair[1]).filter(|n| *n >= 0);
+                match (secs, changes) {
+                    (Some(s), Some(c)) => out.push(format!("{s} {}", c as i32)),
+                    _ => return Err("Invalid save parameters".into()),
+                }
+            }
+            Ok(out.join(" "))
         }
     }
 }
@@ -519,40 +613,93 @@ impl Config {
         out
     }
 
-    /// CONFIG SET of several pairs, all or nothing. The error is the full
-    /// reply text.
-    pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static str>, String> {
-        let mut staged = Vec::new();
-        for (name, value) in pairs {
+    /// CONFIG SET of several pairs, all or nothing, as Redis's
+    /// configSetCommand: first every name is checked (the first unknown
+    /// one wins over every other error; else the first immutable,
+    /// protected or repeated one), then the values in order. `local`
+    /// says whether the client is local, for `enable-protected-configs
+    /// local`. The error is the full reply text.
+    pub fn set_many(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        local: bool,
+    ) -> Result<Vec<&'static str>, String> {
+        let fail = |name: &str, why: &str| {
+            format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+        };
+        let protected_ok = match self.get("enable-protected-configs") {
+            "yes" => true,
+            "local" => local,
+            _ => false,
+        };
+        let mut found: Vec<(&'static Param, &'static str)> = Vec::new();
+        let mut name_error: Option<String> = None;
+        for (name, _) in pairs {
             let name_s = String::from_utf8_lossy(name);
-            let Some(p) = param(&name_s) else {
-                return Err(format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{name_s}'"
-                ));
+            let Some((p, as_named)) = lookup(&name_s) else {
+                if name_error.is_none() {
+                    return Err(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{name_s}'"
+                    ));
+                }
+                continue;
             };
-            if staged.iter().any(|(n, _)| *n == p.name) {
-                return Err(format!("ERR CONFIG SET failed (possibly related to argument '{name_s}') - duplicate parameter"));
+            if name_error.is_some() {
+                continue;
             }
-            let fail = |why: &str| {
-                format!("ERR CONFIG SET failed (possibly related to argument '{name_s}') - {why}")
-            };
             if !p.mutable {
-                return Err(fail("can't set immutable config"));
+                name_error = Some(fail(&name_s, "can't set immutable config"));
+            } else if PROTECTED.contains(&p.name) && !protected_ok {
+                name_error = Some(fail(&name_s, "can't set protected config"));
+            } else if found.iter().any(|(_, n)| *n == as_named) {
+                name_error = Some(fail(&name_s, "duplicate parameter"));
             }
-            let v = normalise(p, &String::from_utf8_lossy(value)).map_err(|e| fail(&e))?;
-            if p.name == "dir" && std::env::set_current_dir(&v).is_err() {
-                return Err(fail("No such file or directory"));
+            found.push((p, as_named));
+        }
+        if let Some(e) = name_error {
+            return Err(e);
+        }
+        let old_dir = std::env::current_dir().ok();
+        let restore_dir = |changed: bool| {
+            if let (true, Some(d)) = (changed, &old_dir) {
+                let _ = std::env::set_current_dir(d);
+            }
+        };
+        let mut dir_changed = false;
+        let mut staged: Vec<(&'static str, String)> = Vec::new();
+        for ((p, as_named), (_, value)) in found.into_iter().zip(pairs) {
+            let v = match normalise(p, &String::from_utf8_lossy(value)) {
+                Ok(v) => v,
+                Err(e) => {
+                    restore_dir(dir_changed);
+                    return Err(fail(as_named, &e));
+                }
+            };
+            if p.name == "dir" {
+                if let Err(e) = std::env::set_current_dir(&v) {
+                    restore_dir(dir_changed);
+                    return Err(fail(as_named, &strerror(&e)));
+                }
+                dir_changed = true;
             }
             let v = if matches!(p.kind, Kind::BufferLimits) {
-                merge_limits(self.get(p.name), &v)
+                let base = staged
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == p.name)
+                    .map_or(self.get(p.name), |(_, v)| v.as_str());
+                merge_limits(base, &v)
             } else {
                 v
             };
             staged.push((p.name, v));
         }
-        let names = staged.iter().map(|(n, _)| *n).collect();
+        let mut names = Vec::new();
         for (n, v) in staged {
             self.values.insert(n, v);
+            if !names.contains(&n) {
+                names.push(n);
+            }
         }
         Ok(names)
     }
@@ -624,6 +771,16 @@ fn merge_limits(old: &str, new: &str) -> String {
         .join(" ")
 }
 
+/// An I/O error's text as C's strerror gives it (without Rust's
+/// " (os error N)").
+fn strerror(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
 fn quote(s: &str) -> String {
     if !s.is_empty()
         && !s
@@ -680,19 +837,100 @@ mod tests {
     fn set_errors_are_redis_texts() {
         let mut c = Config::default();
         assert_eq!(
-            c.set_many(&[(b"timeout", b"abc")]).unwrap_err(),
+            c.set_many(&[(b"timeout", b"abc")], false).unwrap_err(),
             "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer"
         );
         assert_eq!(
-            c.set_many(&[(b"databases", b"3")]).unwrap_err(),
+            c.set_many(&[(b"databases", b"3")], false).unwrap_err(),
             "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
         );
         assert_eq!(
-            c.set_many(&[(b"foo", b"bar")]).unwrap_err(),
+            c.set_many(&[(b"foo", b"bar")], false).unwrap_err(),
             "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
         );
         // All or nothing.
-        assert!(c.set_many(&[(b"timeout", b"5"), (b"hz", b"abc")]).is_err());
+        assert!(c
+            .set_many(&[(b"timeout", b"5"), (b"hz", b"abc")], false)
+            .is_err());
         assert_eq!(c.get("timeout"), "0");
+        // Names are all checked before any value, the first error winning.
+        assert_eq!(
+            c.set_many(&[(b"hz", b"abc"), (b"databases", b"3")], false).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
+        );
+        assert_eq!(
+            c.set_many(&[(b"databases", b"3"), (b"foo", b"1")], false).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
+        );
+        assert_eq!(
+            c.set_many(&[(b"foo", b"1"), (b"databases", b"3")], false)
+                .unwrap_err(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
+        );
+        // A value error names the parameter as Redis spells it.
+        assert_eq!(
+            c.set_many(&[(b"HZ", b"abc")], false).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer"
+        );
+        // Protected parameters.
+        assert_eq!(
+            c.set_many(&[(b"dir", b"/")], true).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config"
+        );
+        // An old name is a parameter of its own: no duplicate, last wins.
+        c.set_many(
+            &[
+                (b"hash-max-ziplist-entries", b"100"),
+                (b"hash-max-listpack-entries", b"200"),
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.get("hash-max-listpack-entries"), "200");
+    }
+
+    #[test]
+    fn values_parse_as_redis() {
+        assert_eq!(parse_memory(""), Some(0));
+        assert_eq!(parse_memory("1kb"), Some(1024));
+        assert_eq!(parse_memory("2K"), Some(2000));
+        assert_eq!(parse_memory("-1"), None);
+        assert_eq!(parse_memory("+1"), None);
+        assert_eq!(parse_memory("1x"), None);
+        assert_eq!(parse_memory("99999999999999999999"), Some(u64::MAX));
+        let mut c = Config::default();
+        for (v, shown) in [
+            ("5 ", Some("5 0")),
+            ("+5 +1", Some("5 1")),
+            ("5 -0", Some("5 0")),
+            (
+                "99999999999999999999 4294967297",
+                Some("9223372036854775807 1"),
+            ),
+            ("", Some("")),
+            ("0 1", None),
+            ("5  1", None),
+            (" 5 1", None),
+            ("5 1 ", None),
+            ("5 x", None),
+        ] {
+            let r = c.set_many(&[(b"save", v.as_bytes())], false);
+            match shown {
+                Some(s) => {
+                    assert!(r.is_ok(), "{v:?}");
+                    assert_eq!(c.get("save"), s, "{v:?}");
+                }
+                None => assert!(r.is_err(), "{v:?}"),
+            }
+        }
+        c.set_many(&[(b"zset-max-listpack-value", b"2k")], false)
+            .unwrap();
+        assert_eq!(c.get("zset-max-listpack-value"), "2000");
+        assert!(c
+            .set_many(&[(b"client-output-buffer-limit", b"")], false)
+            .is_ok());
+        assert!(c
+            .set_many(&[(b"client-output-buffer-limit", b"normal  0 0 0")], false)
+            .is_err());
     }
 }

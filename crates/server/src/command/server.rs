@@ -298,17 +298,25 @@ fn config_get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Whether the client is local, as Redis's islocalClient: a Unix socket,
+/// or TCP from 127.0.0.1 or ::1.
+fn is_local(cx: &Ctx) -> bool {
+    let addr = &cx.client.info.addr;
+    cx.client.info.unix || addr.starts_with("127.0.0.1:") || addr.starts_with("[::1]:")
+}
+
 /// CONFIG SET parameter value [parameter value ...]
 fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if !argv.len().is_multiple_of(2) {
         return Err(error::SYNTAX);
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let local = is_local(cx);
     let changed = cx
         .server
         .config
         .write()
-        .set_many(&pairs)
+        .set_many(&pairs, local)
         .map_err(CmdError::new)?;
     cx.server.config_changed();
     if changed.contains(&"appendonly") {
@@ -629,11 +637,7 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let allowed = match cx.server.config.read().get("enable-debug-command") {
         "yes" => true,
-        "local" => {
-            cx.client.info.unix
-                || cx.client.info.addr.starts_with("127.")
-                || cx.client.info.addr.starts_with("[::1]")
-        }
+        "local" => is_local(cx),
         _ => false,
     };
     if !allowed {

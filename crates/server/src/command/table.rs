@@ -191,7 +191,7 @@ impl KeysProc {
                     return Vec::new();
                 };
                 let num = argc - pos - 1;
-                if num == 0 || num % 2 != 0 {
+                if num == 0 || !num.is_multiple_of(2) {
                     return Vec::new();
                 }
                 (pos + 1..pos + 1 + num / 2)
