@@ -301,6 +301,17 @@ struct FuncVm {
     funcs: HashMap<Vec<u8>, FuncEntry, ahash::RandomState>,
 }
 
+/// Undeclared keys a script touched on its last run (see `run_script`).
+struct Hint {
+    keys: Vec<Vec<u8>>,
+    all: bool,
+}
+
+/// Scripts with a remembered hint, per thread.
+const MAX_HINTS: usize = 1024;
+/// More undeclared keys than this: lock every shard next time.
+const MAX_HINT_KEYS: usize = 16;
+
 #[derive(Default)]
 struct Engine {
     /// The server whose scripts the interpreters hold.
@@ -313,6 +324,8 @@ struct Engine {
     reply: Vec<u8>,
     /// Number arguments of `redis.call`, formatted.
     nums: Vec<u8>,
+    /// By (is EVAL, sha or function name).
+    hints: HashMap<(bool, Box<str>), Hint, ahash::RandomState>,
 }
 
 thread_local! {
@@ -339,6 +352,7 @@ impl Engine {
         if !self.owner.is_some_and(|o| std::ptr::eq(o, st)) {
             self.eval = None;
             self.func = None;
+            self.hints.clear();
             self.owner = Some(st);
         }
     }
@@ -1079,6 +1093,15 @@ impl Run<'_, '_> {
             .take()
             .unwrap_or_else(|| self.server.keyspace.none());
         let start = Instant::now();
+        // Scripts spending their time in commands reach the count hook
+        // rarely: check the busy threshold here too.
+        if self.busy.is_none() && start.duration_since(self.start) >= Duration::from_millis(100) {
+            let threshold = busy_threshold(self.server);
+            if threshold > 0 && start.duration_since(self.start) >= Duration::from_millis(threshold)
+            {
+                self.become_busy();
+            }
+        }
         let done = execute(
             self.server,
             self.client,
@@ -1441,10 +1464,24 @@ fn run_script(
     let mut mask = declared;
     let mut all = false;
     let mut extra: Vec<Vec<u8>> = Vec::new();
+    let hint_key = match &target {
+        Target::Eval { sha, .. } => (true, Box::<str>::from(*sha)),
+        Target::Function { name, .. } => (false, Box::<str>::from(*name)),
+    };
+    // Keys this script reached for last time without declaring them:
+    // lock them up front instead of running twice.
+    if !in_exec {
+        if let Some(h) = eng.hints.get(&hint_key) {
+            all = h.all;
+            extra = h.keys.clone();
+            mask = relock(cx, keys, &extra, all, declared);
+        }
+    }
     let own_tx = server.aof.enabled() && cx.client.aof_tx.is_none();
     if own_tx {
         cx.client.aof_tx = Some(Vec::new());
     }
+    let mut restarted = false;
     for attempt in 0.. {
         let can_restart = !in_exec && !all;
         match run_once(
@@ -1461,6 +1498,7 @@ fn run_script(
         )? {
             Outcome::Done => break,
             Outcome::Restart(r) => {
+                restarted = true;
                 match r {
                     Restart::All => all = true,
                     Restart::Keys(k) => extra.extend(k),
@@ -1468,18 +1506,21 @@ fn run_script(
                 if attempt >= 2 {
                     all = true;
                 }
-                drop(std::mem::replace(&mut cx.view, server.keyspace.none()));
-                if all {
-                    cx.view = server.keyspace.lock_all();
-                    mask = u64::MAX;
-                } else {
-                    cx.view = server
-                        .keyspace
-                        .lock_keys(keys.iter().copied().chain(extra.iter().map(Vec::as_slice)));
-                    mask = extra.iter().fold(declared, |m, k| m | shard_bit(k));
-                }
+                mask = relock(cx, keys, &extra, all, declared);
             }
         }
+    }
+    if restarted {
+        if eng.hints.len() >= MAX_HINTS {
+            eng.hints.clear();
+        }
+        let all = all || extra.len() > MAX_HINT_KEYS;
+        if !all {
+            extra.sort_unstable();
+            extra.dedup();
+        }
+        let keys = if all { Vec::new() } else { extra };
+        eng.hints.insert(hint_key, Hint { keys, all });
     }
     if own_tx {
         if let Some(records) = cx.client.aof_tx.take().filter(|r| !r.is_empty()) {
@@ -1487,6 +1528,22 @@ fn run_script(
         }
     }
     Ok(())
+}
+
+/// Releases the shards the command holds and locks those of `keys` and
+/// `extra` (or all); returns the new shard mask.
+fn relock(cx: &mut Ctx, keys: &[&[u8]], extra: &[Vec<u8>], all: bool, declared: u64) -> u64 {
+    let server = cx.server;
+    drop(std::mem::replace(&mut cx.view, server.keyspace.none()));
+    if all {
+        cx.view = server.keyspace.lock_all();
+        u64::MAX
+    } else {
+        cx.view = server
+            .keyspace
+            .lock_keys(keys.iter().copied().chain(extra.iter().map(Vec::as_slice)));
+        extra.iter().fold(declared, |m, k| m | shard_bit(k))
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -2073,9 +2130,10 @@ fn function_delete(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 fn function_flush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if argv.len() > 3 {
-        return Err(CmdError::new(
-            "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.",
-        ));
+        return Err(CmdError::new(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            String::from_utf8_lossy(argv[1])
+        )));
     }
     if argv.len() == 3 && !args::is(argv[2], "sync") && !args::is(argv[2], "async") {
         return Err(CmdError::new(

@@ -19,6 +19,7 @@ mod hashes;
 mod keys;
 mod lists;
 mod protocol;
+mod scripting;
 mod server;
 mod sets;
 mod streams;
