@@ -246,6 +246,17 @@ const PARAMS: &[Param] = &[
         true,
     ),
     p("notify-keyspace-events", Kind::NotifyFlags, "", true),
+    // Milliseconds a script or function runs before other clients get
+    // -BUSY and SCRIPT KILL / FUNCTION KILL may stop it (0: never).
+    p(
+        "busy-reply-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "5000",
+        true,
+    ),
 ];
 
 /// Parameters CONFIG SET changes only when `enable-protected-configs`
@@ -260,6 +271,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
     ("list-max-ziplist-size", "list-max-listpack-size"),
+    ("lua-time-limit", "busy-reply-threshold"),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {

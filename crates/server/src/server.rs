@@ -377,7 +377,9 @@ fn on_active_expire(server: &Server, db: usize, key: &[u8]) {
 
 /// auto-aof-rewrite-percentage / auto-aof-rewrite-min-size.
 fn auto_rewrite(server: &Arc<Server>) {
-    if !server.aof.enabled() || server.aof.rewriting() {
+    // A busy script holds shards the rewrite would wait for, on the
+    // thread that accepts connections.
+    if !server.aof.enabled() || server.aof.rewriting() || command::scripting::any_busy() {
         return;
     }
     let (perc, min) = {

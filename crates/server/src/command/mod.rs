@@ -388,6 +388,14 @@ pub fn dispatch(
         finish_reply(client, out, mark);
         return;
     }
+    // A script past busy-reply-threshold holds its shards: anything that
+    // would wait for them is refused, as Redis refuses everything then.
+    if let Some(e) = scripting::busy_error(server, cmd, argv) {
+        stats.rejected_calls.fetch_add(1, Relaxed);
+        encode::error(out, e.as_bytes());
+        finish_reply(client, out, mark);
+        return;
+    }
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
     let start = clock.last;
     let view = lock_for(server, cmd, argv);

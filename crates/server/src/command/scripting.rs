@@ -259,6 +259,12 @@ pub fn busy_error(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<&'st
     })
 }
 
+/// Whether a script anywhere runs past busy-reply-threshold (background
+/// duties that would wait for every shard hold off meanwhile).
+pub fn any_busy() -> bool {
+    ANY_BUSY.load(Relaxed) != 0
+}
+
 /// Whether worker `worker` is stuck in a busy script (new connections
 /// should go elsewhere: nothing else runs on that thread until it ends).
 pub fn worker_is_busy(worker: usize) -> bool {

@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::Incoming;
+use crate::command::scripting;
 use crate::server::Server;
 
 /// Marks "no migration requested" in `ClientInfo::migrate_to`.
@@ -55,10 +56,16 @@ impl Workers {
     }
 
     /// The active worker with the fewest connections.
+    /// A worker stuck in a script past busy-reply-threshold is skipped
+    /// (nothing else runs on it until the script ends), even if that
+    /// means using an inactive one, so SCRIPT KILL can get through.
     pub fn place(&self) -> usize {
         let active = self.active.load(Relaxed).clamp(1, self.len());
+        let free = |i: &usize| !scripting::worker_is_busy(*i);
         (0..active)
+            .filter(free)
             .min_by_key(|&i| self.conns[i].load(Relaxed))
+            .or_else(|| (0..self.len()).find(free))
             .unwrap_or(0)
     }
 
@@ -202,7 +209,9 @@ impl Balancer {
             if from >= counts.len() || (from < active && counts[from] <= target) {
                 continue;
             }
-            if let Some(to) = (0..active).find(|&i| counts[i] < target) {
+            if let Some(to) =
+                (0..active).find(|&i| counts[i] < target && !scripting::worker_is_busy(i))
+            {
                 counts[from] -= 1;
                 counts[to] += 1;
                 c.migrate_to.store(to, Relaxed);

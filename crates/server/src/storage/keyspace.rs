@@ -209,7 +209,11 @@ impl Keyspace {
         budget: usize,
         mut on_expired: impl FnMut(usize, &[u8]),
     ) -> (usize, usize) {
-        let mut guard = self.shards[shard].lock();
+        // A shard held for long (a busy script) is skipped, not waited
+        // for: the cron thread also accepts connections.
+        let Some(mut guard) = self.shards[shard].try_lock() else {
+            return (0, 0);
+        };
         let shard = &mut *guard;
         let (mut examined, mut expired) = (0, 0);
         for (db_index, db) in shard.dbs.iter_mut().enumerate() {

@@ -657,6 +657,9 @@ fn script_kill_stops_a_busy_script() {
     // on the other worker (the busy one runs nothing else meanwhile).
     std::thread::sleep(Duration::from_millis(600));
     let mut a = s.raw();
+    // A round trip first: `a` is counted on its worker before `b` is
+    // placed, so `b` lands on the other one.
+    assert_eq!(a.cmd(&["PING"]), b"+PONG\r\n");
     let mut b = s.raw();
     let _ = b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "200"]);
     assert_eq!(
@@ -695,6 +698,9 @@ fn busy_script_that_wrote_is_unkillable() {
     let s = Server::keel_with(&["--threads", "2", "--active-threads-min", "2"]);
     std::thread::sleep(Duration::from_millis(600));
     let mut a = s.raw();
+    // A round trip first: `a` is counted on its worker before `b` is
+    // placed, so `b` lands on the other one.
+    assert_eq!(a.cmd(&["PING"]), b"+PONG\r\n");
     let mut b = s.raw();
     let _ = b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "200"]);
     // Writes, then spins for a bounded time.
@@ -804,4 +810,38 @@ fn same_replies_as_redis() {
         "differences from redis-server:\n{}",
         diffs.join("\n")
     );
+}
+
+/// Other clients get -BUSY for the shards of a script past the threshold,
+/// and a new connection can still reach SCRIPT KILL (it is placed away
+/// from the stuck worker; the cron never waits for a held shard).
+#[test]
+fn busy_script_answers_busy_to_others() {
+    let s = Server::keel();
+    let mut a = s.raw();
+    assert_eq!(
+        a.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        b"+OK\r\n"
+    );
+    a.send_cmd(&[
+        "EVAL",
+        "redis.call('get', KEYS[1]) while true do end",
+        "1",
+        "foo",
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    // A new connection, while the script's worker is stuck.
+    let mut b = s.raw();
+    assert_eq!(
+        escape(&b.cmd(&["GET", "foo"])),
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n"
+    );
+    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(
+        escape(&b.cmd(&["FUNCTION", "KILL"])),
+        "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n"
+    );
+    assert_eq!(b.cmd(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    assert!(a.read_reply().starts_with(b"-ERR Script killed by user with SCRIPT KILL..."));
+    assert_eq!(b.cmd(&["GET", "foo"]), b"$-1\r\n");
 }

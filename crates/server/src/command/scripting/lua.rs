@@ -737,10 +737,11 @@ impl Vm {
     /// # Safety
     /// `api` functions must be valid Lua C functions.
     pub unsafe fn new(kind: Kind, api: &Api) -> Option<Vm> {
-        let l = ffi::luaL_newstate();
+        let l = ffi::lua_newstate(lua_alloc, std::ptr::null_mut());
         if l.is_null() {
             return None;
         }
+        ffi::lua_atpanic(l, lua_panic);
         let vm = Vm {
             l,
             handler: ffi::LUA_NOREF,
@@ -935,6 +936,45 @@ impl Vm {
     pub unsafe fn compile(&self, code: &[u8], name: &CStr) -> Result<(), Vec<u8>> {
         load_text(self.l, code, name.as_ptr())
     }
+}
+
+/// Lua's allocator: the process allocator (jemalloc) rather than libc's,
+/// with the sizes Lua passes back (sized deallocation).
+unsafe extern "C" fn lua_alloc(
+    _ud: *mut std::ffi::c_void,
+    ptr: *mut std::ffi::c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut std::ffi::c_void {
+    use std::alloc::{alloc, dealloc, realloc, Layout};
+    const ALIGN: usize = 16;
+    if nsize == 0 {
+        if !ptr.is_null() {
+            dealloc(ptr.cast(), Layout::from_size_align_unchecked(osize, ALIGN));
+        }
+        return std::ptr::null_mut();
+    }
+    if ptr.is_null() {
+        alloc(Layout::from_size_align_unchecked(nsize, ALIGN)).cast()
+    } else {
+        realloc(
+            ptr.cast(),
+            Layout::from_size_align_unchecked(osize, ALIGN),
+            nsize,
+        )
+        .cast()
+    }
+}
+
+/// An error outside any protected call (never expected: scripts run in
+/// lua_pcall). Lua aborts the process after this returns.
+unsafe extern "C-unwind" fn lua_panic(l: State) -> c_int {
+    let msg = bytes(l, -1).unwrap_or(b"");
+    tracing::error!(
+        "unprotected error in the Lua interpreter: {}",
+        String::from_utf8_lossy(msg)
+    );
+    0
 }
 
 /// Loads `code` as source text, even if it starts like a binary chunk.
