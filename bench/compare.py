@@ -93,8 +93,11 @@ def split_tests(bench_args):
     return common, [(t, ["-t", t]) for t in tests]
 
 
+TOOL = "redis-benchmark"
+
+
 def run_bench(port, common, selector):
-    cmd = ["redis-benchmark", "-p", str(port), "--csv"] + common + selector
+    cmd = [TOOL, "-p", str(port), "--csv"] + common + selector
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         sys.exit(f"redis-benchmark failed: {' '.join(cmd)}\n{out.stderr}")
@@ -122,8 +125,13 @@ def main():
     ap.add_argument("--keel-args", default="")
     ap.add_argument("--redis-args", default="")
     ap.add_argument("--label", default="")
+    ap.add_argument("--tool", default="redis-benchmark",
+                    help="load generator with redis-benchmark's CLI, e.g. target/release/keel-benchmark "
+                         "(which also takes command sequences: MULTI ';' INCR a ';' EXEC)")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    global TOOL
+    TOOL = a.tool
     bench = a.bench[1:] if a.bench and a.bench[0] == "--" else a.bench
     common, tests = split_tests(bench)
     n = requests_of(common)
@@ -158,7 +166,7 @@ def main():
         if t not in names:
             names.append(t)
     label = a.label or " ".join(shlex.quote(x) for x in bench)
-    print(f"\n`redis-benchmark {label}`, median of {a.runs} runs\n")
+    print(f"\n`{os.path.basename(TOOL)} {label}`, median of {a.runs} runs\n")
     print("| test | redis rps | keel rps | keel/redis | redis p50 ms | keel p50 ms | redis p99 ms | keel p99 ms | redis req/CPU-s | keel req/CPU-s | keel/redis req/CPU-s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t in names:

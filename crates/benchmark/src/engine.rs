@@ -78,6 +78,8 @@ struct Settings {
     cluster: bool,
     /// Open loop: per-connection interval between intended sends.
     interval_ns: Option<u64>,
+    /// Replies that make one request (see `Template::replies`).
+    replies_per_request: usize,
     measure_start: u64,
     end_ns: u64,
     handshake: Vec<Vec<Vec<u8>>>,
@@ -94,6 +96,10 @@ struct Conn {
     ipos: usize,
     /// Send (or intended send) time of each in-flight request, in order.
     stamps: VecDeque<u64>,
+    /// Replies received for the oldest in-flight request so far, and
+    /// whether one of them was an error.
+    partial: usize,
+    partial_err: bool,
     next_due: u64,
     done: bool,
     finished: bool,
@@ -207,6 +213,8 @@ fn open_conns(plan: &Plan, seed: u64) -> Result<Vec<Conn>> {
             ilen: 0,
             ipos: 0,
             stamps: VecDeque::with_capacity(cfg.pipeline.max(1)),
+            partial: 0,
+            partial_err: false,
             next_due: 0,
             done: false,
             finished: false,
@@ -249,6 +257,10 @@ pub fn run(plan: &Plan, mut on_tick: impl FnMut(u64, &Histogram<u64>, f64)) -> R
         interval_ns: cfg
             .rate
             .map(|r| ((total_clients as f64) * 1e9 / r).max(1.0) as u64),
+        replies_per_request: match &plan.test.kind {
+            Kind::Fixed(t) => t.replies.max(1),
+            Kind::Mixed(_) => 1,
+        },
         measure_start,
         end_ns: cfg
             .duration
@@ -661,14 +673,24 @@ impl Worker<'_> {
                 c.ipos += n;
                 continue;
             }
+            if c.stamps.is_empty() {
+                bail!("Error: unexpected reply from {}", c.target.label());
+            }
+            st.replies_total += 1;
+            if tag == b'-' || tag == b'!' {
+                on_error_reply(&buf[..n], st, set, self.shared, &c.target);
+                c.partial_err = true;
+            }
+            c.partial += 1;
+            if c.partial < set.replies_per_request {
+                c.ipos += n;
+                continue;
+            }
+            let is_err = std::mem::take(&mut c.partial_err);
+            c.partial = 0;
             let Some(stamp) = c.stamps.pop_front() else {
                 bail!("Error: unexpected reply from {}", c.target.label());
             };
-            st.replies_total += 1;
-            let is_err = tag == b'-' || tag == b'!';
-            if is_err {
-                on_error_reply(&buf[..n], st, set, self.shared, &c.target);
-            }
             if stamp >= set.measure_start {
                 let us = now.saturating_sub(stamp) / 1000;
                 st.hist.saturating_record(us);

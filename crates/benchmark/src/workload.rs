@@ -25,6 +25,10 @@ pub struct Template {
     /// Span of argv[1] (the usual key) in `bytes`, for cluster routing of
     /// commands without `{tag}`.
     pub key_span: Option<(usize, usize)>,
+    /// Replies one request gets: 1, or the number of commands of a
+    /// sequence (`MULTI ; INCR a ; EXEC`), sent together and timed to the
+    /// last reply.
+    pub replies: usize,
 }
 
 fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
@@ -58,6 +62,17 @@ impl Template {
         Template::finish(bytes.to_vec(), randomize, cluster, None)
     }
 
+    /// Several commands sent as one request (a transaction, say).
+    pub fn sequence(cmds: &[&[Vec<u8>]], randomize: bool, cluster: bool) -> Template {
+        let mut bytes = Vec::new();
+        for argv in cmds {
+            resp::encode::command(&mut bytes, argv);
+        }
+        let mut t = Template::finish(bytes, randomize, cluster, None);
+        t.replies = cmds.len().max(1);
+        t
+    }
+
     fn finish(
         bytes: Vec<u8>,
         randomize: bool,
@@ -79,6 +94,7 @@ impl Template {
             rand,
             tags,
             key_span,
+            replies: 1,
         }
     }
 }
@@ -242,14 +258,24 @@ pub fn default_tests(cfg: &Config, data_state: &mut u32) -> Vec<Test> {
     tests
 }
 
-/// The test for a command given on the command line.
+/// The test for a command given on the command line. A `;` argument
+/// separates commands that make one request (keel extension): e.g.
+/// `MULTI ';' INCR a ';' INCR b ';' EXEC` times whole transactions.
 pub fn custom_test(cfg: &Config, command: &[Vec<u8>]) -> Test {
     let title = command
         .iter()
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    let t = Template::from_argv(command, cfg.randomkeys, cfg.cluster);
+    let cmds: Vec<&[Vec<u8>]> = command
+        .split(|a| a.as_slice() == b";")
+        .filter(|c| !c.is_empty())
+        .collect();
+    let t = if cmds.len() > 1 {
+        Template::sequence(&cmds, cfg.randomkeys, cfg.cluster)
+    } else {
+        Template::from_argv(command, cfg.randomkeys, cfg.cluster)
+    };
     let datasize = t.bytes.len();
     Test {
         title,
@@ -580,6 +606,18 @@ mod tests {
         let s = String::from_utf8(out).unwrap();
         assert!(s.contains("key:0000000000"), "{s}");
         assert!(!s.contains("__rand_int__"));
+    }
+
+    #[test]
+    fn sequences_are_one_request() {
+        let cmds = argv(&[b"MULTI", b";", b"INCR", b"c", b";", b"EXEC"]);
+        let groups: Vec<&[Vec<u8>]> = cmds.split(|a| a.as_slice() == b";").collect();
+        let t = Template::sequence(&groups, false, false);
+        assert_eq!(t.replies, 3);
+        assert_eq!(
+            t.bytes,
+            b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nc\r\n*1\r\n$4\r\nEXEC\r\n"
+        );
     }
 
     #[test]
