@@ -842,6 +842,8 @@ fn busy_script_answers_busy_to_others() {
         "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n"
     );
     assert_eq!(b.cmd(&["SCRIPT", "KILL"]), b"+OK\r\n");
-    assert!(a.read_reply().starts_with(b"-ERR Script killed by user with SCRIPT KILL..."));
+    assert!(a
+        .read_reply()
+        .starts_with(b"-ERR Script killed by user with SCRIPT KILL..."));
     assert_eq!(b.cmd(&["GET", "foo"]), b"$-1\r\n");
 }
