@@ -58,8 +58,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+PRELOAD = ""
+
+
 def start(cmd, port, workdir):
-    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if PRELOAD:
+        env["LD_PRELOAD"] = PRELOAD
+    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
     return proc
 
@@ -125,19 +131,22 @@ def main():
     ap.add_argument("--keel-args", default="")
     ap.add_argument("--redis-args", default="")
     ap.add_argument("--label", default="")
+    ap.add_argument("--preload", default="",
+                    help="LD_PRELOAD for both servers (e.g. bench/slowfsync.so, a slow disk)")
     ap.add_argument("--tool", default="redis-benchmark",
                     help="load generator with redis-benchmark's CLI, e.g. target/release/keel-benchmark "
                          "(which also takes command sequences: MULTI ';' INCR a ';' EXEC)")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
     a = ap.parse_args()
-    global TOOL
+    global TOOL, PRELOAD
     TOOL = a.tool
+    PRELOAD = os.path.abspath(a.preload) if a.preload else ""
     bench = a.bench[1:] if a.bench and a.bench[0] == "--" else a.bench
     common, tests = split_tests(bench)
     n = requests_of(common)
     workdir = tempfile.mkdtemp(prefix="keel-compare-")
     kport, rport = free_port(), free_port()
-    keel = start([KEEL, "--port", str(kport)] + shlex.split(a.keel_args), kport, workdir)
+    keel = start([KEEL, "--port", str(kport), "--save", ""] + shlex.split(a.keel_args), kport, workdir)
     redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
                   + shlex.split(a.redis_args), rport, workdir)
     servers = {"redis": (redis, rport), "keel": (keel, kport)}

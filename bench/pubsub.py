@@ -118,7 +118,7 @@ def main():
     kport, rport = free_port(), free_port()
     # No output-buffer disconnects for the benchmark's own subscribers.
     unlimited = ["--client-output-buffer-limit", "pubsub 0 0 0"]
-    keel = start([KEEL, "--port", str(kport)] + unlimited + shlex.split(a.keel_args), kport, workdir)
+    keel = start([KEEL, "--port", str(kport), "--save", ""] + unlimited + shlex.split(a.keel_args), kport, workdir)
     redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
                   + unlimited + shlex.split(a.redis_args), rport, workdir)
     servers = {"redis": (redis, rport), "keel": (keel, kport)}

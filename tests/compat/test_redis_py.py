@@ -27,7 +27,7 @@ def free_port():
 @pytest.fixture(scope="module")
 def server():
     port = free_port()
-    proc = subprocess.Popen([BINARY, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([BINARY, "--port", str(port), "--save", ""], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 10
     while time.time() < deadline:
         try:

@@ -137,7 +137,8 @@ const PARAMS: &[Param] = &[
     p("daemonize", Kind::Enum(&["no"]), "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),
-    p("save", Kind::Save, "", true),
+    // Redis's default save points.
+    p("save", Kind::Save, "3600 1 300 100 60 10000", true),
     p("appendonly", Kind::Bool, "no", true),
     p("aof-load-truncated", Kind::Bool, "yes", true),
     p("aof-use-rdb-preamble", Kind::Bool, "yes", true),
@@ -166,6 +167,9 @@ const PARAMS: &[Param] = &[
     p("appendfilename", Kind::Str, "appendonly.aof", false),
     p("appenddirname", Kind::Str, "appendonlydir", false),
     p("dbfilename", Kind::Str, "dump.rdb", true),
+    p("rdbcompression", Kind::Bool, "yes", true),
+    p("rdbchecksum", Kind::Bool, "yes", true),
+    p("stop-writes-on-bgsave-error", Kind::Bool, "yes", true),
     p(
         "enable-debug-command",
         Kind::Enum(&["no", "yes", "local"]),

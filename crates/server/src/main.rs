@@ -13,8 +13,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    if let Some(code) = keel::persistence::check::run(&args) {
+        return ExitCode::from(code as u8);
+    }
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("Usage: keel-server [/path/to/keel.conf] [--option value ...]\n       keel-server --port 7777 --threads 4\n\nOptions are redis.conf directives; see docs/compatibility.md.");
+        println!("Usage: keel-server [/path/to/keel.conf] [--option value ...]\n       keel-server --port 7777 --threads 4\n       keel-server --check-aof <file.aof|file.manifest> [--fix]\n       keel-server --check-rdb <file.rdb>\n\nOptions are redis.conf directives; see docs/compatibility.md.");
         return ExitCode::SUCCESS;
     }
     let config = match keel::config::Config::from_args(&args) {

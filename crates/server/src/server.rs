@@ -25,9 +25,15 @@ use crate::storage::keyspace::{Keyspace, SHARDS};
 use crate::storage::value::EncodingLimits;
 use std::path::Path;
 
+/// SHUTDOWN without SAVE/NOSAVE: save if save points are configured.
+pub const SHUTDOWN_DEFAULT: u8 = 0;
+pub const SHUTDOWN_SAVE: u8 = 1;
+pub const SHUTDOWN_NOSAVE: u8 = 2;
+
 pub struct Server {
     pub config: RwLock<Config>,
     pub aof: Arc<Aof>,
+    pub snapshots: crate::persistence::snapshot::Snapshots,
     /// Log size after the last rewrite, for auto-aof-rewrite-percentage.
     pub aof_base_size: AtomicU64,
     me: std::sync::OnceLock<Weak<Server>>,
@@ -49,6 +55,9 @@ pub struct Server {
     pub tcp_port: AtomicUsize,
     pub shutdown: Notify,
     pub shutting_down: AtomicBool,
+    /// What SHUTDOWN asked for: SHUTDOWN_DEFAULT, SHUTDOWN_SAVE or
+    /// SHUTDOWN_NOSAVE.
+    pub shutdown_save: std::sync::atomic::AtomicU8,
     /// Hot copies of config values read on every request.
     pub proto_max_bulk_len: AtomicUsize,
     pub timeout_secs: AtomicU64,
@@ -102,6 +111,7 @@ impl Server {
         ));
         let server = Server {
             aof,
+            snapshots: Default::default(),
             aof_base_size: AtomicU64::new(0),
             me: std::sync::OnceLock::new(),
             keyspace: Keyspace::new(databases),
@@ -121,6 +131,7 @@ impl Server {
             tcp_port: AtomicUsize::new(config.get_int("port") as usize),
             shutdown: Notify::new(),
             shutting_down: AtomicBool::new(false),
+            shutdown_save: Default::default(),
             proto_max_bulk_len: AtomicUsize::new(config.get_int("proto-max-bulk-len") as usize),
             timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
             hz: AtomicU64::new(config.get_int("hz") as u64),
@@ -184,7 +195,19 @@ impl Server {
         }
         {
             let mut all = self.keyspace.lock_all();
-            if let Err(e) = self.aof.start_rewrite(&mut all) {
+            let format = {
+                let c = self.config.read();
+                crate::persistence::aof::BaseFormat {
+                    rdb: (c.get("aof-use-rdb-preamble") == "yes").then(|| {
+                        (
+                            c.get("rdbcompression") == "yes",
+                            c.get("rdbchecksum") == "yes",
+                        )
+                    }),
+                    functions: command::scripting::library_codes(self),
+                }
+            };
+            if let Err(e) = self.aof.start_rewrite(&mut all, format) {
                 tracing::error!("Can't rewrite append only file: {e}");
                 return false;
             }
@@ -227,6 +250,40 @@ impl Server {
         Ok(())
     }
 
+    /// SAVE: writes a snapshot now, from the calling thread (other clients
+    /// keep being served meanwhile).
+    pub fn save_rdb(&self) -> Result<(), String> {
+        self.snapshots.start(self).map_err(|e| e.to_string())?;
+        self.snapshots.finish(self).map_err(|e| e.to_string())
+    }
+
+    /// BGSAVE: takes the snapshot now and writes it on a background thread.
+    pub fn bgsave(self: &Arc<Self>) -> Result<(), String> {
+        self.snapshots.start(self).map_err(|e| e.to_string())?;
+        tracing::info!("Background saving started");
+        let server = self.clone();
+        std::thread::Builder::new()
+            .name("keel-rdb-save".into())
+            .spawn(move || {
+                if server.snapshots.finish(&server).is_ok() {
+                    tracing::info!("Background saving terminated with success");
+                }
+            })
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Writes are refused after a failed save while save points are
+    /// configured and stop-writes-on-bgsave-error is yes, as in Redis.
+    #[inline]
+    pub fn rdb_writes_refused(&self) -> bool {
+        if self.snapshots.last_ok.load(Relaxed) {
+            return false;
+        }
+        let c = self.config.read();
+        c.get("stop-writes-on-bgsave-error") == "yes" && !c.get("save").is_empty()
+    }
+
     /// The shared handle of this server (for work that outlives a call).
     pub fn arc(&self) -> Option<Arc<Server>> {
         self.me.get().and_then(Weak::upgrade)
@@ -238,11 +295,30 @@ impl Server {
     }
 }
 
-/// Loads the append-only log when `appendonly yes`, then opens it for
-/// writing.
+/// Loads the append-only log when `appendonly yes` (and opens it for
+/// writing), else the RDB snapshot `dir`/`dbfilename` if there is one.
 fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
     let c = server.config.read().clone();
     if c.get("appendonly") != "yes" {
+        let path = crate::persistence::snapshot::rdb_path(server);
+        let data = match std::fs::read(&path) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(StartError::Load(format!(
+                    "Fatal error loading the DB {}: {e}. Exiting.",
+                    path.display()
+                )))
+            }
+        };
+        let start = Instant::now();
+        let keys = crate::persistence::snapshot::load_image(server, &data, &path)
+            .map_err(StartError::Load)?;
+        tracing::info!(
+            keys,
+            "DB loaded from disk: {:.3} seconds",
+            start.elapsed().as_secs_f64()
+        );
         return Ok(());
     }
     let files = server
@@ -307,6 +383,17 @@ pub fn run(config: Config) -> Result<(), StartError> {
         tokio::spawn(cron(server.clone()));
         wait_for_shutdown(&server).await;
         tracing::info!("shutting down");
+        let save = match server.shutdown_save.load(Relaxed) {
+            SHUTDOWN_SAVE => true,
+            SHUTDOWN_NOSAVE => false,
+            _ => !c.get("save").is_empty() && !server.aof.enabled(),
+        };
+        if save {
+            tracing::info!("Saving the final RDB snapshot before exiting.");
+            if let Err(e) = server.save_rdb() {
+                tracing::error!("Error trying to save the DB, can't exit: {e}");
+            }
+        }
         if server.aof.enabled() {
             server.aof.flush_all();
         }
@@ -355,6 +442,7 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     let stats = server.stats.register_thread(server.commands.len());
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
+        tokio::task::spawn_local(server.aof.clone().relay_durable());
         while let Some(conn) = rx.recv().await {
             tokio::task::spawn_local(net::connection::serve(
                 server.clone(),
@@ -405,6 +493,25 @@ fn auto_rewrite(server: &Arc<Server>) {
     }
 }
 
+/// Starts a BGSAVE when a `save <seconds> <changes>` point is due.
+fn scheduled_save(server: &Arc<Server>) {
+    // Starting takes every shard: not while a script holds some.
+    if server.snapshots.in_progress() || command::scripting::any_busy() {
+        return;
+    }
+    let now = command::unix_ms() / 1000;
+    if server.snapshots.scheduled.swap(false, Relaxed) {
+        if let Err(e) = server.bgsave() {
+            tracing::error!("Can't start the scheduled background save: {e}");
+        }
+    } else if crate::persistence::snapshot::save_point_due(server, now) {
+        tracing::info!("changes since the last save reached a save point: saving...");
+        if let Err(e) = server.bgsave() {
+            tracing::error!("Can't save in background: {e}");
+        }
+    }
+}
+
 /// Background duties at `hz`: active expiry (as Redis's
 /// activeExpireCycle: sample, and keep going while a quarter or more of
 /// what was examined had expired, within a time budget).
@@ -417,6 +524,7 @@ async fn cron(server: Arc<Server>) {
             balancer.tick(&server);
             last_balance = Instant::now();
             auto_rewrite(&server);
+            scheduled_save(&server);
         }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;

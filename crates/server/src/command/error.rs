@@ -33,6 +33,7 @@ errors! {
     OFFSET_RANGE = "ERR offset is out of range";
     NEGATIVE_TIMEOUT = "ERR timeout is negative";
     SAME_OBJECT = "ERR source and destination objects are the same";
+    MISCONF_RDB = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 }
 
 /// `ERR wrong number of arguments for 'name' command`.

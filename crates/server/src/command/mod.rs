@@ -483,17 +483,26 @@ pub fn execute<'s>(
     // A rewrite in progress must capture these shards as they are before
     // this command changes them (see persistence::aof).
     server.aof.before_execute(&mut view);
-    if cmd.has(table::flag::WRITE) && server.aof.enabled() && !server.aof.write_ok() {
-        let msg = format!(
-            "MISCONF Errors writing to the AOF file: {}",
-            server.aof.last_error()
-        );
-        encode::error(out, msg.as_bytes());
-        return Executed {
-            view,
-            ready: Vec::new(),
-            failed: true,
+    server.snapshots.before_execute(&mut view);
+    if cmd.has(table::flag::WRITE) {
+        let refused = if server.aof.enabled() && !server.aof.write_ok() {
+            Some(format!(
+                "MISCONF Errors writing to the AOF file: {}",
+                server.aof.last_error()
+            ))
+        } else if server.rdb_writes_refused() {
+            Some(error::MISCONF_RDB.0.to_string())
+        } else {
+            None
         };
+        if let Some(msg) = refused {
+            encode::error(out, msg.as_bytes());
+            return Executed {
+                view,
+                ready: Vec::new(),
+                failed: true,
+            };
+        }
     }
     let mut cx = Ctx {
         server,

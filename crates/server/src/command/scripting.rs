@@ -1972,7 +1972,22 @@ fn function_load(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             String::from_utf8_lossy(a)
         )));
     }
-    let code = argv[argv.len() - 1];
+    let name = install_library(cx.server, argv[argv.len() - 1], replace)?;
+    cx.dirty += 1;
+    cx.bulk(name.as_bytes());
+    Ok(())
+}
+
+/// The code of every function library, for snapshots.
+pub fn library_codes(server: &Server) -> Vec<Vec<u8>> {
+    let st = state(server);
+    let libs = st.libs.read();
+    libs.libs.values().map(|l| l.code.clone()).collect()
+}
+
+/// Compiles and registers a library (FUNCTION LOAD, and loading a
+/// snapshot); returns its name.
+pub fn install_library(server: &Server, code: &[u8], replace: bool) -> Result<String, CmdError> {
     let md = library_metadata(code).map_err(|e| CmdError::new(format!("ERR {e}")))?;
     if !valid_name(md.name.as_bytes()) {
         return Err(CmdError::new(format!("ERR {LIB_NAME_RULE}")));
@@ -1983,7 +1998,7 @@ fn function_load(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             String::from_utf8_lossy(&md.engine)
         )));
     }
-    let st = state(cx.server);
+    let st = state(server);
     if !replace && st.libs.read().libs.contains_key(&md.name) {
         return Err(CmdError::new(format!(
             "ERR Library '{}' already exists",
@@ -2044,9 +2059,7 @@ fn function_load(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         );
         st.functions_epoch.fetch_add(1, Relaxed);
     }
-    cx.dirty += 1;
-    cx.bulk(md.name.as_bytes());
-    Ok(())
+    Ok(md.name)
 }
 
 fn function_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
@@ -2146,13 +2159,18 @@ fn function_flush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
         ));
     }
-    let st = state(cx.server);
-    let old = std::mem::take(&mut *st.libs.write());
-    st.functions_epoch.fetch_add(1, Relaxed);
-    drop(old);
+    flush_libraries(cx.server);
     cx.dirty += 1;
     cx.ok();
     Ok(())
+}
+
+/// Drops every function library (FUNCTION FLUSH, DEBUG RELOAD).
+pub fn flush_libraries(server: &Server) {
+    let st = state(server);
+    let old = std::mem::take(&mut *st.libs.write());
+    st.functions_epoch.fetch_add(1, Relaxed);
+    drop(old);
 }
 
 fn function_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {

@@ -30,6 +30,8 @@ pub(super) fn register(r: &mut Registry) {
     r.add("time", time);
     r.add("bgrewriteaof", bgrewriteaof);
     r.add("lastsave", lastsave);
+    r.add("save", save);
+    r.add("bgsave", bgsave);
     r.add("shutdown", shutdown);
     r.add("debug", debug);
 }
@@ -199,11 +201,21 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 );
             }
             "persistence" => {
+                let snaps = &server.snapshots;
                 let _ = write!(
                     o,
-                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:{}\r\ncurrent_save_keys_total:{}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+                    snaps.keys_processed.load(Relaxed) * snaps.in_progress() as u64,
+                    snaps.keys_total.load(Relaxed) * snaps.in_progress() as u64,
                     server.dirty.load(Relaxed),
+                    snaps.in_progress() as u8,
                     server.lastsave.load(Relaxed),
+                    if snaps.last_ok.load(Relaxed) { "ok" } else { "err" },
+                    snaps.last_secs.load(Relaxed),
+                    snaps.current_secs(),
+                    snaps.saves.load(Relaxed),
+                    snaps.loaded_expired.load(Relaxed),
+                    snaps.loaded_keys.load(Relaxed),
                     server.aof.enabled() as u8,
                     server.aof.rewriting() as u8,
                     if server.aof.rewrites.load(Relaxed) > 0 { server.aof.last_rewrite_secs.load(Relaxed) as i64 } else { -1 },
@@ -602,6 +614,47 @@ fn time(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// SAVE: a snapshot written before the reply.
+fn save(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    if cx.server.snapshots.in_progress() {
+        return Err(CmdError::new("ERR Background save already in progress"));
+    }
+    match cx.server.save_rdb() {
+        Ok(()) => {
+            cx.ok();
+            Ok(())
+        }
+        // Redis replies a bare "-ERR" and logs the cause.
+        Err(_) => Err(CmdError::new("ERR")),
+    }
+}
+
+/// BGSAVE [SCHEDULE]
+fn bgsave(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let schedule = match argv.len() {
+        1 => false,
+        2 if is(argv[1], "SCHEDULE") => true,
+        _ => return Err(error::SYNTAX),
+    };
+    let server = cx
+        .server
+        .arc()
+        .ok_or_else(|| CmdError::new("ERR server is shutting down"))?;
+    if server.snapshots.in_progress() {
+        if schedule {
+            server.snapshots.scheduled.store(true, Relaxed);
+            cx.simple(b"Background saving scheduled");
+            return Ok(());
+        }
+        return Err(CmdError::new("ERR Background save already in progress"));
+    }
+    server
+        .bgsave()
+        .map_err(|e| CmdError::new(format!("ERR {e}")))?;
+    cx.simple(b"Background saving started");
+    Ok(())
+}
+
 /// LASTSAVE
 fn lastsave(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let t = cx.server.lastsave.load(Relaxed) as i64;
@@ -627,6 +680,14 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::SYNTAX);
     }
     tracing::warn!("User requested shutdown...");
+    let mode = if has("NOSAVE") {
+        crate::server::SHUTDOWN_NOSAVE
+    } else if has("SAVE") {
+        crate::server::SHUTDOWN_SAVE
+    } else {
+        crate::server::SHUTDOWN_DEFAULT
+    };
+    cx.server.shutdown_save.store(mode, Relaxed);
     cx.server.request_shutdown();
     // Redis closes the connection without a reply once shutdown starts.
     cx.client.close_after_reply = true;
@@ -654,11 +715,25 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         cx.ok();
         Ok(())
+    } else if is(sub, "RELOAD") {
+        debug_reload(cx, &argv[2..])
+    } else if is(sub, "POPULATE") && (3..=5).contains(&argv.len()) {
+        debug_populate(cx, &argv[2..])
     } else if is(sub, "HELP") {
         help_reply(
             cx,
             &[
                 "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "RELOAD [option ...]",
+                "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+                "    * MERGE: Merge the content of the RDB file into the current dataset.",
+                "    * NOFLUSH: Do not empty the dataset before loading the RDB file.",
+                "    * NOSAVE: Do not save the current dataset before reloading it.",
+                "POPULATE <count> [<prefix>] [<size>]",
+                "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+                "    it is used instead of the 'key' prefix. These are not propagated to",
+                "    replicas. Cluster slots are not respected so keys not belonging to the",
+                "    current node can be created in cluster mode.",
                 "SLEEP <seconds>",
                 "    Stop the server for <seconds>. Decimals allowed.",
                 "HELP",
@@ -672,6 +747,108 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             args::lossy(sub)
         )))
     }
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: saves the snapshot, empties
+/// the dataset and loads the snapshot back, all shards held from the
+/// flush to the end of the load so no client sees the empty dataset.
+fn debug_reload(cx: &mut Ctx, opts: &[&[u8]]) -> CmdResult {
+    let (mut flush, mut save) = (true, true);
+    for o in opts {
+        if is(o, "MERGE") {
+            // Loaded keys replace existing ones either way.
+        } else if is(o, "NOFLUSH") {
+            flush = false;
+        } else if is(o, "NOSAVE") {
+            save = false;
+        } else {
+            return Err(CmdError::new(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            ));
+        }
+    }
+    let server = cx.server;
+    if save && server.save_rdb().is_err() {
+        return Err(CmdError::new("ERR"));
+    }
+    let path = crate::persistence::snapshot::rdb_path(server);
+    let data = std::fs::read(&path).map_err(|e| {
+        tracing::error!("DEBUG RELOAD: {}: {e}", path.display());
+        CmdError::new("ERR Error trying to load the RDB dump, check server logs.")
+    })?;
+    let mut view = server.keyspace.lock_all();
+    if flush {
+        let now = cx.now_ms;
+        let mut maps = Vec::new();
+        for db in 0..server.keyspace.databases() {
+            let v = &mut view;
+            server
+                .watches
+                .touch_db(db, |k| v.peek(db, k, now).is_some());
+            maps.extend(view.flush(db));
+        }
+        drop(maps);
+        crate::command::scripting::flush_libraries(server);
+    }
+    crate::persistence::snapshot::load_into(server, &mut view, &data, &path).map_err(|e| {
+        tracing::error!("DEBUG RELOAD: {e}");
+        CmdError::new("ERR Error trying to load the RDB dump, check server logs.")
+    })?;
+    drop(view);
+    tracing::warn!("DB reloaded by DEBUG RELOAD");
+    cx.ok();
+    Ok(())
+}
+
+/// DEBUG POPULATE count [prefix] [size]: `prefix:N` = `value:N` for N
+/// below count, skipping keys that exist; with a size, values are that
+/// many bytes (`value:N` then zero bytes, or cut to size). As in Redis,
+/// not propagated (a test fixture, not a write), but WATCH sees it.
+fn debug_populate(cx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    const POSITIVE: &str = "ERR value is out of range, must be positive";
+    let positive = |a: &[u8]| match resp::parse_i64(a) {
+        None => Err(error::NOT_INTEGER),
+        Some(n) if n < 0 => Err(CmdError::new(POSITIVE)),
+        Some(n) => Ok(n),
+    };
+    let count = positive(args[0])? as u64;
+    let prefix = args.get(1).copied().unwrap_or(b"key");
+    let size = match args.get(2) {
+        // Bounded as a bulk string is (proto-max-bulk-len's default).
+        Some(a) => Some(positive(a)?.min(512 << 20) as usize),
+        None => None,
+    };
+    // Redis formats the name into a 128-byte buffer: longer prefixes are cut.
+    let prefix = &prefix[..prefix.len().min(100)];
+    let server = cx.server;
+    let db = cx.db();
+    let now = cx.now_ms;
+    let mut view = server.keyspace.lock_all();
+    let mut key = Vec::with_capacity(prefix.len() + 21);
+    for j in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.push(b':');
+        key.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
+        if view.peek(db, &key, now).is_some() {
+            continue;
+        }
+        let mut value = format!("value:{j}").into_bytes();
+        if let Some(size) = size {
+            value.resize(size, 0);
+        }
+        view.set(
+            db,
+            &key,
+            crate::storage::value::Value::Str(crate::storage::value::Str::from_vec(value)),
+            0,
+            now,
+        );
+        server.watches.touch(db, &key);
+    }
+    drop(view);
+    cx.ok();
+    Ok(())
 }
 
 /// The longest prefix of `s` that is a decimal number, as strtod reads it

@@ -57,6 +57,19 @@ pub fn replay(
         let data = aof::read_file(path)?;
         let mut dec = RequestDecoder::new(usize::MAX);
         let mut pos = 0;
+        // A base written with aof-use-rdb-preamble (by keel or Redis) is an
+        // RDB image, possibly followed by commands (old single-file logs).
+        if data.starts_with(b"REDIS") {
+            let mut view = server.keyspace.lock_all();
+            let (keys, consumed) = super::snapshot::load_into(server, &mut view, &data, path)
+                .map_err(|why| AofError::Corrupt {
+                    file: path.display().to_string(),
+                    offset: 0,
+                    why,
+                })?;
+            count += keys;
+            pos = consumed;
+        }
         // Where the last complete transaction ends, to cut an unfinished
         // MULTI block on truncation.
         let mut safe_end = 0;

@@ -1,6 +1,9 @@
-//! Persistence: the append-only log (and, later, RDB snapshots), and
-//! loading them at start.
+//! Persistence: the append-only log, RDB snapshots, and loading them at
+//! start.
 
 pub mod aof;
+pub mod check;
 pub mod load;
+pub mod rdb;
 pub mod rebuild;
+pub mod snapshot;

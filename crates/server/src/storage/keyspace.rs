@@ -491,6 +491,13 @@ impl<'a> View<'a> {
         self.each_shard().map(|s| s.dbs[db].keys).sum()
     }
 
+    /// Keys in every database over the locked shards.
+    pub fn key_count(&mut self) -> usize {
+        self.each_shard()
+            .map(|s| s.dbs.iter().map(|d| d.keys).sum::<usize>())
+            .sum()
+    }
+
     fn each_shard(&mut self) -> impl Iterator<Item = &mut Shard> {
         let v: Vec<&mut Shard> = match &mut self.guards {
             Guards::None => Vec::new(),

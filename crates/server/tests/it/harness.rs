@@ -72,6 +72,11 @@ impl Server {
         )
     }
 
+    /// Any server program with the given options, in the current directory.
+    pub fn start_program(name: &'static str, program: &str, args: &[&str]) -> Server {
+        Server::start(name, program, args, None)
+    }
+
     /// keel-server exactly as given (no default options).
     pub fn keel_raw(args: &[&str]) -> Server {
         Server::start("keel-server", env!("CARGO_BIN_EXE_keel-server"), args, None)

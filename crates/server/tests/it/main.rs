@@ -22,6 +22,7 @@ mod protocol;
 mod scripting;
 mod server;
 mod sets;
+mod snapshots;
 mod streams;
 mod strings;
 mod tools;

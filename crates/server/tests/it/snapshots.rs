@@ -1,0 +1,617 @@
+//! RDB snapshots: SAVE/BGSAVE/LASTSAVE/DEBUG RELOAD, loading at start,
+//! point-in-time images while clients write, the save schedule, the
+//! offline checkers, and moving `dump.rdb` and AOF directories between
+//! redis-server 7.0 and keel both ways.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::harness::{escape, info_field, Raw, Server};
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "keel-it-rdb-{tag}-{}-{}",
+        std::process::id(),
+        crate::harness::free_port()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn keel_in(dir: &Path, extra: &[&str]) -> Server {
+    let d = dir.to_string_lossy().into_owned();
+    let mut args = vec![
+        "--dir",
+        d.as_str(),
+        "--save",
+        "",
+        "--enable-debug-command",
+        "yes",
+    ];
+    args.extend_from_slice(extra);
+    Server::keel_raw(&args)
+}
+
+fn redis_in(dir: &Path, extra: &[&str]) -> Server {
+    // The harness's redis() uses its own scratch dir; this one shares `dir`.
+    let d = dir.to_string_lossy().into_owned();
+    let mut args = vec![
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--enable-debug-command",
+        "yes",
+        "--dir",
+        d.as_str(),
+        "--bind",
+        "127.0.0.1",
+    ];
+    args.extend_from_slice(extra);
+    Server::start_program("redis-server", "redis-server", &args)
+}
+
+/// A raw reply's text (bulk, status, integer), or its debug form.
+fn rtext(v: &resp::Value) -> String {
+    match v {
+        resp::Value::Bulk(b) | resp::Value::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+        resp::Value::Integer(n) => n.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn strings(v: &resp::Value) -> Vec<String> {
+    match v {
+        resp::Value::Array(items) => items.iter().map(rtext).collect(),
+        other => vec![rtext(other)],
+    }
+}
+
+/// Every key of every database with its type, contents (sets and hashes
+/// sorted) and whether it has a TTL: what must survive a save and load.
+fn contents(raw: &mut Raw) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for db in 0..16 {
+        raw.cmd(&["SELECT", &db.to_string()]);
+        let keys = strings(&raw.call(&["KEYS", "*"]));
+        for k in keys {
+            let t = rtext(&raw.call(&["TYPE", &k]));
+            let mut v = match t.as_str() {
+                "string" => strings(&raw.call(&["GET", &k])),
+                "list" => strings(&raw.call(&["LRANGE", &k, "0", "-1"])),
+                "set" => strings(&raw.call(&["SMEMBERS", &k])),
+                "hash" => {
+                    let flat = strings(&raw.call(&["HGETALL", &k]));
+                    flat.chunks(2).map(|p| p.join("=")).collect()
+                }
+                "zset" => strings(&raw.call(&["ZRANGE", &k, "0", "-1", "WITHSCORES"])),
+                "stream" => {
+                    let mut v = vec![format!("{:?}", raw.call(&["XRANGE", &k, "-", "+"]))];
+                    let info = raw.call(&["XINFO", "STREAM", &k]);
+                    // Entries, last id, groups; not the radix-tree shape.
+                    if let resp::Value::Array(f) = info {
+                        for p in f.chunks(2) {
+                            let name = rtext(&p[0]);
+                            if [
+                                "length",
+                                "last-generated-id",
+                                "groups",
+                                "max-deleted-entry-id",
+                                "entries-added",
+                            ]
+                            .contains(&name.as_str())
+                            {
+                                v.push(format!("{name}={:?}", p[1]));
+                            }
+                        }
+                    }
+                    let groups = raw.call(&["XINFO", "GROUPS", &k]);
+                    v.push(format!("{groups:?}"));
+                    if let resp::Value::Array(gs) = &groups {
+                        for g in gs {
+                            if let resp::Value::Array(f) = g {
+                                let name = rtext(&f[1]);
+                                v.push(format!("{:?}", raw.call(&["XPENDING", &k, &name])));
+                            }
+                        }
+                    }
+                    v
+                }
+                other => panic!("unexpected type {other}"),
+            };
+            if t == "set" || t == "hash" {
+                v.sort();
+            }
+            let ttl = match raw.call(&["PTTL", &k]) {
+                resp::Value::Integer(n) if n > 0 => " ttl",
+                _ => "",
+            };
+            out.insert(format!("{db}:{k}"), format!("{t}{ttl} {v:?}"));
+        }
+    }
+    raw.cmd(&["SELECT", "0"]);
+    out
+}
+
+/// Writes every type, small and large encodings, expiries, several
+/// databases and a function library.
+fn populate(raw: &mut Raw) {
+    let ok = |r: Vec<u8>| assert!(!r.starts_with(b"-"), "{}", escape(&r));
+    ok(raw.cmd(&["DEBUG", "POPULATE", "300", "pop", "20"]));
+    ok(raw.cmd(&["SET", "int", "12345"]));
+    ok(raw.cmd(&["SET", "neg", "-9000000000"]));
+    ok(raw.cmd(&["SET", "bin", "a\u{0}b\r\nc"]));
+    ok(raw.cmd(&["SET", "long", &"x".repeat(5000)]));
+    ok(raw.cmd(&["SET", "ttl", "v", "EX", "1000"]));
+    ok(raw.cmd(&["RPUSH", "list:small", "a", "1", "b"]));
+    let many: Vec<String> = (0..1000).map(|i| format!("item-{i}")).collect();
+    let mut cmd = vec!["RPUSH", "list:big"];
+    cmd.extend(many.iter().map(String::as_str));
+    ok(raw.cmd(&cmd));
+    ok(raw.cmd(&["SADD", "set:int", "1", "2", "3", "-7"]));
+    ok(raw.cmd(&["SADD", "set:str", "a", "b", "c"]));
+    let mut cmd = vec!["SADD", "set:big"];
+    cmd.extend(many.iter().map(String::as_str));
+    ok(raw.cmd(&cmd));
+    ok(raw.cmd(&["HSET", "hash:small", "f1", "v1", "f2", "2"]));
+    let mut cmd = vec!["HSET", "hash:big"];
+    for m in &many {
+        cmd.push(m);
+        cmd.push(m);
+    }
+    ok(raw.cmd(&cmd));
+    ok(raw.cmd(&["ZADD", "zset:small", "1.5", "a", "-2", "b", "inf", "c"]));
+    let scores: Vec<String> = (0..1000).map(|i| format!("{}", i as f64 / 7.0)).collect();
+    let mut cmd = vec!["ZADD", "zset:big"];
+    for (s, m) in scores.iter().zip(&many) {
+        cmd.push(s);
+        cmd.push(m);
+    }
+    ok(raw.cmd(&cmd));
+    for i in 0..5 {
+        ok(raw.cmd(&[
+            "XADD",
+            "stream",
+            &format!("{}-1", i + 1),
+            "f",
+            &i.to_string(),
+        ]));
+    }
+    ok(raw.cmd(&["XGROUP", "CREATE", "stream", "g1", "0"]));
+    ok(raw.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "stream",
+        ">",
+    ]));
+    ok(raw.cmd(&["XDEL", "stream", "3-1"]));
+    ok(raw.cmd(&["SELECT", "3"]));
+    ok(raw.cmd(&["SET", "in-db-3", "yes"]));
+    ok(raw.cmd(&["SELECT", "0"]));
+    ok(raw.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return 42 end)",
+    ]));
+}
+
+fn wait_no_bgsave(raw: &mut Raw) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+        if info_field(&info, "rdb_bgsave_in_progress").as_deref() == Some("0") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "BGSAVE did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn save_then_restart_restores_everything() {
+    let dir = scratch("save");
+    let before;
+    {
+        let s = keel_in(&dir, &[]);
+        let mut raw = s.raw();
+        populate(&mut raw);
+        before = contents(&mut raw);
+        let last = raw.cmd(&["LASTSAVE"]);
+        std::thread::sleep(Duration::from_millis(1100));
+        assert_eq!(raw.cmd(&["SAVE"]), b"+OK\r\n");
+        assert_ne!(raw.cmd(&["LASTSAVE"]), last);
+        let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+        assert_eq!(
+            info_field(&info, "rdb_changes_since_last_save").as_deref(),
+            Some("0")
+        );
+        assert_eq!(info_field(&info, "rdb_saves").as_deref(), Some("1"));
+        assert_eq!(
+            info_field(&info, "rdb_last_bgsave_status").as_deref(),
+            Some("ok")
+        );
+        // SIGKILL: nothing but the snapshot carries the data over.
+        unsafe {
+            libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    assert_eq!(contents(&mut raw), before);
+    assert_eq!(raw.cmd(&["FCALL", "myfunc", "0"]), b":42\r\n");
+    let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+    assert_eq!(
+        info_field(&info, "rdb_last_load_keys_loaded"),
+        Some(before.len().to_string())
+    );
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bgsave_is_point_in_time_while_clients_write() {
+    // One BGSAVE, then writes to every key, then load the image: it holds
+    // the values as of the BGSAVE reply. 20,000 keys spread over every
+    // shard, so the writes land in shards the snapshot has not written.
+    let dir = scratch("bgsave2");
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    let mut batch = Vec::new();
+    for i in 0..20000 {
+        let k = format!("k{i}");
+        resp::encode::command(&mut batch, &[b"SET".as_slice(), k.as_bytes(), b"old"]);
+    }
+    raw.send(&batch);
+    for _ in 0..20000 {
+        raw.read_reply();
+    }
+    assert_eq!(raw.cmd(&["BGSAVE"]), b"+Background saving started\r\n");
+    let mut batch = Vec::new();
+    for i in 0..20000 {
+        let k = format!("k{i}");
+        resp::encode::command(&mut batch, &[b"SET".as_slice(), k.as_bytes(), b"new"]);
+    }
+    raw.send(&batch);
+    for _ in 0..20000 {
+        raw.read_reply();
+    }
+    wait_no_bgsave(&mut raw);
+    unsafe {
+        libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
+    }
+    drop(raw);
+    drop(s);
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    assert_eq!(raw.cmd(&["DBSIZE"]), b":20000\r\n");
+    for i in (0..20000).step_by(97) {
+        assert_eq!(
+            raw.cmd(&["GET", &format!("k{i}")]),
+            b"$3\r\nold\r\n",
+            "k{i} changed after BGSAVE started but is in the image"
+        );
+    }
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bgsave_replies_and_schedule() {
+    let dir = scratch("sched");
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    assert_eq!(
+        escape(&raw.cmd(&["BGSAVE", "NOW"])),
+        "-ERR syntax error\\r\\n"
+    );
+    raw.cmd(&["SET", "a", "1"]);
+    // A save point of 1 change in 1 second fires from the cron.
+    assert_eq!(raw.cmd(&["CONFIG", "SET", "save", "1 1"]), b"+OK\r\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+        if info_field(&info, "rdb_saves").as_deref() == Some("1")
+            && info_field(&info, "rdb_bgsave_in_progress").as_deref() == Some("0")
+        {
+            assert_eq!(
+                info_field(&info, "rdb_changes_since_last_save").as_deref(),
+                Some("0")
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the save point did not fire: {info}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(dir.join("dump.rdb").exists());
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn debug_reload_keeps_the_dataset() {
+    let dir = scratch("reload");
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    populate(&mut raw);
+    let before = contents(&mut raw);
+    assert_eq!(raw.cmd(&["DEBUG", "RELOAD"]), b"+OK\r\n");
+    assert_eq!(contents(&mut raw), before);
+    assert_eq!(raw.cmd(&["FCALL", "myfunc", "0"]), b":42\r\n");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn shutdown_saves_when_save_points_are_set() {
+    let dir = scratch("shutdown");
+    let d = dir.to_string_lossy().into_owned();
+    let mut s = Server::keel_raw(&["--dir", d.as_str()]);
+    let mut raw = s.raw();
+    raw.cmd(&["SET", "kept", "1"]);
+    raw.send_cmd(&["SHUTDOWN"]);
+    assert!(s.wait_exit(Duration::from_secs(10)).is_some());
+    assert!(
+        dir.join("dump.rdb").exists(),
+        "SHUTDOWN with the default save points writes dump.rdb"
+    );
+    let s = Server::keel_raw(&["--dir", d.as_str()]);
+    assert_eq!(s.raw().cmd(&["GET", "kept"]), b"$1\r\n1\r\n");
+    let mut raw = s.raw();
+    raw.cmd(&["SET", "lost", "1"]);
+    raw.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+    drop(raw);
+    drop(s);
+    let s = Server::keel_raw(&["--dir", d.as_str()]);
+    assert_eq!(s.raw().cmd(&["GET", "lost"]), b"$-1\r\n");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn redis_dump_loads_into_keel_and_keel_dump_loads_into_redis() {
+    // Redis → keel.
+    let dir = scratch("interop");
+    let expected;
+    {
+        let r = redis_in(&dir, &[]);
+        let mut raw = r.raw();
+        populate(&mut raw);
+        expected = contents(&mut raw);
+        assert_eq!(raw.cmd(&["SAVE"]), b"+OK\r\n");
+    }
+    {
+        let k = keel_in(&dir, &[]);
+        let mut raw = k.raw();
+        assert_eq!(
+            contents(&mut raw),
+            expected,
+            "redis-server's dump.rdb as keel loads it"
+        );
+        assert_eq!(raw.cmd(&["FCALL", "myfunc", "0"]), b":42\r\n");
+        // keel → Redis: keel writes the file over, Redis loads it.
+        std::fs::remove_file(dir.join("dump.rdb")).unwrap();
+        assert_eq!(raw.cmd(&["SAVE"]), b"+OK\r\n");
+    }
+    let out = std::process::Command::new("redis-check-rdb")
+        .arg(dir.join("dump.rdb"))
+        .output()
+        .expect("redis-check-rdb (package redis-tools) must be installed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("RDB looks OK"), "redis-check-rdb: {text}");
+    let r = redis_in(&dir, &[]);
+    let mut raw = r.raw();
+    assert_eq!(
+        contents(&mut raw),
+        expected,
+        "keel's dump.rdb as redis-server loads it"
+    );
+    assert_eq!(raw.cmd(&["FCALL", "myfunc", "0"]), b":42\r\n");
+    drop(r);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn redis_aof_with_rdb_base_loads_into_keel() {
+    let dir = scratch("aof");
+    let expected;
+    {
+        let r = redis_in(
+            &dir,
+            &["--appendonly", "yes", "--aof-use-rdb-preamble", "yes"],
+        );
+        let mut raw = r.raw();
+        populate(&mut raw);
+        // A rewrite makes an RDB base; later writes go to the increment.
+        assert!(raw.cmd(&["BGREWRITEAOF"]).starts_with(b"+Background"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+            if info_field(&info, "aof_rewrite_in_progress").as_deref() == Some("0")
+                && info_field(&info, "aof_rewrite_scheduled").as_deref() == Some("0")
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        raw.cmd(&["RPUSH", "list:small", "after-rewrite"]);
+        raw.cmd(&["DEL", "set:str"]);
+        expected = contents(&mut raw);
+    }
+    let bases: Vec<_> = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".base.rdb"))
+        .collect();
+    assert_eq!(bases.len(), 1, "redis wrote an RDB base");
+    let k = keel_in(&dir, &["--appendonly", "yes"]);
+    let mut raw = k.raw();
+    assert_eq!(contents(&mut raw), expected);
+    // keel's own rewrite also writes an RDB base, which keel and
+    // redis-check-aof read.
+    assert!(raw.cmd(&["BGREWRITEAOF"]).starts_with(b"+Background"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+        if info_field(&info, "aof_rewrite_in_progress").as_deref() == Some("0") {
+            break;
+        }
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    raw.cmd(&["SET", "after-keel-rewrite", "1"]);
+    let expected = contents(&mut raw);
+    drop(raw);
+    drop(k);
+    let k = keel_in(&dir, &["--appendonly", "yes"]);
+    assert_eq!(contents(&mut k.raw()), expected);
+    drop(k);
+    let out = std::process::Command::new("redis-check-aof")
+        .arg(dir.join("appendonlydir").join("appendonly.aof.manifest"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("are valid"), "redis-check-aof: {text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_rdb_and_check_aof() {
+    let dir = scratch("check");
+    {
+        let s = keel_in(&dir, &[]);
+        let mut raw = s.raw();
+        populate(&mut raw);
+        assert_eq!(raw.cmd(&["SAVE"]), b"+OK\r\n");
+    }
+    let bin = env!("CARGO_BIN_EXE_keel-server");
+    let rdb = dir.join("dump.rdb");
+    let out = std::process::Command::new(bin)
+        .arg("--check-rdb")
+        .arg(&rdb)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("RDB looks OK"),
+        "{text}"
+    );
+    // Cut short: reported with an offset, non-zero exit.
+    let data = std::fs::read(&rdb).unwrap();
+    let cut = dir.join("cut.rdb");
+    std::fs::write(&cut, &data[..data.len() / 2]).unwrap();
+    let out = std::process::Command::new(bin)
+        .arg("--check-rdb")
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success() && text.contains("RDB ERROR DETECTED") && text.contains("offset"),
+        "{text}"
+    );
+    // A corrupt dump stops the start with the file named, and is kept.
+    std::fs::write(&rdb, &data[..data.len() / 2]).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+    let out = std::process::Command::new(bin)
+        .args([
+            "--port",
+            "0",
+            "--unixsocket",
+            &format!("{d}/s.sock"),
+            "--dir",
+            &d,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("dump.rdb"), "{all}");
+    assert_eq!(std::fs::read(&rdb).unwrap().len(), data.len() / 2);
+
+    // An AOF with a torn last record: --check-aof reports, --fix cuts it.
+    let aof = dir.join("torn.aof");
+    std::fs::write(&aof, b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*3\r\n$3\r\nSET\r\n$1\r\nb").unwrap();
+    let out = std::process::Command::new(bin)
+        .arg("--check-aof")
+        .arg(&aof)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success() && text.contains("ok_up_to=50"),
+        "{text}"
+    );
+    let out = std::process::Command::new(bin)
+        .args(["--check-aof"])
+        .arg(&aof)
+        .arg("--fix")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("Successfully truncated"),
+        "{text}"
+    );
+    assert_eq!(std::fs::metadata(&aof).unwrap().len(), 50);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn failed_save_is_reported_and_stops_writes() {
+    let dir = scratch("info");
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    raw.cmd(&["SET", "a", "1"]);
+    let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+    assert_eq!(
+        info_field(&info, "rdb_changes_since_last_save").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        info_field(&info, "rdb_bgsave_in_progress").as_deref(),
+        Some("0")
+    );
+    // dump.rdb is a directory: the rename fails (even for root).
+    std::fs::create_dir_all(dir.join("dump.rdb")).unwrap();
+    assert_eq!(raw.cmd(&["SAVE"]), b"-ERR\r\n");
+    let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+    assert_eq!(
+        info_field(&info, "rdb_last_bgsave_status").as_deref(),
+        Some("err")
+    );
+    assert_eq!(
+        info_field(&info, "rdb_changes_since_last_save").as_deref(),
+        Some("1")
+    );
+    // No save points: writes go on.
+    assert_eq!(raw.cmd(&["SET", "b", "1"]), b"+OK\r\n");
+    // With save points and stop-writes-on-bgsave-error yes: MISCONF.
+    assert_eq!(raw.cmd(&["CONFIG", "SET", "save", "3600 1"]), b"+OK\r\n");
+    let r = raw.cmd(&["SET", "c", "1"]);
+    assert!(
+        r.starts_with(b"-MISCONF Redis is configured to save RDB snapshots"),
+        "{}",
+        escape(&r)
+    );
+    assert_eq!(raw.cmd(&["GET", "a"]), b"$1\r\n1\r\n");
+    std::fs::remove_dir_all(dir.join("dump.rdb")).unwrap();
+    assert_eq!(raw.cmd(&["SAVE"]), b"+OK\r\n");
+    assert_eq!(raw.cmd(&["SET", "c", "1"]), b"+OK\r\n");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
