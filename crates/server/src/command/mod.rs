@@ -21,6 +21,7 @@ pub mod pubsub;
 pub mod scripting;
 mod server;
 mod set;
+mod sort;
 mod stream;
 mod string;
 mod zset;
@@ -48,6 +49,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     list::register(&mut r);
     hash::register(&mut r);
     set::register(&mut r);
+    sort::register(&mut r);
     zset::register(&mut r);
     stream::register(&mut r);
     connection::register(&mut r);

@@ -1134,6 +1134,98 @@ SHUTDOWN FOO
 SHUTDOWN ABORT
 SHUTDOWN NOW ABORT
 
+# ---------------------------------------------------------------- SORT
+flushall
+rpush nums 3 10 1 -2 2.5 10
+sort nums
+sort nums desc
+sort nums limit 1 2
+sort nums limit 0 0
+sort nums limit -5 2
+sort nums limit 4 100
+sort nums limit 100 2
+sort nums desc limit 1 -1
+sort nums alpha
+sort nums alpha desc
+rpush words banana apple cherry 10 9
+sort words
+sort words alpha
+sort words alpha limit 1 2 desc
+sort nosuchkey
+sort nosuchkey alpha limit 0 10
+mset w_3 30 w_10 5 w_1 1 w_-2 100 w_2.5 7
+sort nums by w_*
+sort nums by w_* desc
+sort nums by nokey_*
+sort nums by w_* get # get w_*
+sort nums by nosort
+sort nums by nosort desc
+sort nums by nosort limit 1 2
+sort nums by nosort desc limit 1 2
+sort nums by nosort get w_* get #
+sort nums get nothere_*
+sort nums get fixedkey
+hset o_3 name three rank 3
+hset o_1 name one rank 1
+hset o_10 name ten rank 10
+sort nums by o_*->rank get o_*->name get #
+sort nums by o_*->rank alpha get o_*->name
+sort nums get o_*->
+sort nums get o_*->nofield
+sadd s 5 3 9 1
+sort s
+sort s desc limit 0 2
+sort s by nosort store dst
+lrange dst 0 -1
+sadd ws b a c
+sort ws alpha
+sort ws by nosort store dst
+lrange dst 0 -1
+zadd z 3 c 1 a 2 b 10 j
+sort z alpha
+sort z by nosort
+sort z by nosort desc
+sort z by nosort limit 1 2
+sort z by nosort desc limit 1 2
+sort nums store dst
+lrange dst 0 -1
+type dst
+sort nums get w_* get nothere_* store dst
+lrange dst 0 -1
+sort nosuchkey store dst
+exists dst
+sort nums limit 0 0 store dst
+sort words
+sort nums alpha store dst
+lrange dst 0 -1
+set str x
+sort str
+sort str alpha limit
+hset hh a 1
+sort hh
+sort nums limit
+sort nums limit 1
+sort nums limit a 1
+sort nums by
+sort nums get
+sort nums store
+sort nums bogus
+sort nums asc desc
+sort
+sort_ro nums
+sort_ro nums desc limit 0 3 alpha
+sort_ro nums store dst
+sort_ro nums by w_* get #
+rpush badnum 1 x 2
+sort badnum
+sort badnum alpha
+rpush inf inf -inf 0 1e3
+sort inf
+set w_x notnum
+sadd ss x y
+sort ss by w_*
+FLUSHALL
+
 # ----------------------------------- strings and keys vs other types
 FLUSHALL
 RPUSH l a b c

@@ -728,3 +728,37 @@ async fn keyspace_events_in_redis_order() {
     assert_eq!(got, want);
     sub.expect_silence(Duration::from_millis(100));
 }
+
+#[tokio::test]
+async fn sort_store_is_a_write_others_see() {
+    let s = Server::under_test();
+    let mut c = s.raw();
+    let mut blocked = s.raw();
+    let mut watcher = s.raw();
+    let mut sub = s.raw();
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    c.cmd(&["RPUSH", "src", "3", "1", "2"]);
+    // A client blocked on the destination is served by the store.
+    blocked.send_cmd(&["BLPOP", "dst", "0"]);
+    blocked.expect_silence(Duration::from_millis(100));
+    assert_eq!(c.cmd(&["SORT", "src", "STORE", "dst"]), b":3\r\n");
+    assert_eq!(blocked.read_reply(), b"*2\r\n$3\r\ndst\r\n$1\r\n1\r\n");
+    // WATCH sees both the store and the delete of an empty result.
+    assert_eq!(watcher.cmd(&["WATCH", "dst"]), b"+OK\r\n");
+    assert_eq!(c.cmd(&["SORT", "nosuch", "STORE", "dst"]), b":0\r\n");
+    watcher.cmd(&["MULTI"]);
+    watcher.cmd(&["GET", "x"]);
+    assert_eq!(watcher.cmd(&["EXEC"]), b"*-1\r\n");
+    assert_eq!(c.cmd(&["EXISTS", "dst"]), b":0\r\n");
+    let ev = |e: &str, k: &str| (e.to_string(), k.to_string());
+    assert_eq!(
+        read_events(&mut sub, 4),
+        vec![
+            ev("rpush", "src"),
+            ev("sortstore", "dst"),
+            ev("lpop", "dst"),
+            ev("del", "dst")
+        ]
+    );
+}
