@@ -484,8 +484,23 @@ pub fn execute<'s>(
     let mut view = view;
     // A rewrite in progress must capture these shards as they are before
     // this command changes them (see persistence::aof).
-    server.aof.before_execute(&mut view);
-    server.snapshots.before_execute(&mut view);
+    // (A read-only command changes nothing an image holds: keys it finds
+    // expired are deleted, but an image's expired keys are never loaded.)
+    if !cmd.has(table::flag::READONLY) {
+        server.aof.before_execute(&mut view);
+        if server.snapshots.in_progress() {
+            // A command locked by its keys touches only their slots (in
+            // any database: MOVE, COPY DB); others, anything they hold.
+            let slots = (cmd.access == Access::Keys).then(|| {
+                let mut pos = Vec::new();
+                cmd.key_positions(argv, &mut pos);
+                pos.iter()
+                    .map(|&i| crate::storage::slot::key_slot(argv[i]))
+                    .collect::<Vec<usize>>()
+            });
+            server.snapshots.before_execute(&mut view, slots.as_deref());
+        }
+    }
     if cmd.has(table::flag::WRITE) {
         let refused = if server.aof.enabled() && !server.aof.write_ok() {
             Some(format!(

@@ -22,7 +22,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -517,7 +517,7 @@ impl Aof {
     /// A connection starts waiting for durability: counted for `gather`,
     /// which it wakes when the group it was waiting for is complete.
     fn waiter_arrives(&self) {
-        let w = self.waiting.fetch_add(1, Relaxed) + 1;
+        let w = self.waiting.fetch_add(1, SeqCst) + 1;
         self.peak_waiting.fetch_max(w, Relaxed);
         let target = self.gather_target.load(Relaxed);
         if target != 0 && w >= target {
@@ -571,17 +571,24 @@ impl Aof {
             };
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.durable.load(Relaxed) >= offset || !self.enabled() || !self.write_ok() {
+            if self.durable.load(SeqCst) >= offset || !self.enabled() || !self.write_ok() {
                 return;
             }
             if self.fsync_inline() && !LEADING.with(|l| l.replace(true)) {
                 let leader = StandDown;
-                tokio::task::yield_now().await;
+                // Alone (one client): nobody to gather, no one to wake.
+                if self.waiting.load(SeqCst) > 1 {
+                    tokio::task::yield_now().await;
+                }
                 self.sync_inline();
                 // Stand down before waking the others: one whose write
-                // missed this fsync must be able to lead the next.
+                // missed this fsync must be able to lead the next. A
+                // connection that starts waiting after the load below sees
+                // the new durable offset (SeqCst), or leads itself.
                 drop(leader);
-                self.durable_changed.notify_waiters();
+                if self.waiting.load(SeqCst) > 1 {
+                    self.durable_changed.notify_waiters();
+                }
                 continue;
             }
             notified.await;
@@ -655,7 +662,7 @@ impl Aof {
         if !self.ok.swap(true, Relaxed) {
             tracing::info!("AOF write error recovered");
         }
-        self.durable.fetch_max(end, Relaxed);
+        self.durable.fetch_max(end, SeqCst);
         true
     }
 

@@ -2,15 +2,18 @@
 //! RELOAD, SHUTDOWN SAVE, and loading `dump.rdb` at start.
 //!
 //! A snapshot is a point-in-time image without a copy of the dataset. It
-//! starts while every shard is held (no command is half-way through), and
-//! from then on a command about to run in a shard the snapshot has not
-//! written yet writes that shard first ([`Snapshots::before_execute`],
-//! called where the log's rewrite hooks in). The saving thread writes the
-//! remaining shards one at a time, holding only that shard. So the image
-//! is the dataset as of the start, memory grows by one shard's write
-//! buffer at most (fork's copy-on-write can double it), and clients keep
-//! being served; a command that touches an unwritten shard pays for
-//! writing that shard once.
+//! starts while every shard is held (no command is half-way through). The
+//! saving thread then takes the 16384 hash slots, [`PIECE`] at a time: it
+//! copies a piece's keys (in every database) while holding only their
+//! shard (a copy is much faster than encoding and compressing), lets the
+//! shard go, and encodes the copy. A command that may change a slot the
+//! snapshot has not taken yet ([`Snapshots::before_execute`], for every
+//! command not flagged read-only) first copies that slot for the saving
+//! thread (the slots of its keys; every untaken slot of its shards when
+//! its keys are not known in advance), or, once [`MAX_PENDING`] copies
+//! wait, encodes it itself. So the image is the dataset as of the start;
+//! memory grows by a few copies at most (fork's copy-on-write can double
+//! it); a read waits at most for one piece's copy, a write for its slots'.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -23,10 +26,22 @@ use parking_lot::Mutex;
 use super::rdb;
 use crate::server::Server;
 use crate::storage::keyspace::{View, SHARDS};
+use crate::storage::slot::SLOTS;
+use crate::storage::value::Entry;
+
+/// Copies that commands took, waiting for the saving thread; past this
+/// many a command encodes what it takes itself (bounds the memory: a copy
+/// is at most the untaken part of the shards one command holds).
+const MAX_PENDING: usize = 64;
+
+/// Slots the saving thread copies at a time (1/4096 of the dataset).
+const PIECE: usize = 4;
+
+/// Keys as they were when the snapshot took them.
+type ShardCopy = Vec<(usize, Box<[u8]>, Entry)>;
 
 /// One snapshot being written.
 struct Job {
-    done: [bool; SHARDS],
     out: rdb::Writer<BufWriter<File>>,
     tmp: PathBuf,
     target: PathBuf,
@@ -40,6 +55,13 @@ struct Job {
 pub struct Snapshots {
     active: AtomicBool,
     job: Mutex<Option<Job>>,
+    /// One bit per hash slot the running snapshot has taken (copied or
+    /// written); set only while the slot's shard is held.
+    taken: Box<[AtomicU64]>,
+    /// Shards whose slots are all taken.
+    shard_taken: [AtomicBool; SHARDS],
+    /// Copies taken by commands, for the saving thread to encode.
+    pending: Mutex<Vec<ShardCopy>>,
     /// Serialises whole saves (SAVE waits for nothing: it fails while a
     /// BGSAVE runs, as in Redis).
     pub saves: AtomicU64,
@@ -64,6 +86,9 @@ impl Default for Snapshots {
         Snapshots {
             active: AtomicBool::new(false),
             job: Mutex::new(None),
+            taken: (0..SLOTS / 64).map(|_| AtomicU64::new(0)).collect(),
+            shard_taken: std::array::from_fn(|_| AtomicBool::new(false)),
+            pending: Mutex::new(Vec::new()),
             saves: AtomicU64::new(0),
             last_ok: AtomicBool::new(true),
             last_secs: AtomicI64::new(-1),
@@ -107,22 +132,104 @@ impl Snapshots {
         now.saturating_sub(self.started_unix.load(Relaxed)) as i64
     }
 
-    /// Writes the shards of `view` the running snapshot still needs, before
-    /// a command changes them. One load when no snapshot runs.
+    /// Takes what the running snapshot still needs of what a command may
+    /// change, before it runs: the slots of its keys when they are known
+    /// (`slots`), else every untaken slot of the shards `view` holds. One
+    /// load when no snapshot runs.
     #[inline]
-    pub fn before_execute(&self, view: &mut View) {
+    pub fn before_execute(&self, view: &mut View, slots: Option<&[usize]>) {
         if !self.active.load(Relaxed) {
             return;
         }
-        let mut job = self.job.lock();
-        let Some(job) = job.as_mut() else {
-            return;
-        };
-        for shard in view.held_shards() {
-            if !job.done[shard] {
-                write_shard(job, view, shard, &self.keys_processed);
+        let mut wanted: Vec<usize> = Vec::new();
+        match slots {
+            Some(slots) => {
+                wanted.extend(slots.iter().copied().filter(|&s| !self.is_taken(s)));
+                wanted.sort_unstable();
+                wanted.dedup();
+            }
+            None => {
+                for shard in view.held_shards() {
+                    if !self.shard_taken[shard].load(Relaxed) {
+                        wanted.extend(
+                            (shard..SLOTS)
+                                .step_by(SHARDS)
+                                .filter(|&s| !self.is_taken(s)),
+                        );
+                        self.shard_taken[shard].store(true, Relaxed);
+                    }
+                }
             }
         }
+        if wanted.is_empty() {
+            return;
+        }
+        let mut pending = self.pending.lock();
+        if pending.len() < MAX_PENDING {
+            pending.push(self.copy_slots(view, &wanted));
+            return;
+        }
+        drop(pending);
+        let mut job = self.job.lock();
+        let mut keys = 0;
+        if let Some(job) = job.as_mut() {
+            let mut current_db = usize::MAX;
+            for &slot in &wanted {
+                view.for_each_in_slot(slot, |db, key, entry| {
+                    write_key(job, &mut current_db, db, key, entry, &mut keys);
+                });
+            }
+        }
+        for &slot in &wanted {
+            self.mark_taken(slot);
+        }
+        drop(job);
+        self.keys_processed.fetch_add(keys, Relaxed);
+    }
+
+    fn is_taken(&self, slot: usize) -> bool {
+        self.taken[slot / 64].load(Relaxed) & (1 << (slot % 64)) != 0
+    }
+
+    fn mark_taken(&self, slot: usize) {
+        self.taken[slot / 64].fetch_or(1 << (slot % 64), Relaxed);
+    }
+
+    /// Copies the keys of `slots` (untaken, their shards held by `view`)
+    /// and marks them taken.
+    fn copy_slots(&self, view: &View, slots: &[usize]) -> ShardCopy {
+        let mut copy = Vec::new();
+        for &slot in slots {
+            view.for_each_in_slot(slot, |db, key, entry| {
+                copy.push((db, Box::from(key), entry.clone()));
+            });
+            self.mark_taken(slot);
+        }
+        copy
+    }
+
+    /// Encodes the copies commands took.
+    fn write_pending(&self) {
+        loop {
+            let Some(copy) = self.pending.lock().pop() else {
+                return;
+            };
+            self.write_copy(copy);
+        }
+    }
+
+    fn write_copy(&self, copy: ShardCopy) {
+        let mut keys = 0;
+        {
+            let mut job = self.job.lock();
+            let Some(job) = job.as_mut() else { return };
+            let mut current_db = usize::MAX;
+            for (db, key, entry) in &copy {
+                write_key(job, &mut current_db, *db, key, entry, &mut keys);
+            }
+        }
+        self.keys_processed.fetch_add(keys, Relaxed);
+        // The copy is freed here, outside the lock.
     }
 
     /// Takes the image: opens the temporary file, writes the header and the
@@ -159,8 +266,14 @@ impl Snapshots {
         self.last_attempt.store(now, Relaxed);
         self.keys_processed.store(0, Relaxed);
         self.keys_total.store(all.key_count() as u64, Relaxed);
+        for t in self.taken.iter() {
+            t.store(0, Relaxed);
+        }
+        for t in &self.shard_taken {
+            t.store(false, Relaxed);
+        }
+        self.pending.lock().clear();
         *slot = Some(Job {
-            done: [false; SHARDS],
             out,
             tmp,
             target,
@@ -178,15 +291,26 @@ impl Snapshots {
     /// (fsync, rename over `dbfilename`, fsync of the directory).
     pub fn finish(&self, server: &Server) -> Result<(), SnapshotError> {
         for shard in 0..SHARDS {
-            let mut view = server.keyspace.lock_shard(shard);
-            let mut job = self.job.lock();
-            let Some(job) = job.as_mut() else {
-                return Ok(());
-            };
-            if !job.done[shard] {
-                write_shard(job, &mut view, shard, &self.keys_processed);
+            let slots: Vec<usize> = (shard..SLOTS).step_by(SHARDS).collect();
+            for piece in slots.chunks(PIECE) {
+                self.write_pending();
+                if self.shard_taken[shard].load(Relaxed) {
+                    break;
+                }
+                let copy = {
+                    let view = server.keyspace.lock_shard(shard);
+                    let untaken: Vec<usize> = piece
+                        .iter()
+                        .copied()
+                        .filter(|&s| !self.is_taken(s))
+                        .collect();
+                    self.copy_slots(&view, &untaken)
+                };
+                self.write_copy(copy);
             }
+            self.shard_taken[shard].store(true, Relaxed);
         }
+        self.write_pending();
         let job = {
             let mut slot = self.job.lock();
             self.active.store(false, Relaxed);
@@ -219,30 +343,28 @@ impl Snapshots {
     }
 }
 
-/// Writes every key of `shard` (held by `view`) into the job's image.
-fn write_shard(job: &mut Job, view: &mut View, shard: usize, processed: &AtomicU64) {
-    job.done[shard] = true;
+/// Writes one key into the job's image (after a SELECT when its database
+/// differs from the previous key's); the first error stops the image.
+fn write_key(
+    job: &mut Job,
+    current_db: &mut usize,
+    db: usize,
+    key: &[u8],
+    entry: &Entry,
+    keys: &mut u64,
+) {
     if job.error.is_some() {
         return;
     }
-    let out = &mut job.out;
-    let mut current_db = usize::MAX;
     let mut result = Ok(());
-    let mut keys = 0;
-    view.for_each_in_shard(shard, |db, key, entry| {
-        if result.is_err() {
-            return;
-        }
-        if db != current_db {
-            result = out.select_db(db);
-            current_db = db;
-        }
-        if result.is_ok() {
-            result = out.entry(key, entry);
-            keys += 1;
-        }
-    });
-    processed.fetch_add(keys, Relaxed);
+    if db != *current_db {
+        result = job.out.select_db(db);
+        *current_db = db;
+    }
+    if result.is_ok() {
+        result = job.out.entry(key, entry);
+        *keys += 1;
+    }
     if let Err(e) = result {
         job.error = Some(e);
     }

@@ -116,8 +116,9 @@ pub struct Keyspace {
     databases: usize,
 }
 
+/// The shard that holds hash slot `slot`.
 #[inline]
-fn shard_of(slot: usize) -> usize {
+pub fn shard_of(slot: usize) -> usize {
     slot % SHARDS
 }
 
@@ -442,6 +443,21 @@ impl<'a> View<'a> {
         let s = self.shard_ref(shard);
         for (db, sdb) in s.dbs.iter().enumerate() {
             for map in &sdb.slots {
+                for (k, e) in map.iter() {
+                    f(db, k, e);
+                }
+            }
+        }
+    }
+
+    /// Like [`View::for_each_in_shard`], for the keys of one hash slot
+    /// (in every database), so a shard can be walked in pieces with the
+    /// lock let go in between: slots are fixed, unlike the order of keys
+    /// inside a map. The slot's shard must be held.
+    pub fn for_each_in_slot(&self, slot: usize, mut f: impl FnMut(usize, &[u8], &Entry)) {
+        let s = self.shard_ref(shard_of(slot));
+        for (db, sdb) in s.dbs.iter().enumerate() {
+            if let Some(map) = sdb.map(slot) {
                 for (k, e) in map.iter() {
                     f(db, k, e);
                 }
