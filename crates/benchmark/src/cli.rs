@@ -512,7 +512,7 @@ Options:
                     on the command line.
  -I                 Idle mode. Just open N idle connections and wait.
  -x                 Read last argument from STDIN.
- --tls              Establish a secure TLS connection. (not implemented yet)
+ --tls              Establish a secure TLS connection.
  --sni <host>       Server name indication for TLS.
  --cacert <file>    CA Certificate file to verify with.
  --cacertdir <dir>  Directory where trusted CA certificates are stored.
@@ -521,6 +521,8 @@ Options:
  --key <file>       Private key file to authenticate with.
  --tls-ciphers <list> Sets the list of preferred ciphers (TLSv1.2 and below).
  --tls-ciphersuites <list> Sets the list of preferred ciphersuites (TLSv1.3).
+                    (keel-benchmark uses rustls: both cipher options are
+                    accepted and ignored, with a warning.)
  --help             Output this help and exit.
  --version          Output version and exit.
 

@@ -14,6 +14,7 @@ use crate::cli::{Config, Target};
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<crate::tls::TlsStream>),
 }
 
 impl Stream {
@@ -24,6 +25,10 @@ impl Stream {
                 let s = TcpStream::connect((target.host.as_str(), target.port))?;
                 // As hiredis does: latency matters more than packet count.
                 s.set_nodelay(true)?;
+                if crate::tls::enabled() {
+                    let t = crate::tls::TlsStream::connect(s, &target.host)?;
+                    return Ok(Stream::Tls(Box::new(t)));
+                }
                 Ok(Stream::Tcp(s))
             }
         }
@@ -33,6 +38,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(nb),
             Stream::Unix(s) => s.set_nonblocking(nb),
+            Stream::Tls(s) => s.socket().set_nonblocking(nb),
         }
     }
 
@@ -40,6 +46,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.socket().as_raw_fd(),
         }
     }
 
@@ -48,6 +55,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 
@@ -56,6 +64,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
@@ -63,6 +72,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.write_all(buf),
             Stream::Unix(s) => s.write_all(buf),
+            Stream::Tls(s) => s.write(buf).map(|_| ()),
         }
     }
 }

@@ -14,12 +14,13 @@ mod poll;
 mod report;
 mod results;
 mod server;
+mod tls;
 mod workload;
 
 use std::io::Read;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use cli::{Config, Parsed, Target};
 use output::{Progress, ReportCtx};
@@ -112,10 +113,9 @@ fn total_calls(s: &mut Server) -> Option<u64> {
 
 fn run(mut cfg: Config) -> Result<i32> {
     if cfg.tls.enabled {
-        bail!(
-            "keel-benchmark: TLS (--tls / rediss://) is not implemented yet; \
-             benchmark a plaintext port or use redis-benchmark for TLS runs"
-        );
+        for w in tls::configure(&cfg.tls)? {
+            eprintln!("keel-benchmark: {w}");
+        }
     }
     if cfg.stdinarg {
         let mut buf = Vec::new();

@@ -1,6 +1,6 @@
 //! End-to-end checks of keel-benchmark against a real `redis-server` that
-//! each test starts on a free port. When redis-server is not installed the
-//! tests print why and pass (CI installs it, so there they really run).
+//! each test starts on a free port. redis-server must be installed (the
+//! test script installs it): without it the tests fail, never skip.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -47,13 +47,13 @@ struct Redis {
 }
 
 impl Redis {
-    /// Starts redis-server, or returns None (after saying so) if it is not
-    /// installed.
+    /// Starts redis-server on a free port (`{port}` in `extra` stands for
+    /// it). Always `Some`: a missing redis-server is a failure.
     fn start(name: &str, extra: &[&str]) -> Option<Redis> {
-        if !have("redis-server") {
-            eprintln!("SKIPPED: redis-server is not installed (apt-get install redis-server)");
-            return None;
-        }
+        assert!(
+            have("redis-server"),
+            "redis-server is not installed (apt-get install redis-server)"
+        );
         let cluster = extra.contains(&"--cluster-enabled");
         for _attempt in 0..20 {
             let port = free_port();
@@ -71,7 +71,7 @@ impl Redis {
                     "no",
                 ])
                 .args(["--dir", dir.to_str().unwrap()])
-                .args(extra)
+                .args(extra.iter().map(|a| a.replace("{port}", &port.to_string())))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -851,14 +851,148 @@ fn json_report_and_compare() {
     );
 }
 
+/// A CA, and a server certificate for `localhost` and a client
+/// certificate signed by it (PEM).
+fn test_certificates(dir: &std::path::Path) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "keel-benchmark test CA");
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let server = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    let cert = server.signed_by(&key, &ca_cert, &ca_key).unwrap();
+    std::fs::write(dir.join("ca.crt"), ca_cert.pem()).unwrap();
+    std::fs::write(dir.join("server.crt"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+    let ckey = rcgen::KeyPair::generate().unwrap();
+    let client = rcgen::CertificateParams::new(vec!["client".to_string()]).unwrap();
+    let ccert = client.signed_by(&ckey, &ca_cert, &ca_key).unwrap();
+    std::fs::write(dir.join("client.crt"), ccert.pem()).unwrap();
+    std::fs::write(dir.join("client.key"), ckey.serialize_pem()).unwrap();
+}
+
 #[test]
-fn tls_is_reported_as_not_implemented() {
+fn tls_against_a_tls_only_server() {
+    let dir = scratch("tls-certs");
+    test_certificates(&dir);
+    let f = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let (crt, key, ca) = (f("server.crt"), f("server.key"), f("ca.crt"));
+    let (ccrt, ckey) = (f("client.crt"), f("client.key"));
+    let r = Redis::start(
+        "tls",
+        &[
+            "--port",
+            "0",
+            "--tls-port",
+            "{port}",
+            "--tls-cert-file",
+            &crt,
+            "--tls-key-file",
+            &key,
+            "--tls-ca-cert-file",
+            &ca,
+            "--tls-auth-clients",
+            "yes",
+        ],
+    )
+    .unwrap();
+    let p = r.port.to_string();
+    // Verified against the CA, by the certificate's name; the server
+    // wants a client certificate too.
+    let o = bench(
+        r.port,
+        &[
+            "--tls",
+            "--cacert",
+            &ca,
+            "--sni",
+            "localhost",
+            "--cert",
+            &ccrt,
+            "--key",
+            &ckey,
+            "-t",
+            "set,get",
+            "-n",
+            "3000",
+            "-q",
+        ],
+    );
+    let lines = visible_lines(&stdout(&o));
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for (line, name) in lines.iter().zip(["SET", "GET"]) {
+        let (test, rps, _) = parse_quiet(line);
+        assert_eq!(test, name);
+        assert!(rps > 0.0, "{line}");
+    }
+    // Pipelined, with --insecure (no verification), through -u rediss://.
     let o = Command::new(BIN)
-        .args(["--tls", "-n", "1"])
+        .args([
+            "-u",
+            &format!("rediss://127.0.0.1:{p}"),
+            "--insecure",
+            "--cert",
+            &ccrt,
+            "--key",
+            &ckey,
+            "-t",
+            "incr",
+            "-n",
+            "5000",
+            "-P",
+            "16",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (test, _, _) = parse_quiet(&visible_lines(&stdout(&o))[0]);
+    assert_eq!(test, "INCR");
+    // The requests really reached the server, over TLS.
+    let tls = Command::new("redis-cli")
+        .args([
+            "--tls",
+            "--cacert",
+            &ca,
+            "--sni",
+            "localhost",
+            "--cert",
+            &ccrt,
+            "--key",
+            &ckey,
+            "-p",
+            &p,
+            "GET",
+            "counter:__rand_int__",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&tls.stdout).trim(), "5000");
+    // An unknown issuer (the system's CAs only) is refused, as a connection error.
+    let o = Command::new(BIN)
+        .args([
+            "--tls",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "ping",
+            "-n",
+            "10",
+            "-q",
+        ])
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("TLS"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("Could not connect to Redis at 127.0.0.1:{p}"))
+            && err.contains("UnknownIssuer"),
+        "{err}"
+    );
     let o = Command::new(BIN).args(["--bogus"]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout)
