@@ -90,9 +90,11 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let watched: Vec<(usize, Vec<u8>, bool)> = watch.keys.lock().clone();
     // One lock set for the whole transaction: the queued commands' keys
     // and the watched keys.
-    let needs_all = cmds
-        .iter()
-        .any(|c| c.as_ref().is_ok_and(|c| c.access == Access::All));
+    // DEBUG POPULATE/RELOAD touch the whole keyspace without key specs.
+    let needs_all = cmds.iter().any(|c| {
+        c.as_ref()
+            .is_ok_and(|c| c.access == Access::All || c.name == "debug")
+    });
     let mut view = if needs_all {
         server.keyspace.lock_all()
     } else {

@@ -768,6 +768,13 @@ fn debug_reload(cx: &mut Ctx, opts: &[&[u8]]) -> CmdResult {
         }
     }
     let server = cx.server;
+    // It takes every shard itself (the save, the load): not from inside a
+    // transaction that holds some.
+    if !cx.view.held_shards().is_empty() {
+        return Err(CmdError::new(
+            "ERR DEBUG RELOAD is not allowed inside a transaction",
+        ));
+    }
     if save && server.save_rdb().is_err() {
         return Err(CmdError::new("ERR"));
     }
@@ -823,7 +830,18 @@ fn debug_populate(cx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let server = cx.server;
     let db = cx.db();
     let now = cx.now_ms;
-    let mut view = server.keyspace.lock_all();
+    // Every shard: its own lock set, or a transaction's (EXEC locks them
+    // all when it queues DEBUG).
+    let mut own = None;
+    let view = match cx.view.held_shards().len() {
+        0 => own.insert(server.keyspace.lock_all()),
+        n if n == crate::storage::keyspace::SHARDS => &mut cx.view,
+        _ => return Err(CmdError::new("ERR DEBUG POPULATE needs the whole keyspace")),
+    };
+    // New keys must not reach a running snapshot's image or an AOF
+    // rewrite's base before their slots were taken.
+    server.aof.before_execute(view);
+    server.snapshots.before_execute(view, None);
     let mut key = Vec::with_capacity(prefix.len() + 21);
     for j in 0..count {
         key.clear();
@@ -846,7 +864,7 @@ fn debug_populate(cx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         );
         server.watches.touch(db, &key);
     }
-    drop(view);
+    drop(own);
     cx.ok();
     Ok(())
 }

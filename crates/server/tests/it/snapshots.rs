@@ -615,3 +615,32 @@ fn failed_save_is_reported_and_stops_writes() {
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn debug_populate_and_reload_inside_transactions() {
+    let s = Server::keel();
+    let mut raw = s.raw();
+    assert_eq!(raw.cmd(&["MULTI"]), b"+OK\r\n");
+    raw.cmd(&["SET", "a", "1"]);
+    raw.cmd(&["DEBUG", "POPULATE", "5", "p"]);
+    raw.cmd(&["DBSIZE"]);
+    assert_eq!(raw.cmd(&["EXEC"]), b"*3\r\n+OK\r\n+OK\r\n:6\r\n");
+    assert_eq!(raw.cmd(&["GET", "p:4"]), b"$7\r\nvalue:4\r\n");
+    // Existing keys are kept; a size pads (or cuts) the value.
+    assert_eq!(raw.cmd(&["DEBUG", "POPULATE", "7", "p", "3"]), b"+OK\r\n");
+    assert_eq!(raw.cmd(&["GET", "p:4"]), b"$7\r\nvalue:4\r\n");
+    assert_eq!(raw.cmd(&["GET", "p:6"]), b"$3\r\nval\r\n");
+    assert_eq!(
+        raw.cmd(&["DEBUG", "POPULATE", "-1"]),
+        b"-ERR value is out of range, must be positive\r\n"
+    );
+    // RELOAD takes every shard itself: refused inside a transaction
+    // rather than waiting for the transaction's own locks.
+    assert_eq!(raw.cmd(&["MULTI"]), b"+OK\r\n");
+    raw.cmd(&["DEBUG", "RELOAD"]);
+    assert_eq!(
+        raw.cmd(&["EXEC"]),
+        b"*1\r\n-ERR DEBUG RELOAD is not allowed inside a transaction\r\n"
+    );
+    assert_eq!(raw.cmd(&["DBSIZE"]), b":8\r\n");
+}
