@@ -93,7 +93,7 @@ fn with_hash<R>(
     let mut h = Hash::new();
     let r = f(&mut h)?;
     if !h.is_empty() {
-        cx.view.set(db, key, Value::Hash(Box::new(h)), 0, now);
+        cx.view.set(db, key, Value::Hash(h), 0, now);
     }
     Ok(r)
 }

@@ -204,13 +204,17 @@ impl Clone for Pair {
 // ---------------------------------------------------------------------------
 // Listpack.
 
-/// Compact encoding: alternating field and value entries in one
-/// allocation `[u32 bytes][u32 count][entries]`, behind a thin pointer, so
-/// a `Hash` is 16 bytes and a small hash costs its header's box and one
-/// exactly sized buffer. Resized with `realloc` on every change, as
-/// Redis's listpack (in place while the allocator's size class holds).
+/// Compact encoding: alternating field and value entries in one exactly
+/// sized allocation, its length and pair count kept here beside the
+/// pointer rather than in a header, so a 10-field hash of short strings
+/// fills a 160-byte allocator class instead of spilling into the next one.
+/// Resized with `realloc` on every change, as Redis's listpack (in place
+/// while the allocator's size class holds). An empty listpack allocates
+/// nothing.
 pub struct Listpack {
     ptr: NonNull<u8>,
+    len: u32,
+    count: u32,
 }
 
 // SAFETY: a Listpack owns its allocation exclusively, like a Box<[u8]>.
@@ -218,19 +222,13 @@ unsafe impl Send for Listpack {}
 // SAFETY: shared references only read the bytes.
 unsafe impl Sync for Listpack {}
 
-const LP_HEADER: usize = 8;
-
 impl Default for Listpack {
     fn default() -> Listpack {
-        let layout = Pair::layout(LP_HEADER);
-        // SAFETY: non-zero size.
-        let raw = unsafe { alloc::alloc(layout) };
-        let Some(ptr) = NonNull::new(raw) else {
-            alloc::handle_alloc_error(layout)
-        };
-        // SAFETY: `raw` points to LP_HEADER writable bytes.
-        unsafe { std::ptr::write_bytes(raw, 0, LP_HEADER) };
-        Listpack { ptr }
+        Listpack {
+            ptr: NonNull::dangling(),
+            len: 0,
+            count: 0,
+        }
     }
 }
 
@@ -239,86 +237,78 @@ impl Clone for Listpack {
         let mut lp = Listpack::default();
         lp.resize(self.bytes().len());
         lp.bytes_mut().copy_from_slice(self.bytes());
-        lp.set_count(self.count());
+        lp.count = self.count;
         lp
     }
 }
 
 impl Drop for Listpack {
     fn drop(&mut self) {
-        let total = LP_HEADER + self.bytes().len();
-        // SAFETY: allocated (or last reallocated) with this size and
-        // alignment 1.
-        unsafe { alloc::dealloc(self.ptr.as_ptr(), Pair::layout(total)) }
+        if self.len > 0 {
+            // SAFETY: allocated (or last reallocated) with this size and
+            // alignment 1.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), Pair::layout(self.len as usize)) }
+        }
     }
 }
 
 impl Listpack {
-    #[inline]
-    fn header(&self) -> [u8; LP_HEADER] {
-        let mut h = [0u8; LP_HEADER];
-        // SAFETY: the allocation always starts with LP_HEADER initialised
-        // bytes.
-        h.copy_from_slice(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), LP_HEADER) });
-        h
-    }
-
-    #[inline]
-    fn write_header(&mut self, at: usize, v: u32) {
-        // SAFETY: `at` is 0 or 4: inside the header.
-        let h = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(at), 4) };
-        h.copy_from_slice(&v.to_le_bytes());
-    }
-
     /// Number of (field, value) pairs.
     #[inline]
     fn count(&self) -> u32 {
-        let h = self.header();
-        u32::from_le_bytes([h[4], h[5], h[6], h[7]])
+        self.count
     }
 
     #[inline]
     fn set_count(&mut self, n: u32) {
-        self.write_header(4, n);
+        self.count = n;
     }
 
     /// The entries.
     #[inline]
     fn bytes(&self) -> &[u8] {
-        let h = self.header();
-        let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
-        // SAFETY: the allocation is LP_HEADER + len bytes, all initialised.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(LP_HEADER), len) }
+        // SAFETY: the allocation is `len` initialised bytes (or, with len
+        // 0, a dangling pointer that is never read).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len as usize) }
     }
 
     #[inline]
     fn bytes_mut(&mut self) -> &mut [u8] {
-        let len = self.bytes().len();
         // SAFETY: as `bytes`, and `&mut self` makes the access exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(LP_HEADER), len) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len as usize) }
     }
 
-    /// Resizes the entries to `new_len` bytes (new bytes zeroed). Callers
-    /// keep the total under LISTPACK_SAFETY_LIMIT, so it fits the u32.
+    /// Resizes the entries to `new_len` bytes, zero-filling growth. A
+    /// listpack never exceeds LISTPACK_SAFETY_LIMIT (1 GB), so u32 holds it.
     fn resize(&mut self, new_len: usize) {
-        let old_len = self.bytes().len();
+        let old_len = self.len as usize;
         if new_len == old_len {
             return;
         }
-        let old = Pair::layout(LP_HEADER + old_len);
-        // SAFETY: `ptr` was allocated with layout `old`; the new size is
-        // non-zero (at least the header).
-        let raw = unsafe { alloc::realloc(self.ptr.as_ptr(), old, LP_HEADER + new_len) };
+        let raw = if old_len == 0 {
+            // SAFETY: non-zero size.
+            unsafe { alloc::alloc(Pair::layout(new_len)) }
+        } else if new_len == 0 {
+            // SAFETY: `ptr` was allocated with this layout.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), Pair::layout(old_len)) };
+            self.ptr = NonNull::dangling();
+            self.len = 0;
+            return;
+        } else {
+            // SAFETY: `ptr` was allocated with layout `old_len`; the new
+            // size is non-zero.
+            unsafe { alloc::realloc(self.ptr.as_ptr(), Pair::layout(old_len), new_len) }
+        };
         let Some(ptr) = NonNull::new(raw) else {
-            alloc::handle_alloc_error(Pair::layout(LP_HEADER + new_len))
+            alloc::handle_alloc_error(Pair::layout(new_len))
         };
         self.ptr = ptr;
         if new_len > old_len {
             // SAFETY: the bytes past the old end are inside the new
             // allocation and must be initialised before being read.
-            unsafe { std::ptr::write_bytes(raw.add(LP_HEADER + old_len), 0, new_len - old_len) };
+            unsafe { std::ptr::write_bytes(raw.add(old_len), 0, new_len - old_len) };
         }
-        self.write_header(0, new_len as u32);
+        self.len = new_len as u32;
     }
 
     /// Offsets of `field`'s entry and of its value's entry.

@@ -14,7 +14,6 @@
 //!
 //! This module knows nothing of RESP or connections.
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
@@ -27,8 +26,6 @@ use super::value::{Entry, Value};
 /// any core count we target, so two threads rarely meet on one lock.
 pub const SHARDS: usize = 64;
 const SLOTS_PER_SHARD: usize = SLOTS / SHARDS;
-
-pub use super::key::Key;
 
 /// One process-wide random seed: per-map hasher state would cost 32 bytes
 /// in each of the 16384 maps of every database, and SCAN needs the same
@@ -54,7 +51,7 @@ pub fn scan_hash(key: &[u8]) -> u64 {
     KeyHasher.hash_one(key) >> 16
 }
 
-pub type Map = HashMap<Key, Entry, KeyHasher>;
+pub use super::keymap::KeyMap as Map;
 
 /// Counters kept under the shard lock, so the hot path never touches a
 /// shared atomic; INFO sums them over the shards.
@@ -379,14 +376,7 @@ impl<'a> View<'a> {
             access: lru_clock(now_ms),
             unshared: false,
         };
-        let map = sdb.map_mut(slot);
-        let old = match map.get_mut(key) {
-            Some(e) => Some(std::mem::replace(e, entry)),
-            None => {
-                map.insert(key.into(), entry);
-                None
-            }
-        };
+        let old = sdb.map_mut(slot).insert(key, entry);
         match &old {
             None => sdb.keys += 1,
             Some(o) if o.expire_at != 0 => sdb.volatile -= 1,
@@ -561,7 +551,7 @@ impl<'a> View<'a> {
                 batch.clear();
                 batch.extend(
                     map.iter()
-                        .map(|(k, e)| (scan_hash(k), &**k, e))
+                        .map(|(k, e)| (scan_hash(k), k, e))
                         .filter(|(h, _, _)| *h >= from),
                 );
                 batch.sort_unstable_by_key(|(h, _, _)| *h);

@@ -2,7 +2,7 @@
 //! command layer is the only user.
 
 pub mod hash;
-pub mod key;
+pub mod keymap;
 pub mod keyspace;
 pub mod list;
 pub mod set;

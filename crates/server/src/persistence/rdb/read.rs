@@ -460,7 +460,7 @@ impl<'a> Reader<'a> {
                         return Err(bad(self, "Duplicate hash fields detected"));
                     }
                 }
-                Value::Hash(Box::new(h))
+                Value::Hash(h)
             }
             TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
                 let blob = self.blob()?;
@@ -490,7 +490,7 @@ impl<'a> Reader<'a> {
                         return Err(bad(self, "Duplicate hash fields detected"));
                     }
                 }
-                Value::Hash(Box::new(h))
+                Value::Hash(h)
             }
             TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
                 return self.stream(t, at).map(|s| Some(Value::Stream(Box::new(s))));

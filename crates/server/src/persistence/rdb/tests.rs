@@ -96,16 +96,8 @@ fn sample(scale: usize) -> Vec<(usize, Vec<u8>, Entry)> {
             entry(Value::Str(Str::Raw(b"x".to_vec())), 4_000_000_000_000),
         ),
         (1, b"list".to_vec(), entry(Value::List(Box::new(list)), 0)),
-        (
-            1,
-            b"hash".to_vec(),
-            entry(Value::Hash(Box::new(small_hash)), 0),
-        ),
-        (
-            1,
-            b"bighash".to_vec(),
-            entry(Value::Hash(Box::new(big_hash)), 0),
-        ),
+        (1, b"hash".to_vec(), entry(Value::Hash(small_hash), 0)),
+        (1, b"bighash".to_vec(), entry(Value::Hash(big_hash), 0)),
         (2, b"ints".to_vec(), entry(Value::Set(Box::new(ints)), 0)),
         (2, b"strs".to_vec(), entry(Value::Set(Box::new(strs)), 0)),
         (2, b"zset".to_vec(), entry(Value::ZSet(Box::new(z)), 0)),
