@@ -286,6 +286,16 @@ async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
+/// appendfsync always: acknowledged means on disk, so replies after a
+/// write leave only once the log holds it. Every client that wrote since
+/// the last fsync waits for the same one.
+async fn durable_before_reply(server: &Server, client: &Client, me: usize) {
+    if client.aof_offset > 0 && server.aof.fsync_policy() == Fsync::Always && server.aof.enabled() {
+        let company = server.workers.conns[me].load(Relaxed) > 1;
+        server.aof.wait_durable(client.aof_offset, company).await;
+    }
+}
+
 async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
     server: &Server,
     stream: &mut S,
@@ -390,9 +400,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     if let Some((req, owned)) = blocked {
                         // Replies of the requests before this one leave now.
                         if !out.is_empty() {
-                            if client.aof_offset > 0 && server.aof.fsync_policy() == Fsync::Always {
-                                server.aof.wait_durable(client.aof_offset).await;
-                            }
+                            durable_before_reply(server, client, me).await;
                             stream.write_all(&out).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
@@ -409,6 +417,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         break;
                     }
                     if out.len() >= FLUSH_AT {
+                        durable_before_reply(server, client, me).await;
                         stream.write_all(&out).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
@@ -426,14 +435,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         stats.add_net(n as u64, out.len() as u64);
         n = 0;
         if !out.is_empty() {
-            // appendfsync always: acknowledged means on disk. Every client
-            // that wrote since the last fsync waits for the same one.
-            if client.aof_offset > 0
-                && server.aof.fsync_policy() == Fsync::Always
-                && server.aof.enabled()
-            {
-                server.aof.wait_durable(client.aof_offset).await;
-            }
+            durable_before_reply(server, client, me).await;
             stream.write_all(&out).await?;
             out.clear();
             if out.capacity() > FLUSH_AT * 4 {

@@ -167,3 +167,80 @@ fn acknowledged_writes_survive_sigkill() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Seconds per fdatasync in `dir`, the median of 20 (the log's fsync
+/// policy changes with it, see persistence::aof).
+fn fdatasync_secs(dir: &std::path::Path) -> f64 {
+    use std::io::Write;
+    let path = dir.join("probe");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let mut times: Vec<f64> = (0..20)
+        .map(|_| {
+            f.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+            let t = std::time::Instant::now();
+            f.sync_data().unwrap();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    let _ = std::fs::remove_file(&path);
+    times.sort_by(f64::total_cmp);
+    times[10]
+}
+
+fn info_field(raw: &mut Raw, field: &str) -> u64 {
+    let text = String::from_utf8(raw.cmd(&["INFO", "persistence"])).unwrap();
+    let prefix = format!("{field}:");
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .unwrap_or_else(|| panic!("no {field} in INFO: {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `always` with many writers at once: each write is acknowledged only
+/// once on disk, and the writers share fsyncs (group commit) instead of
+/// taking turns at one fsync each.
+#[test]
+fn concurrent_always_writers_share_fsyncs() {
+    let dir = std::env::temp_dir().join(format!("keel-it-group-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let slow_disk = fdatasync_secs(&dir) >= 0.001;
+    let server = start(&dir.to_string_lossy());
+    let clients = 20;
+    let per_client = 150;
+    let before = info_field(&mut server.raw(), "aof_fsyncs");
+    let writers: Vec<_> = (0..clients)
+        .map(|i| {
+            let port = server.port;
+            std::thread::spawn(move || {
+                let mut raw = Raw::connect(port);
+                for n in 0..per_client {
+                    let reply = raw.cmd(&["SET", &format!("k{i}:{n}"), "v"]);
+                    assert_eq!(reply, b"+OK\r\n");
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let fsyncs = info_field(&mut server.raw(), "aof_fsyncs") - before;
+    let writes = (clients * per_client) as u64;
+    assert!(fsyncs > 0, "no fsync for {writes} acknowledged writes");
+    // A fast disk gathers a round of the clients into one fsync; a slow
+    // one overlaps fsyncs, each started for whoever arrived in the last
+    // 1/16 of an fsync: fewer per group, but still shared.
+    let bound = if slow_disk {
+        writes * 9 / 10
+    } else {
+        writes / 3
+    };
+    assert!(
+        fsyncs <= bound,
+        "{fsyncs} fsyncs for {writes} writes from {clients} clients (slow disk: {slow_disk})"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
