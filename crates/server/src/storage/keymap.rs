@@ -147,6 +147,14 @@ impl Drop for Node {
     }
 }
 
+/// What [`KeyMap::get_live`] found.
+pub enum Lookup<'a> {
+    Live(&'a mut Entry),
+    /// The key had expired; it is now deleted.
+    Expired,
+    Missing,
+}
+
 /// One slot's keys. Never shrinks on removal (as `HashMap`), which keeps
 /// a slot that empties and refills from reallocating its table.
 #[derive(Default)]
@@ -177,6 +185,20 @@ impl KeyMap {
         self.table
             .find_mut(hash_key(key), |n| n.key() == key)
             .map(Node::entry_mut)
+    }
+
+    /// Finds `key` with one probe, deleting it on the way if it expired
+    /// by `now_ms` (lazy expiry: every read of a key goes through here).
+    #[inline]
+    pub fn get_live(&mut self, key: &[u8], now_ms: u64) -> Lookup<'_> {
+        match self.table.find_entry(hash_key(key), |n| n.key() == key) {
+            Err(_) => Lookup::Missing,
+            Ok(found) if found.get().entry().is_expired(now_ms) => {
+                drop(found.remove().0);
+                Lookup::Expired
+            }
+            Ok(found) => Lookup::Live(found.into_mut().entry_mut()),
+        }
     }
 
     /// Stores `entry` under `key`, returning the entry it replaces.

@@ -52,6 +52,7 @@ pub fn scan_hash(key: &[u8]) -> u64 {
 }
 
 pub use super::keymap::KeyMap as Map;
+use super::keymap::Lookup;
 
 /// Counters kept under the shard lock, so the hot path never touches a
 /// shared atomic; INFO sums them over the shards.
@@ -317,26 +318,25 @@ impl<'a> View<'a> {
             shard.stats.misses += 1;
             return None;
         };
-        let expired = match map.get(key) {
-            None => {
-                shard.stats.misses += 1;
-                return None;
+        match map.get_live(key, now_ms) {
+            Lookup::Live(e) => {
+                shard.stats.hits += 1;
+                e.access = lru_clock(now_ms);
+                Some(e)
             }
-            Some(e) => e.is_expired(now_ms),
-        };
-        if expired {
-            map.remove(key);
-            sdb.keys -= 1;
-            sdb.volatile -= 1;
-            shard.stats.expired += 1;
-            shard.stats.misses += 1;
-            shard.pending_expired.push((db, key.to_vec()));
-            return None;
+            Lookup::Expired => {
+                sdb.keys -= 1;
+                sdb.volatile -= 1;
+                shard.stats.expired += 1;
+                shard.stats.misses += 1;
+                shard.pending_expired.push((db, key.to_vec()));
+                None
+            }
+            Lookup::Missing => {
+                shard.stats.misses += 1;
+                None
+            }
         }
-        shard.stats.hits += 1;
-        let e = map.get_mut(key)?;
-        e.access = lru_clock(now_ms);
-        Some(e)
     }
 
     /// Like [`View::get`] but counts no hit/miss and does not update the
@@ -346,15 +346,17 @@ impl<'a> View<'a> {
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let map = sdb.slots.get_mut(slot / SHARDS)?;
-        if map.get(key)?.is_expired(now_ms) {
-            map.remove(key);
-            sdb.keys -= 1;
-            sdb.volatile -= 1;
-            shard.stats.expired += 1;
-            shard.pending_expired.push((db, key.to_vec()));
-            return None;
+        match map.get_live(key, now_ms) {
+            Lookup::Live(e) => Some(e),
+            Lookup::Expired => {
+                sdb.keys -= 1;
+                sdb.volatile -= 1;
+                shard.stats.expired += 1;
+                shard.pending_expired.push((db, key.to_vec()));
+                None
+            }
+            Lookup::Missing => None,
         }
-        map.get_mut(key)
     }
 
     /// Stores `value` under `key` with the given expiry (0 = none),
