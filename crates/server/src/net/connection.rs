@@ -289,11 +289,13 @@ async fn run<S: AsyncRead + AsyncWrite + Unpin>(
 /// appendfsync always: acknowledged means on disk, so replies after a
 /// write leave only once the log holds it. Every client that wrote since
 /// the last fsync waits for the same one.
-async fn durable_before_reply(server: &Server, client: &Client, me: usize) {
+/// Returns whether the reply waited for the log.
+async fn durable_before_reply(server: &Server, client: &Client, me: usize) -> bool {
     if client.aof_offset > 0 && server.aof.fsync_policy() == Fsync::Always && server.aof.enabled() {
         let company = server.workers.conns[me].load(Relaxed) > 1;
-        server.aof.wait_durable(client.aof_offset, company).await;
+        return server.aof.wait_durable(client.aof_offset, company).await;
     }
+    false
 }
 
 async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
@@ -435,7 +437,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         stats.add_net(n as u64, out.len() as u64);
         n = 0;
         if !out.is_empty() {
-            durable_before_reply(server, client, me).await;
+            let waited = durable_before_reply(server, client, me).await;
             // Let the worker's other ready connections run first, so the
             // replies of one round leave together, as Redis writes them
             // all at the end of its event-loop round. A reply sent while
@@ -443,8 +445,9 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             // spread-out replies found the client asleep every time, and
             // this took ~10% of the worker's CPU in the kernel's
             // sock_def_readable (measured: 50 clients of MULTI/INCR/INCR/
-            // EXEC, +5-8%; GET/SET +2-4%).
-            if server.workers.conns[me].load(Relaxed) > 1 {
+            // EXEC, +5-8%; GET/SET +2-4%). Connections released by one
+            // fsync already reply together.
+            if !waited && server.workers.conns[me].load(Relaxed) > 1 {
                 tokio::task::yield_now().await;
             }
             stream.write_all(&out).await?;

@@ -563,9 +563,11 @@ impl Aof {
     ///
     /// `company`: the calling worker serves other connections, which may
     /// be about to append.
-    pub async fn wait_durable(&self, offset: u64, company: bool) {
+    ///
+    /// Returns whether it had to wait (false: durable already).
+    pub async fn wait_durable(&self, offset: u64, company: bool) -> bool {
         if self.durable.load(Relaxed) >= offset {
-            return;
+            return false;
         }
         // On a worker, wait on its local relay (see `relay_durable`).
         let local = LOCAL_DURABLE.with(|l| l.borrow().clone());
@@ -579,7 +581,7 @@ impl Aof {
             tokio::pin!(notified);
             notified.as_mut().enable();
             if self.durable.load(SeqCst) >= offset || !self.enabled() || !self.write_ok() {
-                return;
+                return true;
             }
             if self.fsync_inline() && !LEADING.with(|l| l.replace(true)) {
                 let leader = StandDown;
