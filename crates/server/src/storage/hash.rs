@@ -36,6 +36,7 @@ use rand::Rng;
 use super::list::codec;
 use super::list::{Elem, Needle};
 use super::value::EncodingLimits;
+use super::varint;
 
 /// Largest listpack Redis lets a hash grow to before converting
 /// (`lpSafeToAdd`'s 1 GB).
@@ -66,26 +67,6 @@ pub fn field_hash(field: &[u8]) -> u64 {
 // ---------------------------------------------------------------------------
 // Pair: one allocation holding a field and its value.
 
-fn varint_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 0x80 {
-        n >>= 7;
-        len += 1;
-    }
-    len
-}
-
-fn write_varint(dst: &mut [u8], mut n: usize) -> usize {
-    let mut i = 0;
-    while n >= 0x80 {
-        dst[i] = (n as u8 & 0x7F) | 0x80;
-        n >>= 7;
-        i += 1;
-    }
-    dst[i] = n as u8;
-    i + 1
-}
-
 /// A field and its value in one heap allocation, behind a thin pointer:
 /// `[varint field_len][varint value_len][field][value]`.
 pub struct Pair {
@@ -100,7 +81,7 @@ unsafe impl Sync for Pair {}
 
 impl Pair {
     pub fn new(field: &[u8], value: &[u8]) -> Pair {
-        let (fl, vl) = (varint_len(field.len()), varint_len(value.len()));
+        let (fl, vl) = (varint::len(field.len()), varint::len(value.len()));
         let total = fl + vl + field.len() + value.len();
         let layout = Self::layout(total);
         // SAFETY: `layout` has a non-zero size (at least the two varint
@@ -112,8 +93,8 @@ impl Pair {
         // SAFETY: `raw` points to `total` freshly allocated bytes that
         // nothing else references.
         let dst = unsafe { std::slice::from_raw_parts_mut(raw, total) };
-        let mut at = write_varint(dst, field.len());
-        at += write_varint(&mut dst[at..], value.len());
+        let mut at = varint::write(dst, field.len());
+        at += varint::write(&mut dst[at..], value.len());
         dst[at..at + field.len()].copy_from_slice(field);
         at += field.len();
         dst[at..].copy_from_slice(value);
@@ -131,21 +112,9 @@ impl Pair {
     /// Reads the varint at byte `at` of the allocation: (value, bytes).
     #[inline]
     fn varint_at(&self, at: usize) -> (usize, usize) {
-        let mut n = 0usize;
-        let mut shift = 0;
-        let mut i = at;
-        loop {
-            // SAFETY: the header varints were written completely by `new`,
-            // so every byte up to their last one (high bit clear) is inside
-            // the allocation.
-            let b = unsafe { *self.ptr.as_ptr().add(i) };
-            n |= ((b & 0x7F) as usize) << shift;
-            i += 1;
-            if b & 0x80 == 0 {
-                return (n, i - at);
-            }
-            shift += 7;
-        }
+        // SAFETY: the header varints were written completely by `new`
+        // inside the allocation.
+        unsafe { varint::read(self.ptr.as_ptr().add(at)) }
     }
 
     /// (header bytes, field length, value length).

@@ -21,6 +21,7 @@ use hashbrown::HashTable;
 
 use super::keyspace::KeyHasher;
 use super::value::Entry;
+use super::varint;
 
 #[inline]
 fn hash_key(key: &[u8]) -> u64 {
@@ -38,18 +39,9 @@ unsafe impl Sync for Node {}
 
 const ENTRY: usize = size_of::<Entry>();
 
-fn varint_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 0x80 {
-        n >>= 7;
-        len += 1;
-    }
-    len
-}
-
 impl Node {
     fn layout(key_len: usize) -> Layout {
-        let size = ENTRY + varint_len(key_len) + key_len;
+        let size = ENTRY + varint::len(key_len) + key_len;
         // Keys are at most 512 MB (proto-max-bulk-len), so this cannot
         // overflow isize.
         match Layout::from_size_align(size, align_of::<Entry>()) {
@@ -69,15 +61,9 @@ impl Node {
         // aligned for Entry; each write stays inside it.
         unsafe {
             std::ptr::write(raw as *mut Entry, entry);
-            let mut at = raw.add(ENTRY);
-            let mut n = key.len();
-            while n >= 0x80 {
-                *at = (n as u8) | 0x80;
-                at = at.add(1);
-                n >>= 7;
-            }
-            *at = n as u8;
-            std::ptr::copy_nonoverlapping(key.as_ptr(), at.add(1), key.len());
+            let header = std::slice::from_raw_parts_mut(raw.add(ENTRY), layout.size() - ENTRY);
+            let at = ENTRY + varint::write(header, key.len());
+            std::ptr::copy_nonoverlapping(key.as_ptr(), raw.add(at), key.len());
         }
         Node(ptr)
     }
@@ -85,20 +71,10 @@ impl Node {
     /// (key length, offset of the key bytes).
     #[inline]
     fn key_span(&self) -> (usize, usize) {
-        let mut len = 0usize;
-        let mut shift = 0;
-        let mut at = ENTRY;
-        loop {
-            // SAFETY: the varint written by `new` lies right after the
-            // entry, inside the allocation.
-            let b = unsafe { *self.0.as_ptr().add(at) };
-            at += 1;
-            len |= ((b & 0x7f) as usize) << shift;
-            if b & 0x80 == 0 {
-                return (len, at);
-            }
-            shift += 7;
-        }
+        // SAFETY: the varint written by `new` lies right after the entry,
+        // inside the allocation.
+        let (len, bytes) = unsafe { varint::read(self.0.as_ptr().add(ENTRY)) };
+        (len, ENTRY + bytes)
     }
 
     #[inline]

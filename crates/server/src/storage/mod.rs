@@ -9,4 +9,5 @@ pub mod set;
 pub mod slot;
 pub mod stream;
 pub mod value;
+pub mod varint;
 pub mod zset;
