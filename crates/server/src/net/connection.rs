@@ -21,7 +21,7 @@ use super::balance::NO_MIGRATION;
 use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream};
 use crate::client::{Client, ClientInfo};
 use crate::command;
-use crate::persistence::aof::Fsync;
+use crate::persistence::aof::{Durable, Fsync};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 
@@ -289,13 +289,25 @@ async fn run<S: AsyncRead + AsyncWrite + Unpin>(
 /// appendfsync always: acknowledged means on disk, so replies after a
 /// write leave only once the log holds it. Every client that wrote since
 /// the last fsync waits for the same one.
-/// Returns whether the reply waited for the log.
-async fn durable_before_reply(server: &Server, client: &Client, me: usize) -> bool {
+/// Returns whether the reply waited for the log. If the log cannot be
+/// written, the connection ends without its replies: what they would
+/// acknowledge is not on disk (Redis exits in this case).
+async fn durable_before_reply(
+    server: &Server,
+    client: &Client,
+    me: usize,
+) -> std::io::Result<bool> {
     if client.aof_offset > 0 && server.aof.fsync_policy() == Fsync::Always && server.aof.enabled() {
         let company = server.workers.conns[me].load(Relaxed) > 1;
-        return server.aof.wait_durable(client.aof_offset, company).await;
+        return match server.aof.wait_durable(client.aof_offset, company).await {
+            Durable::Already => Ok(false),
+            Durable::Waited => Ok(true),
+            Durable::Failed => Err(std::io::Error::other(
+                "append-only log write failed: replies withheld",
+            )),
+        };
     }
-    false
+    Ok(false)
 }
 
 async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
@@ -402,7 +414,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     if let Some((req, owned)) = blocked {
                         // Replies of the requests before this one leave now.
                         if !out.is_empty() {
-                            durable_before_reply(server, client, me).await;
+                            durable_before_reply(server, client, me).await?;
                             stream.write_all(&out).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
@@ -419,7 +431,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         break;
                     }
                     if out.len() >= FLUSH_AT {
-                        durable_before_reply(server, client, me).await;
+                        durable_before_reply(server, client, me).await?;
                         stream.write_all(&out).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
@@ -437,7 +449,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         stats.add_net(n as u64, out.len() as u64);
         n = 0;
         if !out.is_empty() {
-            let waited = durable_before_reply(server, client, me).await;
+            let waited = durable_before_reply(server, client, me).await?;
             // Let the worker's other ready connections run first, so the
             // replies of one round leave together, as Redis writes them
             // all at the end of its event-loop round. A reply sent while

@@ -125,6 +125,18 @@ impl FsyncPool {
     }
 }
 
+/// How [`Aof::wait_durable`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durable {
+    /// Durable before the call.
+    Already,
+    /// Durable after waiting for an fsync (or the log was turned off).
+    Waited,
+    /// Writing or fsyncing the log failed: the writes are not durable
+    /// and must not be acknowledged.
+    Failed,
+}
+
 /// Ends this worker's group commit leadership however the leader's
 /// wait ends (see `Aof::wait_durable`).
 struct StandDown;
@@ -563,11 +575,9 @@ impl Aof {
     ///
     /// `company`: the calling worker serves other connections, which may
     /// be about to append.
-    ///
-    /// Returns whether it had to wait (false: durable already).
-    pub async fn wait_durable(&self, offset: u64, company: bool) -> bool {
+    pub async fn wait_durable(&self, offset: u64, company: bool) -> Durable {
         if self.durable.load(Relaxed) >= offset {
-            return false;
+            return Durable::Already;
         }
         // On a worker, wait on its local relay (see `relay_durable`).
         let local = LOCAL_DURABLE.with(|l| l.borrow().clone());
@@ -580,8 +590,11 @@ impl Aof {
             };
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.durable.load(SeqCst) >= offset || !self.enabled() || !self.write_ok() {
-                return true;
+            if self.durable.load(SeqCst) >= offset || !self.enabled() {
+                return Durable::Waited;
+            }
+            if !self.write_ok() {
+                return Durable::Failed;
             }
             if self.fsync_inline() && !LEADING.with(|l| l.replace(true)) {
                 let leader = StandDown;
@@ -653,11 +666,9 @@ impl Aof {
                 (std::mem::take(&mut inner.buf), inner.appended)
             };
             let Some(s) = sink.as_mut() else { return false };
-            if !chunk.is_empty() {
-                if let Err(e) = (&*s.file).write_all(&chunk) {
-                    self.fail("writing", &e);
-                    return false;
-                }
+            if let Err(e) = self.write_chunk(&s.file, chunk) {
+                self.fail("writing", &e);
+                return false;
             }
             (s.file.clone(), end)
         };
@@ -681,6 +692,33 @@ impl Aof {
         true
     }
 
+    /// Writes `chunk` (taken from the buffer) to the log. On an error
+    /// (disk full, EIO) the part not written goes back to the front of
+    /// the buffer, so the next write retries it in order: the file never
+    /// skips bytes, and a record is durable only once wholly written. The
+    /// caller holds the sink.
+    fn write_chunk(&self, file: &File, chunk: Vec<u8>) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < chunk.len() {
+            let error = match (&*file).write(&chunk[done..]) {
+                Ok(0) => std::io::Error::from(std::io::ErrorKind::WriteZero),
+                Ok(n) => {
+                    done += n;
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => e,
+            };
+            let mut inner = self.inner.lock();
+            let mut rest = Vec::with_capacity(chunk.len() - done + inner.buf.len());
+            rest.extend_from_slice(&chunk[done..]);
+            rest.extend_from_slice(&inner.buf);
+            inner.buf = rest;
+            return Err(error);
+        }
+        Ok(())
+    }
+
     /// Writes the buffer to the file (and fsyncs it if asked), then
     /// publishes the new durable offset. The caller holds the sink.
     fn write_out(&self, sink: &mut Option<Sink>, fsync: bool) {
@@ -691,7 +729,7 @@ impl Aof {
         };
         let Some(s) = sink.as_mut() else { return };
         if !chunk.is_empty() {
-            if let Err(e) = (&*s.file).write_all(&chunk) {
+            if let Err(e) = self.write_chunk(&s.file, chunk) {
                 self.fail("writing", &e);
                 return;
             }

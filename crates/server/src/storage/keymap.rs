@@ -39,6 +39,12 @@ unsafe impl Sync for Node {}
 
 const ENTRY: usize = size_of::<Entry>();
 
+// The Send/Sync impls above hold only while Entry is Send + Sync.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Entry>()
+};
+
 impl Node {
     fn layout(key_len: usize) -> Layout {
         let size = ENTRY + varint::len(key_len) + key_len;

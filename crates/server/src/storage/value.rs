@@ -116,8 +116,8 @@ impl Str {
     }
 }
 
-/// A key's value, 32 bytes. Collections are boxed so a string key pays
-/// nothing for the other types, except the hash, whose 24-byte header
+/// A key's value, 24 bytes. Collections are boxed so a string key pays
+/// nothing for the other types, except the hash, whose 16-byte header
 /// fits: a small hash (the common case: objects stored as hashes) then
 /// costs one allocation, its listpack.
 #[derive(Debug, Clone, PartialEq)]
