@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what it needs when missing:
 # redis-server and redis-tools (the differential tests and the redis-cli /
-# redis-benchmark compatibility tests drive the real ones), and the Python
+# redis-benchmark compatibility tests drive the real ones), gcc, and the Python
 # client used by the redis-py tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null || need_apt+=(redis-tools)
+# gcc builds the vendored Lua and the failing-disk shim of the AOF error tests.
+command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq

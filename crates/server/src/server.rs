@@ -209,6 +209,7 @@ impl Server {
             };
             if let Err(e) = self.aof.start_rewrite(&mut all, format) {
                 tracing::error!("Can't rewrite append only file: {e}");
+                self.aof.rewrite_failures.fetch_add(1, Relaxed);
                 return false;
             }
         }
@@ -221,10 +222,12 @@ impl Server {
                     server
                         .aof_base_size
                         .store(server.aof.size_on_disk(), Relaxed);
+                    server.aof.rewrite_failures.store(0, Relaxed);
                     tracing::info!("Background AOF rewrite finished successfully");
                 }
                 Err(e) => {
                     server.aof.abort_rewrite();
+                    server.aof.rewrite_failures.fetch_add(1, Relaxed);
                     tracing::error!("Background AOF rewrite failed: {e}");
                 }
             });

@@ -35,6 +35,7 @@ pub use error::{CmdError, CmdResult};
 use table::{Access, Command, CommandTable, Registry};
 
 use crate::client::{Client, ReplyMode};
+use crate::persistence::aof::Fsync;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use crate::storage::keyspace::View;
@@ -502,13 +503,15 @@ pub fn execute<'s>(
         }
     }
     if cmd.has(table::flag::WRITE) {
-        let refused = if server.aof.enabled() && !server.aof.write_ok() {
+        // In Redis's order (writeCommandsDeniedByDiskError): a failed
+        // snapshot first, then the log.
+        let refused = if server.rdb_writes_refused() {
+            Some(error::MISCONF_RDB.0.to_string())
+        } else if server.aof.enabled() && !server.aof.write_ok() {
             Some(format!(
                 "MISCONF Errors writing to the AOF file: {}",
                 server.aof.last_error()
             ))
-        } else if server.rdb_writes_refused() {
-            Some(error::MISCONF_RDB.0.to_string())
         } else {
             None
         };
@@ -546,6 +549,15 @@ pub fn execute<'s>(
             true
         }
     };
+    if cmd.access != Access::None
+        && server.aof.enabled()
+        && server.aof.fsync_policy() == Fsync::Always
+    {
+        // What this command read may be a write still on its way to disk:
+        // the reply waits for the log as far as it reached (see
+        // `Aof::appended_hint`). PING, INFO and the like read no data.
+        cx.client.aof_offset = cx.client.aof_offset.max(server.aof.appended_hint());
+    }
     let Ctx { view, ready, .. } = cx;
     Executed {
         view,

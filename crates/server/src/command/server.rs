@@ -204,7 +204,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 let snaps = &server.snapshots;
                 let _ = write!(
                     o,
-                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:{}\r\ncurrent_save_keys_total:{}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\naof_fsyncs:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:{}\r\ncurrent_save_keys_total:{}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\naof_fsyncs:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
                     snaps.keys_processed.load(Relaxed) * snaps.in_progress() as u64,
                     snaps.keys_total.load(Relaxed) * snaps.in_progress() as u64,
                     server.dirty.load(Relaxed),
@@ -219,7 +219,9 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     server.aof.enabled() as u8,
                     server.aof.rewriting() as u8,
                     if server.aof.rewrites.load(Relaxed) > 0 { server.aof.last_rewrite_secs.load(Relaxed) as i64 } else { -1 },
+                    if server.aof.rewrite_failures.load(Relaxed) == 0 { "ok" } else { "err" },
                     server.aof.rewrites.load(Relaxed),
+                    server.aof.rewrite_failures.load(Relaxed),
                     if server.aof.write_ok() { "ok" } else { "err" },
                     server.aof.fsyncs.load(Relaxed),
                 );
@@ -366,7 +368,7 @@ fn bgrewriteaof(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     }
     if !server.rewrite_aof() {
         return Err(CmdError::new(
-            "ERR Background append only file rewriting failed to start, see the log",
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
         ));
     }
     cx.simple(b"Background append only file rewriting started");

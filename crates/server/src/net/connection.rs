@@ -292,6 +292,14 @@ async fn run<S: AsyncRead + AsyncWrite + Unpin>(
 /// Returns whether the reply waited for the log. If the log cannot be
 /// written, the connection ends without its replies: what they would
 /// acknowledge is not on disk (Redis exits in this case).
+/// appendfsync everysec/no: the log is handed to the OS (written, not
+/// fsynced) before the replies acknowledging its records leave.
+fn written_before_reply(server: &Server, client: &Client) {
+    if client.aof_offset > 0 && server.aof.enabled() && server.aof.fsync_policy() != Fsync::Always {
+        server.aof.write_to_os(client.aof_offset);
+    }
+}
+
 async fn durable_before_reply(
     server: &Server,
     client: &Client,
@@ -415,6 +423,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         // Replies of the requests before this one leave now.
                         if !out.is_empty() {
                             durable_before_reply(server, client, me).await?;
+                            written_before_reply(server, client);
                             stream.write_all(&out).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
@@ -432,6 +441,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     }
                     if out.len() >= FLUSH_AT {
                         durable_before_reply(server, client, me).await?;
+                        written_before_reply(server, client);
                         stream.write_all(&out).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
@@ -462,6 +472,9 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             if !waited && server.workers.conns[me].load(Relaxed) > 1 {
                 tokio::task::yield_now().await;
             }
+            // After the yield: the round's first connection here writes
+            // the whole round's records in one system call.
+            written_before_reply(server, client);
             stream.write_all(&out).await?;
             out.clear();
             if out.capacity() > FLUSH_AT * 4 {

@@ -22,11 +22,14 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, AtomicU8,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use resp::encode;
 
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
@@ -232,6 +235,8 @@ struct Rewrite {
     base_name: String,
     base_seq: u64,
     started: Instant,
+    /// A shard a command's write made us copy could not be written.
+    failed: Option<std::io::Error>,
 }
 
 /// The new base file being written: commands, or (aof-use-rdb-preamble
@@ -310,11 +315,23 @@ pub struct Aof {
     /// Bytes known to be on disk (fsynced; written, for `no`).
     durable: AtomicU64,
     durable_changed: tokio::sync::Notify,
-    ok: AtomicBool,
+    /// `appended`, readable without the lock (see `appended_hint`).
+    appended_seen: AtomicU64,
+    /// The last write to the log failed; its bytes wait in the buffer
+    /// and every log-thread round retries them. Writes are refused
+    /// meanwhile (MISCONF), as Redis's `aof_last_write_status`.
+    write_failed: AtomicBool,
+    /// The last fsync failed (`everysec`: Redis's
+    /// `aof_bio_fsync_status`); cleared by the next one that succeeds.
+    fsync_failed: AtomicBool,
+    /// strerror text of the last failure, for the MISCONF reply.
     last_error: Mutex<String>,
     enabled: AtomicBool,
     rewriting: AtomicBool,
     pub rewrites: AtomicU64,
+    /// The last rewrite failed, and how many in a row have (INFO
+    /// `aof_last_bgrewrite_status`, `aof_rewrites_consecutive_failures`).
+    pub rewrite_failures: AtomicU64,
     pub last_rewrite_secs: AtomicU64,
     last_fsync: Mutex<Instant>,
     /// Written to the file since the last fsync.
@@ -336,6 +353,34 @@ pub struct Aof {
     last_fsync_ns: AtomicU64,
     pool: FsyncPool,
     stop: AtomicBool,
+}
+
+/// Writes all of `chunk` to `file`, or hands back the bytes not written
+/// with the error, so the caller can keep them for a retry.
+fn write_or_return(file: &File, chunk: Vec<u8>) -> Result<(), (Vec<u8>, std::io::Error)> {
+    let mut done = 0;
+    while done < chunk.len() {
+        match (&*file).write(&chunk[done..]) {
+            Ok(0) => {
+                let e = std::io::Error::from(std::io::ErrorKind::WriteZero);
+                return Err((chunk[done..].to_vec(), e));
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((chunk[done..].to_vec(), e)),
+        }
+    }
+    Ok(())
+}
+
+/// The C library's text for an I/O error, as Redis prints it
+/// (`No space left on device`, without Rust's ` (os error 28)`).
+fn strerror(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }
 
 fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
@@ -371,11 +416,14 @@ impl Aof {
             wake_lock: Mutex::new(()),
             durable: AtomicU64::new(0),
             durable_changed: tokio::sync::Notify::new(),
-            ok: AtomicBool::new(true),
+            appended_seen: AtomicU64::new(0),
+            write_failed: AtomicBool::new(false),
+            fsync_failed: AtomicBool::new(false),
             last_error: Mutex::new(String::new()),
             enabled: AtomicBool::new(false),
             rewriting: AtomicBool::new(false),
             rewrites: AtomicU64::new(0),
+            rewrite_failures: AtomicU64::new(0),
             last_rewrite_secs: AtomicU64::new(0),
             last_fsync: Mutex::new(Instant::now()),
             unsynced: AtomicBool::new(false),
@@ -409,8 +457,19 @@ impl Aof {
         self.fsync.store(f as u8, Relaxed);
     }
 
+    /// Whether the log is being written and fsynced without errors
+    /// (INFO `aof_last_write_status`; otherwise writes get MISCONF).
     pub fn write_ok(&self) -> bool {
-        self.ok.load(Relaxed)
+        !self.write_failed.load(Relaxed) && !self.fsync_failed.load(Relaxed)
+    }
+
+    /// How far the log has been appended to, without taking its lock.
+    /// Under `always` a reply that read data waits until this much is
+    /// durable: Redis replies to every client of a round after its
+    /// fsync, so nobody sees a write the disk does not hold yet.
+    #[inline]
+    pub fn appended_hint(&self) -> u64 {
+        self.appended_seen.load(Acquire)
     }
 
     pub fn last_error(&self) -> String {
@@ -438,6 +497,7 @@ impl Aof {
         encode::command(&mut inner.buf, argv);
         inner.appended += (inner.buf.len() - before) as u64;
         let end = inner.appended;
+        self.appended_seen.store(end, Release);
         drop(inner);
         self.wake_writer();
         end
@@ -464,6 +524,7 @@ impl Aof {
         encode::command(&mut inner.buf, &[b"EXEC".as_slice()]);
         inner.appended += (inner.buf.len() - before) as u64;
         let end = inner.appended;
+        self.appended_seen.store(end, Release);
         drop(inner);
         self.wake_writer();
         end
@@ -644,13 +705,20 @@ impl Aof {
         }
     }
 
-    /// Hands what was appended to the OS (appendfsync everysec/no), from
-    /// the connection that wrote, before its replies leave, as Redis does
-    /// in beforeSleep; skipped if another thread is writing right now.
-    pub fn flush_to_os(&self) {
-        if let Some(mut sink) = self.sink.try_lock() {
-            self.write_out(&mut sink, false);
+    /// `everysec`/`no`: hands the log to the OS up to `offset` before the
+    /// replies that acknowledge it leave, as Redis writes the log in
+    /// beforeSleep, so a crash of the process (not of the machine) loses
+    /// nothing acknowledged. The first connection of a round to get here
+    /// writes what the whole round appended; the others find it written.
+    pub fn write_to_os(&self, offset: u64) {
+        if self.durable.load(Acquire) >= offset {
+            return;
         }
+        let sink = self.sink.lock();
+        if self.durable.load(Acquire) >= offset {
+            return;
+        }
+        self.write_out(sink, false);
     }
 
     /// `always` on a fast disk: writes what was appended and fsyncs it on
@@ -667,9 +735,10 @@ impl Aof {
             };
             let Some(s) = sink.as_mut() else { return false };
             if let Err(e) = self.write_chunk(&s.file, chunk) {
-                self.fail("writing", &e);
+                self.write_error(&e);
                 return false;
             }
+            self.write_recovered();
             (s.file.clone(), end)
         };
         if self.durable.load(Relaxed) >= end {
@@ -677,7 +746,7 @@ impl Aof {
         }
         let started = Instant::now();
         if let Err(e) = file.sync_data() {
-            self.fail("fsyncing", &e);
+            self.fsync_error(&e);
             return false;
         }
         self.fsyncs.fetch_add(1, Relaxed);
@@ -685,9 +754,7 @@ impl Aof {
         *self.last_fsync.lock() = now;
         self.last_fsync_ns
             .store(now.duration_since(started).as_nanos() as u64, Relaxed);
-        if !self.ok.swap(true, Relaxed) {
-            tracing::info!("AOF write error recovered");
-        }
+        self.fsync_recovered();
         self.durable.fetch_max(end, SeqCst);
         true
     }
@@ -698,30 +765,20 @@ impl Aof {
     /// skips bytes, and a record is durable only once wholly written. The
     /// caller holds the sink.
     fn write_chunk(&self, file: &File, chunk: Vec<u8>) -> std::io::Result<()> {
-        let mut done = 0;
-        while done < chunk.len() {
-            let error = match (&*file).write(&chunk[done..]) {
-                Ok(0) => std::io::Error::from(std::io::ErrorKind::WriteZero),
-                Ok(n) => {
-                    done += n;
-                    continue;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => e,
-            };
+        write_or_return(file, chunk).map_err(|(rest, e)| {
             let mut inner = self.inner.lock();
-            let mut rest = Vec::with_capacity(chunk.len() - done + inner.buf.len());
-            rest.extend_from_slice(&chunk[done..]);
-            rest.extend_from_slice(&inner.buf);
-            inner.buf = rest;
-            return Err(error);
-        }
-        Ok(())
+            let mut buf = rest;
+            buf.extend_from_slice(&inner.buf);
+            inner.buf = buf;
+            e
+        })
     }
 
     /// Writes the buffer to the file (and fsyncs it if asked), then
-    /// publishes the new durable offset. The caller holds the sink.
-    fn write_out(&self, sink: &mut Option<Sink>, fsync: bool) {
+    /// publishes the new durable offset. The sink is held for the writes
+    /// only: an `everysec` fsync runs after it is released, so connections
+    /// handing their writes to the OS do not wait for the disk.
+    fn write_out(&self, mut sink: MutexGuard<'_, Option<Sink>>, fsync: bool) {
         let (chunk, end) = {
             let mut inner = self.inner.lock();
             let end = inner.appended;
@@ -730,43 +787,41 @@ impl Aof {
         let Some(s) = sink.as_mut() else { return };
         if !chunk.is_empty() {
             if let Err(e) = self.write_chunk(&s.file, chunk) {
-                self.fail("writing", &e);
+                self.write_error(&e);
                 return;
             }
             self.unsynced.store(true, Relaxed);
         }
+        // Nothing is left unwritten (a failed write's bytes would be).
+        self.write_recovered();
         if fsync && self.fsync_policy() == Fsync::Always {
             // `always`: the fsync runs on a pool thread, so the next group
             // can be written and fsynced while this one's is in flight.
             if self.unsynced.swap(false, Relaxed) {
                 self.pool.submit(s.file.clone(), end);
             }
-            if !self.ok.load(Relaxed) {
-                self.ok.store(true, Relaxed);
-                tracing::info!("AOF write error recovered");
-            }
             return;
         }
-        if fsync && self.unsynced.load(Relaxed) {
+        if fsync && self.unsynced.swap(false, Relaxed) {
+            let file = s.file.clone();
+            drop(sink);
             let started = Instant::now();
-            if let Err(e) = s.file.sync_data() {
-                self.fail("fsyncing", &e);
+            if let Err(e) = file.sync_data() {
+                // The next second retries.
+                self.unsynced.store(true, Relaxed);
+                self.fsync_error(&e);
                 return;
             }
             self.fsyncs.fetch_add(1, Relaxed);
-            self.unsynced.store(false, Relaxed);
             let now = Instant::now();
             *self.last_fsync.lock() = now;
             self.last_fsync_ns
                 .store(now.duration_since(started).as_nanos() as u64, Relaxed);
-        }
-        if !self.ok.load(Relaxed) {
-            self.ok.store(true, Relaxed);
-            tracing::info!("AOF write error recovered");
+            self.fsync_recovered();
         }
         let policy = self.fsync_policy();
         if fsync || policy != Fsync::Always {
-            self.durable.fetch_max(end, Relaxed);
+            self.durable.fetch_max(end, SeqCst);
             // Only `always` has waiters (and one that switched policy
             // meanwhile is released by the next fsync).
             if fsync || policy == Fsync::Always {
@@ -775,11 +830,58 @@ impl Aof {
         }
     }
 
-    fn fail(&self, what: &str, e: &std::io::Error) {
-        if self.ok.swap(false, Relaxed) {
-            tracing::error!("Error {what} the AOF file: {e}");
+    /// A write to the log failed (disk full, EIO): writes are refused
+    /// until a retry succeeds. Under `always` the connections waiting for
+    /// it end without their replies (see `wait_durable`), where Redis
+    /// exits: the bytes are kept in order, so nothing acknowledged or
+    /// observed is missing from the file once the disk recovers.
+    fn write_error(&self, e: &std::io::Error) {
+        *self.last_error.lock() = strerror(e);
+        if !self.write_failed.swap(true, Relaxed) {
+            tracing::error!("Error writing to the AOF file: {}", strerror(e));
         }
-        *self.last_error.lock() = e.to_string();
+        // Whoever waits for this write learns it failed (a waiter checks
+        // `write_ok` on every wake-up).
+        self.durable_changed.notify_waiters();
+    }
+
+    fn write_recovered(&self) {
+        if self.write_failed.load(Relaxed) && self.write_failed.swap(false, Relaxed) {
+            tracing::info!("AOF write error looks solved, Redis can write again.");
+        }
+    }
+
+    /// An fsync of the log failed. After a failed fsync the kernel may
+    /// have dropped the dirty pages it could not write, so a later fsync
+    /// that succeeds proves nothing about them: under `always`, where a
+    /// reply promises the disk holds the write, keel exits as Redis does
+    /// (the log on disk then ends at the last good fsync). Under
+    /// `everysec`, writes are refused until an fsync succeeds again.
+    fn fsync_error(&self, e: &std::io::Error) {
+        if self.fsync_policy() == Fsync::Always {
+            tracing::error!(
+                "Can't persist append only file: {}. Exiting...",
+                strerror(e)
+            );
+            eprintln!(
+                "Can't persist append only file: {}. Exiting...",
+                strerror(e)
+            );
+            std::process::exit(1);
+        }
+        *self.last_error.lock() = strerror(e);
+        if !self.fsync_failed.swap(true, Relaxed) {
+            tracing::error!(
+                "Error fsyncing the AOF file: {}, writes are refused until an fsync succeeds",
+                strerror(e)
+            );
+        }
+    }
+
+    fn fsync_recovered(&self) {
+        if self.fsync_failed.load(Relaxed) && self.fsync_failed.swap(false, Relaxed) {
+            tracing::info!("AOF fsync error recovered");
+        }
     }
 
     /// The background thread: every 10 ms hands leftovers to the OS, and
@@ -829,8 +931,7 @@ impl Aof {
                 }
                 continue;
             }
-            let mut sink = self.sink.lock();
-            self.write_out(&mut sink, fsync);
+            self.write_out(self.sink.lock(), fsync);
         }
     }
 
@@ -859,10 +960,11 @@ impl Aof {
                     *self.last_fsync.lock() = now;
                     self.last_fsync_ns
                         .store(now.duration_since(started).as_nanos() as u64, Relaxed);
+                    self.fsync_recovered();
                     self.durable.fetch_max(end, Relaxed);
                     self.durable_changed.notify_waiters();
                 }
-                Err(e) => self.fail("fsyncing", &e),
+                Err(e) => self.fsync_error(&e),
             }
             drop(file);
             self.pool.done();
@@ -969,8 +1071,10 @@ impl Aof {
         };
         for shard in view.held_shards() {
             if !rw.done[shard] {
+                // A shard the new base misses would lose its keys once the
+                // base replaces the old files: the rewrite fails instead.
                 if let Err(e) = rw.base.write_shard(view, shard) {
-                    self.fail("rewriting", &e);
+                    rw.failed.get_or_insert(e);
                 }
                 rw.done[shard] = true;
             }
@@ -987,25 +1091,43 @@ impl Aof {
         if inner.rewrite.is_some() {
             return Ok(());
         }
-        // Whatever was appended before the switch belongs to the old file.
+        // Whatever was appended before the switch belongs to the old file
+        // (kept in the buffer if it cannot be written: nothing is lost).
         if let Some(s) = sink.as_mut() {
             let chunk = std::mem::take(&mut inner.buf);
-            (&*s.file).write_all(&chunk)?;
-            s.file.sync_data()?;
+            if let Err((rest, e)) = write_or_return(&s.file, chunk) {
+                inner.buf = rest;
+                drop(inner);
+                self.write_error(&e);
+                return Err(e.into());
+            }
+            if let Err(e) = s.file.sync_data() {
+                drop(inner);
+                self.fsync_error(&e);
+                return Err(e.into());
+            }
         }
         let mut manifest = self.manifest.lock();
         let incr_seq = manifest.next_seq('i');
         let incr = self.incr_name(incr_seq);
         let file = self.open_incr(&incr)?;
         manifest.files.push(ManifestFile {
-            name: incr,
+            name: incr.clone(),
             seq: incr_seq,
             kind: 'i',
         });
-        write_atomically(&self.manifest_path(), manifest.render().as_bytes())?;
+        if let Err(e) = write_atomically(&self.manifest_path(), manifest.render().as_bytes()) {
+            // The manifest on disk still names the current file: go on
+            // writing to it.
+            manifest.files.pop();
+            let _ = std::fs::remove_file(self.dir.join(&incr));
+            return Err(e.into());
+        }
         *sink = Some(Sink {
             file: Arc::new(file),
         });
+        // A new file replays from database 0.
+        inner.db = -1;
         let base_seq = manifest.next_seq('b').max(incr_seq);
         let base_name = self.base_name(base_seq, format.rdb.is_some());
         let file = BufWriter::new(File::create(self.dir.join(format!("{base_name}.tmp")))?);
@@ -1030,13 +1152,13 @@ impl Aof {
                 Base::Commands(file)
             }
         };
-        inner.db = -1;
         inner.rewrite = Some(Rewrite {
             done: [false; SHARDS],
             base,
             base_name,
             base_seq,
             started: Instant::now(),
+            failed: None,
         });
         self.rewriting.store(true, Relaxed);
         drop(manifest);
@@ -1053,6 +1175,9 @@ impl Aof {
             let Some(rw) = inner.rewrite.as_mut() else {
                 return Ok(());
             };
+            if let Some(e) = rw.failed.take() {
+                return Err(e.into());
+            }
             if !rw.done[shard] {
                 rw.base.write_shard(&mut view, shard)?;
                 rw.done[shard] = true;

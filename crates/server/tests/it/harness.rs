@@ -69,17 +69,36 @@ impl Server {
             env!("CARGO_BIN_EXE_keel-server"),
             &args,
             None,
+            &[],
         )
     }
 
     /// Any server program with the given options, in the current directory.
     pub fn start_program(name: &'static str, program: &str, args: &[&str]) -> Server {
-        Server::start(name, program, args, None)
+        Server::start(name, program, args, None, &[])
     }
 
     /// keel-server exactly as given (no default options).
     pub fn keel_raw(args: &[&str]) -> Server {
-        Server::start("keel-server", env!("CARGO_BIN_EXE_keel-server"), args, None)
+        Server::start(
+            "keel-server",
+            env!("CARGO_BIN_EXE_keel-server"),
+            args,
+            None,
+            &[],
+        )
+    }
+
+    /// keel-server exactly as given, with extra environment variables
+    /// (an LD_PRELOAD shim, say).
+    pub fn keel_raw_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start(
+            "keel-server",
+            env!("CARGO_BIN_EXE_keel-server"),
+            args,
+            None,
+            env,
+        )
     }
 
     /// The server the integration tests target: keel, or real Redis when
@@ -119,7 +138,13 @@ impl Server {
             "--logfile",
             "",
         ];
-        Server::start("redis-server", "redis-server", &args, Some(dir.clone()))
+        Server::start(
+            "redis-server",
+            "redis-server",
+            &args,
+            Some(dir.clone()),
+            &[],
+        )
     }
 
     fn start(
@@ -127,6 +152,7 @@ impl Server {
         program: &str,
         args: &[&str],
         dir: Option<std::path::PathBuf>,
+        env: &[(&str, &str)],
     ) -> Server {
         let mut last_err = String::new();
         for _attempt in 0..5 {
@@ -137,7 +163,8 @@ impl Server {
                 .args(args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(Stdio::null());
+                .stderr(Stdio::null())
+                .envs(env.iter().copied());
             if let Some(d) = &dir {
                 cmd.current_dir(d);
             }

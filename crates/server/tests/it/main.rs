@@ -13,6 +13,7 @@ mod harness;
 
 mod compat;
 mod connection;
+mod disk_errors;
 mod durability;
 mod expiry;
 mod hashes;
