@@ -871,10 +871,7 @@ impl Aof {
         }
         *self.last_error.lock() = strerror(e);
         if !self.fsync_failed.swap(true, Relaxed) {
-            tracing::error!(
-                "Error fsyncing the AOF file: {}, writes are refused until an fsync succeeds",
-                strerror(e)
-            );
+            tracing::error!("Fail to fsync the AOF file: {}", strerror(e));
         }
     }
 
