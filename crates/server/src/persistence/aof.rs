@@ -352,6 +352,8 @@ pub struct Aof {
     last_submit: Mutex<Instant>,
     last_fsync_ns: AtomicU64,
     pool: FsyncPool,
+    /// The fsync threads have been started.
+    fsync_threads: AtomicBool,
     stop: AtomicBool,
 }
 
@@ -436,6 +438,7 @@ impl Aof {
             last_submit: Mutex::new(Instant::now()),
             last_fsync_ns: AtomicU64::new(0),
             pool: FsyncPool::default(),
+            fsync_threads: AtomicBool::new(false),
             stop: AtomicBool::new(false),
         }
     }
@@ -794,7 +797,7 @@ impl Aof {
         }
         // Nothing is left unwritten (a failed write's bytes would be).
         self.write_recovered();
-        if fsync && self.fsync_policy() == Fsync::Always {
+        if fsync && self.fsync_policy() == Fsync::Always && self.fsync_threads.load(Relaxed) {
             // `always`: the fsync runs on a pool thread, so the next group
             // can be written and fsynced while this one's is in flight.
             if self.unsynced.swap(false, Relaxed) {
@@ -915,6 +918,7 @@ impl Aof {
             // only writes no client waits for.
             let inline = policy == Fsync::Always && self.fsync_inline();
             if policy == Fsync::Always && !inline {
+                self.start_fsync_threads();
                 self.gather();
             }
             let fsync = match policy {
@@ -932,19 +936,35 @@ impl Aof {
         }
     }
 
-    /// Starts the writer thread and the fsync threads.
+    /// Starts the writer thread (the fsync threads start when a slow
+    /// disk under `always` first needs them).
     pub fn start_writer(self: &Arc<Self>) -> std::io::Result<()> {
         let me = self.clone();
         std::thread::Builder::new()
             .name("keel-aof".into())
             .spawn(move || me.writer_loop())?;
+        Ok(())
+    }
+
+    /// Starts the `keel-fsync-N` threads once. If none can be started the
+    /// log thread fsyncs the groups itself (see `write_out`).
+    fn start_fsync_threads(self: &Arc<Self>) {
+        if self.fsync_threads.swap(true, Relaxed) {
+            return;
+        }
         for i in 0..FSYNC_PARALLEL {
             let me = self.clone();
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("keel-fsync-{i}"))
-                .spawn(move || me.fsync_loop())?;
+                .spawn(move || me.fsync_loop());
+            if let Err(e) = spawned {
+                tracing::warn!("cannot start fsync thread {i}: {e}");
+                if i == 0 {
+                    self.fsync_threads.store(false, Relaxed);
+                }
+                break;
+            }
         }
-        Ok(())
     }
 
     fn fsync_loop(&self) {
