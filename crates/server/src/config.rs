@@ -134,6 +134,8 @@ const PARAMS: &[Param] = &[
         "1",
         true,
     ),
+    // keel's own: see net::idle_poll.
+    p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "30", true),
     p("daemonize", Kind::Enum(&["no"]), "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),

@@ -153,6 +153,7 @@ impl Server {
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        crate::net::idle_poll::set_budget_us(c.get_int("idle-poll-us") as u64);
         self.notify_flags.store(
             crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
             Relaxed,
@@ -432,8 +433,11 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
     server.workers.tids[me].store(tid, Relaxed);
+    net::idle_poll::init_worker();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(net::idle_poll::before_park)
+        .on_thread_unpark(net::idle_poll::after_unpark)
         .build()
     {
         Ok(rt) => rt,

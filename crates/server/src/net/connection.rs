@@ -111,10 +111,12 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
     let info = session.client.info.clone();
     info.worker.store(me, Relaxed);
     server.workers.conns[me].fetch_add(1, Relaxed);
+    let watched = super::idle_poll::Watched::new(raw_fd(&stream));
     let exit = match stream {
         RawStream::Tcp(s) => match into_tokio_tcp(s) {
             Ok(mut s) => {
                 let exit = run(&server, &mut s, &mut session, me, &stats).await;
+                drop(watched);
                 match exit {
                     Exit::Migrate(to) => match s.into_std() {
                         Ok(std) => Some((to, RawStream::Tcp(std))),
@@ -140,6 +142,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
         RawStream::Unix(s) => match into_tokio_unix(s) {
             Ok(mut s) => {
                 let exit = run(&server, &mut s, &mut session, me, &stats).await;
+                drop(watched);
                 match exit {
                     Exit::Migrate(to) => match s.into_std() {
                         Ok(std) => Some((to, RawStream::Unix(std))),

@@ -3,6 +3,7 @@
 
 pub mod balance;
 pub mod connection;
+pub mod idle_poll;
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;

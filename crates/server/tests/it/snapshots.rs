@@ -368,7 +368,11 @@ fn shutdown_saves_when_save_points_are_set() {
     assert_eq!(s.raw().cmd(&["GET", "kept"]), b"$1\r\n1\r\n");
     let mut raw = s.raw();
     raw.cmd(&["SET", "lost", "1"]);
+    let mut s = s;
     raw.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+    // Exited by itself: dropping the harness's handle earlier would send
+    // SIGTERM, which saves (the save points are set).
+    assert!(s.wait_exit(Duration::from_secs(10)).is_some());
     drop(raw);
     drop(s);
     let s = Server::keel_raw(&["--dir", d.as_str()]);
