@@ -433,7 +433,7 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
     server.workers.tids[me].store(tid, Relaxed);
-    net::idle_poll::init_worker();
+    net::idle_poll::init_worker(me);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .on_thread_park(net::idle_poll::before_park)

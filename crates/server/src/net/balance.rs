@@ -107,6 +107,9 @@ fn machine_cpu() -> Option<(u64, u64)> {
 /// State the balancer keeps between ticks.
 pub struct Balancer {
     last_thread_cpu: Vec<f64>,
+    /// Seconds each worker had spent polling before sleeping, at the
+    /// last tick: that is idle time, though the kernel counts it as CPU.
+    last_polled: Vec<f64>,
     last_machine: (u64, u64),
     last_tick: std::time::Instant,
     quiet_ticks: usize,
@@ -123,6 +126,7 @@ impl Balancer {
     pub fn new(workers: usize) -> Balancer {
         Balancer {
             last_thread_cpu: vec![0.0; workers],
+            last_polled: vec![0.0; workers],
             last_machine: machine_cpu().unwrap_or((0, 0)),
             last_tick: std::time::Instant::now(),
             quiet_ticks: 0,
@@ -137,11 +141,16 @@ impl Balancer {
         if window <= 0.0 {
             return;
         }
+        let mut polled_total = 0.0;
         let util: Vec<f64> = (0..w.len())
             .map(|i| {
                 let now = thread_cpu(w.tids[i].load(Relaxed)).unwrap_or(0.0);
-                let u = (now - self.last_thread_cpu[i]) / window;
+                let polled = super::idle_poll::polled(i).as_secs_f64();
+                let polled_since = (polled - self.last_polled[i]).max(0.0);
+                polled_total += polled_since;
+                let u = ((now - self.last_thread_cpu[i]) - polled_since).max(0.0) / window;
                 self.last_thread_cpu[i] = now;
+                self.last_polled[i] = polled;
                 u
             })
             .collect();
@@ -155,7 +164,7 @@ impl Balancer {
             .map(|n| n.get())
             .unwrap_or(1) as f64;
         let idle_cores = if dtotal > 0 {
-            didle as f64 / dtotal as f64 * cores
+            didle as f64 / dtotal as f64 * cores + polled_total / window
         } else {
             0.0
         };

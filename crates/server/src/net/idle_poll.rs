@@ -37,6 +37,16 @@ pub fn set_budget_us(us: u64) {
     BUDGET_NS.store(us.saturating_mul(1000), Relaxed);
 }
 
+/// Nanoseconds each worker has spent polling: the balancer counts them
+/// as idle time, not load (see `net::balance`).
+static POLLED_NS: [AtomicU64; MAX_WORKERS] = [const { AtomicU64::new(0) }; MAX_WORKERS];
+const MAX_WORKERS: usize = 256;
+
+/// Time worker `i` has spent polling since it started.
+pub fn polled(i: usize) -> Duration {
+    Duration::from_nanos(POLLED_NS.get(i).map_or(0, |n| n.load(Relaxed)))
+}
+
 fn budget() -> Duration {
     Duration::from_nanos(BUDGET_NS.load(Relaxed))
 }
@@ -47,13 +57,19 @@ const PATIENCE: u32 = 16;
 thread_local! {
     /// This worker's watch epoll (-1: not a worker, or none could be made).
     static EPFD: Cell<RawFd> = const { Cell::new(-1) };
+    /// This worker's index.
+    static WORKER: Cell<usize> = const { Cell::new(0) };
     /// Polls left before the worker is considered idle.
     static CREDIT: Cell<u32> = const { Cell::new(0) };
     static PARKED_AT: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
-/// Makes the calling worker thread's watch epoll.
-pub fn init_worker() {
+/// Makes the calling worker thread's (worker `me`) watch epoll.
+pub fn init_worker(me: usize) {
+    if me >= MAX_WORKERS {
+        return;
+    }
+    WORKER.with(|w| w.set(me));
     // SAFETY: epoll_create1 has no memory preconditions.
     let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
     if fd < 0 {
@@ -71,7 +87,8 @@ pub fn before_park() {
     let epfd = EPFD.with(Cell::get);
     let budget = budget();
     if epfd >= 0 && CREDIT.with(Cell::get) > 0 && !budget.is_zero() {
-        let until = Instant::now() + budget;
+        let started = Instant::now();
+        let until = started + budget;
         let mut event = libc::epoll_event { events: 0, u64: 0 };
         loop {
             // SAFETY: one writable event slot, zero timeout.
@@ -81,6 +98,8 @@ pub fn before_park() {
             }
             std::hint::spin_loop();
         }
+        let spent = started.elapsed().as_nanos() as u64;
+        POLLED_NS[WORKER.with(Cell::get)].fetch_add(spent, Relaxed);
         CREDIT.with(|c| c.set(c.get().saturating_sub(1)));
     }
     PARKED_AT.with(|p| p.set(Some(Instant::now())));

@@ -593,3 +593,41 @@ async fn command_getkeys_argument_count() {
         err("ERR Invalid number of arguments specified for command")
     );
 }
+
+/// keel's `idle-poll-us`: readable and settable like any parameter, bounded,
+/// and with polling off or at its longest every connection is still served
+/// (several clients at once, so workers do go to sleep between requests).
+#[test]
+fn idle_poll_setting() {
+    let s = Server::keel();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "idle-poll-us"]),
+        b"*2\r\n$12\r\nidle-poll-us\r\n$2\r\n30\r\n"
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "idle-poll-us", "1001"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'idle-poll-us') - argument must be between 0 and 1000 inclusive\r\n"
+    );
+    for us in ["0", "1000", "30"] {
+        assert_eq!(raw.cmd(&["CONFIG", "SET", "idle-poll-us", us]), b"+OK\r\n");
+        let clients: Vec<_> = (0..4)
+            .map(|c| {
+                let port = s.port;
+                std::thread::spawn(move || {
+                    let mut r = Raw::connect(port);
+                    for i in 0..200 {
+                        let key = format!("k{c}:{i}");
+                        assert_eq!(r.cmd(&["SET", &key, us]), b"+OK\r\n");
+                        std::thread::sleep(Duration::from_micros(50 * (i % 3)));
+                        let want = format!("${}\r\n{us}\r\n", us.len());
+                        assert_eq!(r.cmd(&["GET", &key]), want.as_bytes());
+                    }
+                })
+            })
+            .collect();
+        for c in clients {
+            c.join().unwrap();
+        }
+    }
+}
