@@ -111,12 +111,10 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
     let info = session.client.info.clone();
     info.worker.store(me, Relaxed);
     server.workers.conns[me].fetch_add(1, Relaxed);
-    let watched = super::idle_poll::Watched::new(raw_fd(&stream));
     let exit = match stream {
         RawStream::Tcp(s) => match into_tokio_tcp(s) {
             Ok(mut s) => {
                 let exit = run(&server, &mut s, &mut session, me, &stats).await;
-                drop(watched);
                 match exit {
                     Exit::Migrate(to) => match s.into_std() {
                         Ok(std) => Some((to, RawStream::Tcp(std))),
@@ -142,7 +140,6 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
         RawStream::Unix(s) => match into_tokio_unix(s) {
             Ok(mut s) => {
                 let exit = run(&server, &mut s, &mut session, me, &stats).await;
-                drop(watched);
                 match exit {
                     Exit::Migrate(to) => match s.into_std() {
                         Ok(std) => Some((to, RawStream::Unix(std))),
@@ -289,12 +286,6 @@ async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-/// appendfsync always: acknowledged means on disk, so replies after a
-/// write leave only once the log holds it. Every client that wrote since
-/// the last fsync waits for the same one.
-/// Returns whether the reply waited for the log. If the log cannot be
-/// written, the connection ends without its replies: what they would
-/// acknowledge is not on disk (Redis exits in this case).
 /// appendfsync everysec/no: the log is handed to the OS (written, not
 /// fsynced) before the replies acknowledging its records leave.
 fn written_before_reply(server: &Server, client: &Client) {
@@ -303,6 +294,12 @@ fn written_before_reply(server: &Server, client: &Client) {
     }
 }
 
+/// appendfsync always: acknowledged means on disk, so replies after a
+/// write leave only once the log holds it. Every client that wrote since
+/// the last fsync waits for the same one.
+/// Returns whether the reply waited for the log. If the log cannot be
+/// written, the connection ends without its replies: what they would
+/// acknowledge is not on disk (Redis exits in this case).
 async fn durable_before_reply(
     server: &Server,
     client: &Client,

@@ -850,7 +850,7 @@ impl Aof {
 
     fn write_recovered(&self) {
         if self.write_failed.load(Relaxed) && self.write_failed.swap(false, Relaxed) {
-            tracing::info!("AOF write error looks solved, Redis can write again.");
+            tracing::info!("AOF write error looks solved, keel can write again.");
         }
     }
 
@@ -863,10 +863,6 @@ impl Aof {
     fn fsync_error(&self, e: &std::io::Error) {
         if self.fsync_policy() == Fsync::Always {
             tracing::error!(
-                "Can't persist append only file: {}. Exiting...",
-                strerror(e)
-            );
-            eprintln!(
                 "Can't persist append only file: {}. Exiting...",
                 strerror(e)
             );

@@ -599,8 +599,13 @@ async fn command_getkeys_argument_count() {
 /// (several clients at once, so workers do go to sleep between requests).
 #[test]
 fn idle_poll_setting() {
-    let s = Server::keel();
+    let log = std::env::temp_dir().join(format!("keel-it-idle-poll-{}.log", std::process::id()));
+    let log_arg = log.to_string_lossy().into_owned();
+    let s = Server::keel_with(&["--logfile", &log_arg]);
     let mut raw = s.raw();
+    // Each worker found its runtime's epoll descriptor to poll.
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!text.contains("runtime epoll not found"), "{text}");
     assert_eq!(
         raw.cmd(&["CONFIG", "GET", "idle-poll-us"]),
         b"*2\r\n$12\r\nidle-poll-us\r\n$2\r\n30\r\n"
@@ -630,4 +635,5 @@ fn idle_poll_setting() {
             c.join().unwrap();
         }
     }
+    let _ = std::fs::remove_file(&log);
 }
