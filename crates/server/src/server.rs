@@ -433,24 +433,22 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
     server.workers.tids[me].store(tid, Relaxed);
-    let (rt, epfd) = net::idle_poll::find_runtime_epoll(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .on_thread_park(net::idle_poll::before_park)
-            .on_thread_unpark(net::idle_poll::after_unpark)
-            .build()
-    });
-    match epfd {
-        Some(fd) => net::idle_poll::init_worker(me, fd),
-        None => tracing::warn!("worker {me}: runtime epoll not found, no idle polling"),
-    }
-    let rt = match rt {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(net::idle_poll::before_park)
+        .on_thread_unpark(net::idle_poll::after_unpark)
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("worker runtime: {e}");
             return;
         }
     };
+    match net::idle_poll::runtime_epoll(&rt) {
+        Some(fd) => net::idle_poll::init_worker(me, fd),
+        None => tracing::warn!("worker {me}: runtime epoll not found, no idle polling"),
+    }
     let stats = server.stats.register_thread(server.commands.len());
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {

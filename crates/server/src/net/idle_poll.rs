@@ -14,19 +14,18 @@
 //! `idle-poll-us` microseconds (keel's own setting, default 30; 0 turns
 //! this off), while it has lately been woken soon after sleeping (a busy
 //! worker); an idle one sleeps at once. The price is CPU: a worker with
-//! gaps between requests spends them polling (measured: ~25% more CPU per
-//! request than Redis at 50 clients, where the rps went from 0.97-1.02x
-//! to 1.01-1.12x Redis's).
+//! gaps between requests spends them polling (measured at 50 redis-benchmark
+//! clients: 17-24% more CPU per request than Redis, where the rps went
+//! from 0.86-1.02x to 1.03-1.16x Redis's; see docs/benchmarks.md).
 //!
 //! The watch is a zero-timeout `poll` of the worker's own tokio epoll
 //! descriptor, which is readable while its ready list is not empty: it
 //! consumes no event, and unlike a second epoll holding the sockets it
 //! adds nothing to the path of an arriving packet. Tokio does not expose
-//! that descriptor, so `find_runtime_epoll` notes which epoll descriptor
-//! building the runtime created.
+//! that descriptor: `runtime_epoll` finds it.
 
 use std::cell::Cell;
-use std::os::fd::RawFd;
+use std::os::fd::{FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -69,7 +68,7 @@ thread_local! {
 }
 
 /// Sets up polling for worker `me`, whose runtime's epoll descriptor is
-/// `epfd` (from [`find_runtime_epoll`]).
+/// `epfd` (from [`runtime_epoll`]).
 pub fn init_worker(me: usize, epfd: RawFd) {
     if me >= MAX_WORKERS {
         return;
@@ -78,50 +77,37 @@ pub fn init_worker(me: usize, epfd: RawFd) {
     EPFD.with(|e| e.set(epfd));
 }
 
-/// Builds a runtime with `build` and returns it with the epoll descriptor
-/// it created, if it can tell which (workers build theirs one at a time
-/// under a lock, so another worker's cannot be mistaken for it).
-pub fn find_runtime_epoll<T>(build: impl FnOnce() -> T) -> (T, Option<RawFd>) {
-    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
-    let before = epoll_fds();
-    let built = build();
-    let new: Vec<RawFd> = epoll_fds()
-        .into_iter()
-        .filter(|fd| !before.contains(fd))
-        .collect();
-    // mio keeps a dup of its epoll descriptor: two new descriptors that
-    // watch the same files are one epoll instance.
-    let watches = |fd: RawFd| {
-        std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}"))
-            .map(|t| {
-                t.lines()
-                    .filter(|l| l.starts_with("tfd:"))
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .ok()
-    };
-    let fd = match new.split_first() {
-        Some((&first, rest)) if rest.iter().all(|&fd| watches(fd) == watches(first)) => Some(first),
-        _ => None,
-    };
-    (built, fd)
-}
-
-/// This process's open epoll descriptors.
-fn epoll_fds() -> Vec<RawFd> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| {
+/// The epoll descriptor of runtime `rt` (tokio does not expose it):
+/// registers a probe eventfd with the runtime and finds the epoll
+/// descriptor whose watch list holds it. Other threads creating epolls
+/// meanwhile cannot be mistaken for it.
+pub fn runtime_epoll(rt: &tokio::runtime::Runtime) -> Option<RawFd> {
+    // SAFETY: eventfd has no memory preconditions; the descriptor is
+    // owned by `probe` from here on.
+    let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if raw < 0 {
+        return None;
+    }
+    // SAFETY: `raw` is a fresh descriptor nobody else owns.
+    let probe = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    let _in_runtime = rt.enter();
+    // SAFETY: `probe` owns the open descriptor and keeps it for the
+    // registration's whole life.
+    let registered = unsafe { tokio::io::unix::AsyncFd::register(probe) }.ok()?;
+    let found = std::fs::read_dir("/proc/self/fd").ok()?.find_map(|e| {
         let e = e.ok()?;
-        let target = std::fs::read_link(e.path()).ok()?;
-        (target.as_os_str() == "anon_inode:[eventpoll]")
-            .then(|| e.file_name().to_str()?.parse().ok())
-            .flatten()
-    })
-    .collect()
+        if std::fs::read_link(e.path()).ok()?.as_os_str() != "anon_inode:[eventpoll]" {
+            return None;
+        }
+        let fd: RawFd = e.file_name().to_str()?.parse().ok()?;
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).ok()?;
+        info.lines()
+            .filter_map(|l| l.strip_prefix("tfd:"))
+            .any(|l| l.split_whitespace().next() == Some(raw.to_string().as_str()))
+            .then_some(fd)
+    });
+    drop(registered);
+    found
 }
 
 /// Runs just before the worker parks (tokio's `on_thread_park`).
