@@ -102,12 +102,7 @@ fn kill9(server: &mut Server) {
 
 fn persistence_field(raw: &mut Raw, field: &str) -> String {
     let text = String::from_utf8(raw.cmd(&["INFO", "persistence"])).unwrap();
-    let prefix = format!("{field}:");
-    text.lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .unwrap_or_else(|| panic!("no {field} in INFO: {text}"))
-        .trim()
-        .to_string()
+    crate::harness::info_field(&text, field).unwrap_or_else(|| panic!("no {field} in INFO: {text}"))
 }
 
 /// Sends `SET key value` on a new connection every 10 ms until the reply

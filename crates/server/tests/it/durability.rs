@@ -189,11 +189,8 @@ fn fdatasync_secs(dir: &std::path::Path) -> f64 {
 
 fn info_field(raw: &mut Raw, field: &str) -> u64 {
     let text = String::from_utf8(raw.cmd(&["INFO", "persistence"])).unwrap();
-    let prefix = format!("{field}:");
-    text.lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
+    crate::harness::info_field(&text, field)
         .unwrap_or_else(|| panic!("no {field} in INFO: {text}"))
-        .trim()
         .parse()
         .unwrap()
 }
