@@ -15,8 +15,8 @@
 //! this off), while it has lately been woken soon after sleeping (a busy
 //! worker); an idle one sleeps at once. The price is CPU: a worker with
 //! gaps between requests spends them polling (measured at 50 redis-benchmark
-//! clients: 17-24% more CPU per request than Redis, where the rps went
-//! from 0.86-1.02x to 1.03-1.16x Redis's; see docs/benchmarks.md).
+//! clients: 19-32% more CPU per request than Redis, where the rps went
+//! from 0.86-1.02x to 1.01-1.13x Redis's; see docs/benchmarks.md).
 //!
 //! The watch is a zero-timeout `poll` of the worker's own tokio epoll
 //! descriptor, which is readable while its ready list is not empty: it
