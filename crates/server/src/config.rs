@@ -135,7 +135,7 @@ const PARAMS: &[Param] = &[
         true,
     ),
     // keel's own: see net::idle_poll.
-    p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "30", true),
+    p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true),
     p("daemonize", Kind::Enum(&["no"]), "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),

@@ -11,12 +11,12 @@
 //! ran 12% slower against the faster server.
 //!
 //! So a worker about to sleep first watches its connections for up to
-//! `idle-poll-us` microseconds (keel's own setting, default 30; 0 turns
+//! `idle-poll-us` microseconds (keel's own setting, default 100; 0 turns
 //! this off), while it has lately been woken soon after sleeping (a busy
 //! worker); an idle one sleeps at once. The price is CPU: a worker with
 //! gaps between requests spends them polling (measured at 50 redis-benchmark
 //! clients: 19-32% more CPU per request than Redis, where the rps went
-//! from 0.86-1.02x to 1.01-1.13x Redis's; see docs/benchmarks.md).
+//! from 0.86-1.02x to 1.02-1.14x Redis's; see docs/benchmarks.md).
 //!
 //! The watch is a zero-timeout `poll` of the worker's own tokio epoll
 //! descriptor, which is readable while its ready list is not empty: it
@@ -30,9 +30,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// How long a busy worker polls before sleeping (`idle-poll-us`, in
-/// nanoseconds here): a few times the gap between two requests of 50
-/// clients at 100k requests per second.
-static BUDGET_NS: AtomicU64 = AtomicU64::new(30_000);
+/// nanoseconds here): longer than the gaps between requests of 50 clients
+/// reading 600-element LRANGE replies (30 us left those 4-6% short).
+static BUDGET_NS: AtomicU64 = AtomicU64::new(100_000);
 
 /// Sets the polling budget (`idle-poll-us`; 0: never poll).
 pub fn set_budget_us(us: u64) {
@@ -52,6 +52,9 @@ pub fn polled(i: usize) -> Duration {
 fn budget() -> Duration {
     Duration::from_nanos(BUDGET_NS.load(Relaxed))
 }
+
+/// What a wake-up itself adds to a measured sleep.
+const WAKE_ALLOWANCE: Duration = Duration::from_micros(50);
 
 /// Sleeps in a row that were not short before polling stops.
 const PATIENCE: u32 = 16;
@@ -140,10 +143,12 @@ pub fn before_park() {
 /// Runs when the worker wakes up (tokio's `on_thread_unpark`): a short
 /// sleep means more work was coming soon, which polling would have caught
 /// or nearly (the sleep as measured here includes the wake-up itself,
-/// tens of microseconds on a VM, hence the factor).
+/// tens of microseconds on a VM, hence the allowance). A worker whose
+/// gaps are longer (a light load) never polls, so polling costs CPU only
+/// where requests come closer than that.
 pub fn after_unpark() {
     if let Some(at) = PARKED_AT.with(|p| p.take()) {
-        if at.elapsed() < budget() * 4 {
+        if at.elapsed() < budget() + WAKE_ALLOWANCE {
             CREDIT.with(|c| c.set(PATIENCE));
         }
     }

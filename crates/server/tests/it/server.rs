@@ -608,13 +608,13 @@ fn idle_poll_setting() {
     assert!(!text.contains("runtime epoll not found"), "{text}");
     assert_eq!(
         raw.cmd(&["CONFIG", "GET", "idle-poll-us"]),
-        b"*2\r\n$12\r\nidle-poll-us\r\n$2\r\n30\r\n"
+        b"*2\r\n$12\r\nidle-poll-us\r\n$3\r\n100\r\n"
     );
     assert_eq!(
         raw.cmd(&["CONFIG", "SET", "idle-poll-us", "1001"]),
         b"-ERR CONFIG SET failed (possibly related to argument 'idle-poll-us') - argument must be between 0 and 1000 inclusive\r\n"
     );
-    for us in ["0", "1000", "30"] {
+    for us in ["0", "1000", "100"] {
         assert_eq!(raw.cmd(&["CONFIG", "SET", "idle-poll-us", us]), b"+OK\r\n");
         let clients: Vec<_> = (0..4)
             .map(|c| {
