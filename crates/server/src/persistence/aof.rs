@@ -606,11 +606,6 @@ impl Aof {
         }
     }
 
-    /// Offset of everything appended so far.
-    pub fn appended(&self) -> u64 {
-        self.inner.lock().appended
-    }
-
     /// Whether `always` fsyncs on the workers (a fast disk) rather than
     /// on the fsync threads (a slow one): decided by the last fsync's
     /// duration, so a disk that slows down or recovers switches mode.

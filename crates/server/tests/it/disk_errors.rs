@@ -55,6 +55,11 @@ impl Disk {
     }
 
     fn start(&self, fsync: &str) -> Server {
+        self.start_failing(fsync, ".aof")
+    }
+
+    /// Failures hit the files whose path contains `which`.
+    fn start_failing(&self, fsync: &str, which: &str) -> Server {
         let dir = self.dir.to_string_lossy().into_owned();
         let log = self.dir.join("keel.log").to_string_lossy().into_owned();
         let control = self.control.to_string_lossy().into_owned();
@@ -75,6 +80,7 @@ impl Disk {
             &[
                 ("LD_PRELOAD", shim.as_str()),
                 ("FAILDISK_CONTROL", control.as_str()),
+                ("FAILDISK_MATCH", which),
             ],
         )
     }
@@ -286,26 +292,7 @@ fn wait_rewrite_end(raw: &mut Raw) {
 /// and restart every key is there; a rewrite on a healthy disk succeeds.
 fn rewrite_fails_on(name: &str, which: &str, start_reply: &[u8]) {
     let disk = Disk::new(name);
-    let dir = disk.dir.to_string_lossy().into_owned();
-    let shim = shim().to_string_lossy().into_owned();
-    let control = disk.control.to_string_lossy().into_owned();
-    let mut server = Server::keel_raw_env(
-        &[
-            "--dir",
-            &dir,
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--save",
-            "",
-        ],
-        &[
-            ("LD_PRELOAD", shim.as_str()),
-            ("FAILDISK_CONTROL", control.as_str()),
-            ("FAILDISK_MATCH", which),
-        ],
-    );
+    let mut server = disk.start_failing("always", which);
     let mut raw = server.raw();
     for i in 0..2000 {
         assert_eq!(
