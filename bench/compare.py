@@ -144,11 +144,16 @@ def main():
     bench = a.bench[1:] if a.bench and a.bench[0] == "--" else a.bench
     common, tests = split_tests(bench)
     n = requests_of(common)
+    # One directory each: with the same appendonly settings the servers
+    # would otherwise share (and both append to) one log.
     workdir = tempfile.mkdtemp(prefix="keel-compare-")
+    keel_dir, redis_dir = os.path.join(workdir, "keel"), os.path.join(workdir, "redis")
+    os.mkdir(keel_dir)
+    os.mkdir(redis_dir)
     kport, rport = free_port(), free_port()
-    keel = start([KEEL, "--port", str(kport), "--save", ""] + shlex.split(a.keel_args), kport, workdir)
+    keel = start([KEEL, "--port", str(kport), "--save", ""] + shlex.split(a.keel_args), kport, keel_dir)
     redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
-                  + shlex.split(a.redis_args), rport, workdir)
+                  + shlex.split(a.redis_args), rport, redis_dir)
     servers = {"redis": (redis, rport), "keel": (keel, kport)}
     results = {}  # (name, server) -> list of rows
     try:

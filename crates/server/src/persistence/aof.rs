@@ -19,7 +19,7 @@
 //! exactly as it was before any command logged in the new incremental
 //! file. A crash at any point leaves a manifest naming a complete history.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{
@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use resp::encode;
 
+use super::log_file::{FillError, LogFile};
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::{Entry, Value};
 
@@ -150,6 +151,38 @@ impl Drop for StandDown {
     }
 }
 
+/// A worker's relay of "durable moved" to its waiting connections (see
+/// `Aof::relay_durable`).
+#[derive(Default)]
+struct Relay {
+    /// Wakes this worker's connections waiting in `wait_durable`.
+    changed: tokio::sync::Notify,
+    /// Wakes the relay when the first connection starts waiting.
+    wanted: tokio::sync::Notify,
+    /// This worker's connections waiting in `wait_durable`.
+    waiters: std::cell::Cell<usize>,
+}
+
+/// Counts a connection out of its worker's `Relay::waiters`.
+struct LocalWaiter(std::rc::Rc<Relay>);
+
+impl LocalWaiter {
+    fn arrives(relay: std::rc::Rc<Relay>) -> LocalWaiter {
+        let n = relay.waiters.get() + 1;
+        relay.waiters.set(n);
+        if n == 1 {
+            relay.wanted.notify_one();
+        }
+        LocalWaiter(relay)
+    }
+}
+
+impl Drop for LocalWaiter {
+    fn drop(&mut self) {
+        self.0.waiters.set(self.0.waiters.get() - 1);
+    }
+}
+
 /// Counts a connection out of `Aof::waiting` however its wait ends.
 struct WaiterGuard<'a>(&'a AtomicU64);
 
@@ -163,8 +196,19 @@ thread_local! {
     /// A connection of this worker leads a group commit (fast disk).
     static LEADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// This worker's relay of durability notifications (`relay_durable`).
-    static LOCAL_DURABLE: std::cell::RefCell<Option<std::rc::Rc<tokio::sync::Notify>>> =
+    static LOCAL_DURABLE: std::cell::RefCell<Option<std::rc::Rc<Relay>>> =
         const { std::cell::RefCell::new(None) };
+    /// Nanoseconds this thread has spent in group commit fsyncs since the
+    /// last `take_fsync_time`.
+    static FSYNC_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Time the calling thread (a worker) spent fsyncing for its group
+/// commits since the last call. The balancer does not count it as load:
+/// another worker would not take it over, only add fsyncs of its own
+/// (measured under `always`: 68k rps with two workers, 82k with one).
+pub fn take_fsync_time() -> Duration {
+    Duration::from_nanos(FSYNC_NS.with(|f| f.replace(0)))
 }
 
 /// What the manifest lists.
@@ -297,18 +341,12 @@ struct Inner {
     rewrite: Option<Rewrite>,
 }
 
-/// The writer thread's file.
-struct Sink {
-    /// Shared with the fsync threads (`FsyncPool`).
-    file: Arc<File>,
-}
-
 pub struct Aof {
     dir: PathBuf,
     filename: String,
     fsync: AtomicU8,
     inner: Mutex<Inner>,
-    sink: Mutex<Option<Sink>>,
+    sink: Mutex<Option<LogFile>>,
     manifest: Mutex<Manifest>,
     wake: Condvar,
     wake_lock: Mutex<()>,
@@ -354,25 +392,9 @@ pub struct Aof {
     pool: FsyncPool,
     /// The fsync threads have been started.
     fsync_threads: AtomicBool,
+    /// Preallocation failed (disk full): not tried again before then.
+    prealloc_paused_until: Mutex<Option<Instant>>,
     stop: AtomicBool,
-}
-
-/// Writes all of `chunk` to `file`, or hands back the bytes not written
-/// with the error, so the caller can keep them for a retry.
-fn write_or_return(file: &File, chunk: Vec<u8>) -> Result<(), (Vec<u8>, std::io::Error)> {
-    let mut done = 0;
-    while done < chunk.len() {
-        match (&*file).write(&chunk[done..]) {
-            Ok(0) => {
-                let e = std::io::Error::from(std::io::ErrorKind::WriteZero);
-                return Err((chunk[done..].to_vec(), e));
-            }
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err((chunk[done..].to_vec(), e)),
-        }
-    }
-    Ok(())
 }
 
 /// The C library's text for an I/O error, as Redis prints it
@@ -439,6 +461,7 @@ impl Aof {
             last_fsync_ns: AtomicU64::new(0),
             pool: FsyncPool::default(),
             fsync_threads: AtomicBool::new(false),
+            prealloc_paused_until: Mutex::new(None),
             stop: AtomicBool::new(false),
         }
     }
@@ -639,12 +662,14 @@ impl Aof {
             return Durable::Already;
         }
         // On a worker, wait on its local relay (see `relay_durable`).
-        let local = LOCAL_DURABLE.with(|l| l.borrow().clone());
+        let local = LOCAL_DURABLE
+            .with(|l| l.borrow().clone())
+            .map(LocalWaiter::arrives);
         self.waiter_arrives();
         let _left = WaiterGuard(&self.waiting);
         loop {
             let notified = match &local {
-                Some(l) => l.notified(),
+                Some(l) => l.0.changed.notified(),
                 None => self.durable_changed.notified(),
             };
             tokio::pin!(notified);
@@ -666,7 +691,10 @@ impl Aof {
                 if company || self.waiting.load(SeqCst) > 1 {
                     tokio::task::yield_now().await;
                 }
+                let started = Instant::now();
                 self.sync_inline();
+                let spent = started.elapsed().as_nanos() as u64;
+                FSYNC_NS.with(|f| f.set(f.get() + spent));
                 // Stand down before waking the others: one whose write
                 // missed this fsync must be able to lead the next. A
                 // connection that starts waiting after the load below sees
@@ -687,19 +715,37 @@ impl Aof {
     /// fsync (a cross-thread wake-up is an eventfd write and often a
     /// context switch) instead of one per waiting connection.
     pub async fn relay_durable(self: Arc<Self>) {
-        let local = std::rc::Rc::new(tokio::sync::Notify::new());
-        LOCAL_DURABLE.with(|l| *l.borrow_mut() = Some(local.clone()));
-        let mut notified = Box::pin(self.durable_changed.notified());
-        notified.as_mut().enable();
+        let relay = std::rc::Rc::new(Relay::default());
+        LOCAL_DURABLE.with(|l| *l.borrow_mut() = Some(relay.clone()));
         loop {
-            notified.as_mut().await;
-            // Register for the next change before waking the waiters: a
-            // change between the two is then seen by the waiters' own
-            // check of `durable`, or wakes this loop again.
-            let mut next = Box::pin(self.durable_changed.notified());
-            next.as_mut().enable();
-            local.notify_waiters();
-            notified = next;
+            // Listen only while a connection of this worker waits: a worker
+            // without any would otherwise be woken by every fsync of the
+            // others (measured: 0.4 s of CPU per 200k `always` writes on
+            // the second, idle worker).
+            while relay.waiters.get() == 0 {
+                relay.wanted.notified().await;
+            }
+            let mut notified = Box::pin(self.durable_changed.notified());
+            notified.as_mut().enable();
+            // A waiter that checked `durable` before this registration
+            // checks it again now, so no change is missed in between.
+            relay.changed.notify_waiters();
+            loop {
+                notified.as_mut().await;
+                // Register for the next change before waking the waiters:
+                // a change between the two is then seen by the waiters'
+                // own check of `durable`, or wakes this loop again.
+                let mut next = Box::pin(self.durable_changed.notified());
+                next.as_mut().enable();
+                relay.changed.notify_waiters();
+                // The woken waiters have not run yet: yield so that they
+                // leave (or wait again) before deciding to stop listening.
+                tokio::task::yield_now().await;
+                if relay.waiters.get() == 0 {
+                    break;
+                }
+                notified = next;
+            }
         }
     }
 
@@ -732,7 +778,7 @@ impl Aof {
                 (std::mem::take(&mut inner.buf), inner.appended)
             };
             let Some(s) = sink.as_mut() else { return false };
-            if let Err(e) = self.write_chunk(&s.file, chunk) {
+            if let Err(e) = self.write_chunk(s, chunk) {
                 self.write_error(&e);
                 return false;
             }
@@ -762,8 +808,8 @@ impl Aof {
     /// the buffer, so the next write retries it in order: the file never
     /// skips bytes, and a record is durable only once wholly written. The
     /// caller holds the sink.
-    fn write_chunk(&self, file: &File, chunk: Vec<u8>) -> std::io::Result<()> {
-        write_or_return(file, chunk).map_err(|(rest, e)| {
+    fn write_chunk(&self, log: &mut LogFile, chunk: Vec<u8>) -> std::io::Result<()> {
+        log.write(chunk).map_err(|(rest, e)| {
             let mut inner = self.inner.lock();
             let mut buf = rest;
             buf.extend_from_slice(&inner.buf);
@@ -776,7 +822,7 @@ impl Aof {
     /// publishes the new durable offset. The sink is held for the writes
     /// only: an `everysec` fsync runs after it is released, so connections
     /// handing their writes to the OS do not wait for the disk.
-    fn write_out(&self, mut sink: MutexGuard<'_, Option<Sink>>, fsync: bool) {
+    fn write_out(&self, mut sink: MutexGuard<'_, Option<LogFile>>, fsync: bool) {
         let (chunk, end) = {
             let mut inner = self.inner.lock();
             let end = inner.appended;
@@ -784,7 +830,7 @@ impl Aof {
         };
         let Some(s) = sink.as_mut() else { return };
         if !chunk.is_empty() {
-            if let Err(e) = self.write_chunk(&s.file, chunk) {
+            if let Err(e) = self.write_chunk(s, chunk) {
                 self.write_error(&e);
                 return;
             }
@@ -885,6 +931,7 @@ impl Aof {
         unsafe {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
         }
+        let mut last_prealloc = Instant::now();
         loop {
             {
                 let mut g = self.wake_lock.lock();
@@ -902,6 +949,10 @@ impl Aof {
             }
             if self.stop.load(Relaxed) {
                 return;
+            }
+            if last_prealloc.elapsed() >= Duration::from_millis(10) {
+                self.preallocate();
+                last_prealloc = Instant::now();
             }
             let policy = self.fsync_policy();
             // `always` on a fast disk: the connections fsync (see
@@ -924,6 +975,41 @@ impl Aof {
                 continue;
             }
             self.write_out(self.sink.lock(), fsync);
+        }
+    }
+
+    /// Keeps zeros written ahead of the log's end (see `log_file`), one
+    /// step at a time, outside the log's lock. A disk too full for them
+    /// is tried again a second later; records append meanwhile.
+    fn preallocate(&self) {
+        if self
+            .prealloc_paused_until
+            .lock()
+            .is_some_and(|t| Instant::now() < t)
+        {
+            return;
+        }
+        loop {
+            let Some(step) = self.sink.lock().as_ref().and_then(LogFile::next_fill) else {
+                return;
+            };
+            match step.run() {
+                Ok(()) => {}
+                Err(FillError::Write(e)) => {
+                    tracing::debug!("cannot preallocate the AOF: {}", strerror(&e));
+                    *self.prealloc_paused_until.lock() =
+                        Some(Instant::now() + Duration::from_secs(1));
+                    return;
+                }
+                // The fsync covers the records' pages too.
+                Err(FillError::Fsync(e)) => {
+                    self.fsync_error(&e);
+                    return;
+                }
+            }
+            if self.stop.load(Relaxed) {
+                return;
+            }
         }
     }
 
@@ -984,16 +1070,14 @@ impl Aof {
         let mut sink = self.sink.lock();
         let chunk = std::mem::take(&mut self.inner.lock().buf);
         if let Some(s) = sink.as_mut() {
-            let _ = (&*s.file).write_all(&chunk);
+            let _ = s.write(chunk);
+            let _ = s.trim();
             let _ = s.file.sync_data();
         }
     }
 
-    fn open_incr(&self, name: &str) -> std::io::Result<File> {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join(name))
+    fn open_incr(&self, name: &str) -> std::io::Result<LogFile> {
+        LogFile::open(&self.dir.join(name))
     }
 
     fn incr_name(&self, seq: u64) -> String {
@@ -1025,9 +1109,7 @@ impl Aof {
             }
         };
         let file = self.open_incr(&incr)?;
-        *self.sink.lock() = Some(Sink {
-            file: Arc::new(file),
-        });
+        *self.sink.lock() = Some(file);
         self.inner.lock().db = -1;
         self.enabled.store(true, Relaxed);
         Ok(())
@@ -1103,8 +1185,15 @@ impl Aof {
         // (kept in the buffer if it cannot be written: nothing is lost).
         if let Some(s) = sink.as_mut() {
             let chunk = std::mem::take(&mut inner.buf);
-            if let Err((rest, e)) = write_or_return(&s.file, chunk) {
+            if let Err((rest, e)) = s.write(chunk) {
                 inner.buf = rest;
+                drop(inner);
+                self.write_error(&e);
+                return Err(e.into());
+            }
+            // The old file is complete: without its preallocated zeros
+            // it is plain Redis AOF.
+            if let Err(e) = s.trim() {
                 drop(inner);
                 self.write_error(&e);
                 return Err(e.into());
@@ -1131,9 +1220,7 @@ impl Aof {
             let _ = std::fs::remove_file(self.dir.join(&incr));
             return Err(e.into());
         }
-        *sink = Some(Sink {
-            file: Arc::new(file),
-        });
+        *sink = Some(file);
         // A new file replays from database 0.
         inner.db = -1;
         let base_seq = manifest.next_seq('b').max(incr_seq);
@@ -1238,12 +1325,20 @@ impl Aof {
 
     /// Bytes of the files the manifest lists.
     pub fn size_on_disk(&self) -> u64 {
+        // The live file's preallocated zeros are not part of the log.
+        // (The sink is locked before the manifest, as in `start_rewrite`.)
+        let live = self.sink.lock().as_ref().map(LogFile::end);
         let manifest = self.manifest.lock();
+        let last_incr = manifest.incrs().last().map(|f| f.name.clone());
         manifest
             .files
             .iter()
-            .filter_map(|f| std::fs::metadata(self.dir.join(&f.name)).ok())
-            .map(|m| m.len())
+            .filter_map(|f| match live {
+                Some(end) if Some(&f.name) == last_incr.as_ref() => Some(end),
+                _ => std::fs::metadata(self.dir.join(&f.name))
+                    .ok()
+                    .map(|m| m.len()),
+            })
             .sum()
     }
 

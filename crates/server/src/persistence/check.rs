@@ -86,7 +86,7 @@ fn check_aof_path(path: &Path, fix: bool, out: &mut impl Write) -> bool {
 /// or RESP commands, possibly after an RDB preamble. A truncated tail can
 /// be cut with `fix` (last file only).
 fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bool {
-    let data = match std::fs::read(path) {
+    let mut data = match std::fs::read(path) {
         Ok(d) => d,
         Err(e) => {
             let _ = writeln!(out, "Cannot open {}: {e}", path.display());
@@ -94,6 +94,19 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
         }
     };
     let name = path.display();
+    // keel preallocates incremental files with zeros: after a crash they
+    // follow the last record.
+    if super::log_file::is_incr(path) {
+        let end = super::log_file::logical_len(&data);
+        if end < data.len() {
+            let _ = writeln!(
+                out,
+                "The AOF {name} ends with {} bytes of preallocated zeros, ignored.",
+                data.len() - end
+            );
+            data.truncate(end);
+        }
+    }
     let mut pos = 0;
     if data.starts_with(b"REDIS") {
         let _ = writeln!(out, "The AOF {name} appears to start with an RDB preamble.");

@@ -54,7 +54,11 @@ pub fn replay(
     let mut count = 0;
     for (i, path) in files.iter().enumerate() {
         let last = i + 1 == files.len();
-        let data = aof::read_file(path)?;
+        let mut data = aof::read_file(path)?;
+        // A log cut off by a crash still has its preallocated zeros.
+        if super::log_file::is_incr(path) {
+            data.truncate(super::log_file::logical_len(&data));
+        }
         let mut dec = RequestDecoder::new(usize::MAX);
         let mut pos = 0;
         // A base written with aof-use-rdb-preamble (by keel or Redis) is an

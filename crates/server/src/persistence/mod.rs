@@ -4,6 +4,7 @@
 pub mod aof;
 pub mod check;
 pub mod load;
+pub mod log_file;
 pub mod rdb;
 pub mod rebuild;
 pub mod snapshot;

@@ -241,3 +241,85 @@ fn concurrent_always_writers_share_fsyncs() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Bytes of `data` up to and including its last non-zero byte.
+fn without_zero_tail(data: &[u8]) -> &[u8] {
+    &data[..data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1)]
+}
+
+/// The live incremental file is written with zeros ahead of the log (an
+/// fsync then commits no new file size). After a crash they follow the
+/// last record: `--check-aof` and a restart skip them and lose nothing; a
+/// clean shutdown cuts them, leaving plain Redis AOF.
+#[test]
+fn preallocated_log_survives_a_crash_and_is_cut_at_shutdown() {
+    let dir = std::env::temp_dir().join(format!("keel-it-prealloc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+    let incr = dir.join("appendonlydir").join("appendonly.aof.1.incr.aof");
+    let manifest = dir.join("appendonlydir").join("appendonly.aof.manifest");
+
+    let server = start(&d);
+    let mut raw = server.raw();
+    for i in 0..100 {
+        assert_eq!(
+            raw.cmd(&["SET", &format!("k{i}"), &format!("v{i}")]),
+            b"+OK\r\n"
+        );
+    }
+    // The log thread preallocates within a few of its 10 ms rounds.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let data = loop {
+        let data = std::fs::read(&incr).unwrap();
+        if data.len() > without_zero_tail(&data).len() {
+            break data;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no zeros written ahead of the log"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(without_zero_tail(&data).ends_with(b"$3\r\nv99\r\n"));
+    // SAFETY: kill(2) on the pid of the child the harness spawned.
+    unsafe {
+        libc::kill(server.pid() as libc::pid_t, libc::SIGKILL);
+    }
+    drop(raw);
+    drop(server);
+    let data = std::fs::read(&incr).unwrap();
+    assert!(data.ends_with(&[0; 64]), "the crash left the zeros");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keel-server"))
+        .arg("--check-aof")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("are valid"), "{text}");
+
+    let server = start(&d);
+    let mut raw = server.raw();
+    assert_eq!(raw.cmd(&["DBSIZE"]), b":100\r\n");
+    assert_eq!(raw.cmd(&["GET", "k99"]), b"$3\r\nv99\r\n");
+    // Appending continues where the log ended, over the zeros.
+    assert_eq!(raw.cmd(&["SET", "after", "crash"]), b"+OK\r\n");
+    drop(raw);
+    drop(server); // SIGTERM: a clean shutdown
+    let data = std::fs::read(&incr).unwrap();
+    assert!(
+        data.ends_with(b"$5\r\nafter\r\n$5\r\ncrash\r\n"),
+        "zeros left at shutdown"
+    );
+    let out = std::process::Command::new("redis-check-aof")
+        .arg(&manifest)
+        .output()
+        .expect("redis-check-aof (package redis-tools) must be installed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("are valid"), "redis-check-aof: {text}");
+    let server = start(&d);
+    assert_eq!(server.raw().cmd(&["DBSIZE"]), b":101\r\n");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
