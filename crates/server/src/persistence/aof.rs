@@ -65,8 +65,11 @@ pub enum AofError {
     },
 }
 
-/// Fsyncs in flight at most under `always`.
-const FSYNC_PARALLEL: usize = 16;
+/// Fsyncs in flight at most under `always` on a slow disk. Each also
+/// ends in a real device flush, and overlapping ones queue for the device:
+/// with 2 ms fsyncs, 8 (a group every 1/8 of an fsync) gave 83-86% of the
+/// clients / fsync time bound, 16 and 32 82-84%, 4 74-76%.
+const FSYNC_PARALLEL: usize = 8;
 /// An fsync this slow means a slow disk: overlap fsyncs (see `gather`).
 const SLOW_FSYNC: Duration = Duration::from_millis(1);
 
@@ -580,9 +583,10 @@ impl Aof {
     ///   reply and their next write), wait for them, for at most half the
     ///   last fsync's duration, so a round of clients shares one fsync;
     /// - slow fsync (a network volume): fsyncs overlap (`FsyncPool`), and a
-    ///   new group starts every 1/16 of an fsync, so a client waits about
-    ///   one fsync whenever it writes (measured: 85% of the clients / fsync
-    ///   time bound, against 71% when gathering whole rounds).
+    ///   new group starts every 1/FSYNC_PARALLEL of an fsync, so a client
+    ///   waits about one fsync whenever it writes (measured: 83-86% of the
+    ///   clients / fsync time bound, against 71% when gathering whole
+    ///   rounds).
     fn gather(&self) {
         let fsync = Duration::from_nanos(self.last_fsync_ns.load(Relaxed));
         if fsync >= SLOW_FSYNC {
@@ -925,8 +929,8 @@ impl Aof {
     /// fsyncs once a second under `everysec` (`always` fsyncs in
     /// `wait_durable`, `no` never).
     fn writer_loop(self: Arc<Self>) {
-        // `gather` sleeps for 1/16 of an fsync (~140 us on a 2 ms disk);
-        // the default 50 us timer slack would add a third to that.
+        // `gather` sleeps for 1/8 of an fsync (~300 us on a 2 ms disk);
+        // the default 50 us timer slack would add a sixth to that.
         // SAFETY: PR_SET_TIMERSLACK only changes this thread's slack.
         unsafe {
             libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
