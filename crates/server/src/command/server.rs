@@ -225,6 +225,20 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     if server.aof.write_ok() { "ok" } else { "err" },
                     server.aof.fsyncs.load(Relaxed),
                 );
+                if server.aof.enabled() {
+                    // keel never postpones a write for a running fsync
+                    // (its everysec fsync runs outside the log's lock), so
+                    // aof_delayed_fsync stays 0; a rewrite never waits for
+                    // a snapshot (no fork), so none is pending.
+                    let _ = write!(
+                        o,
+                        "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:0\r\naof_buffer_length:{}\r\naof_pending_bio_fsync:{}\r\naof_delayed_fsync:0\r\n",
+                        server.aof.size_on_disk(),
+                        server.aof_base_size.load(Relaxed),
+                        server.aof.buffered(),
+                        server.aof.pending_fsyncs(),
+                    );
+                }
             }
             "stats" => {
                 let _ = write!(

@@ -395,6 +395,8 @@ pub struct Aof {
     pool: FsyncPool,
     /// The fsync threads have been started.
     fsync_threads: AtomicBool,
+    /// Fsyncs running off the clients' path (`background_fsync`).
+    background_fsyncs: AtomicU64,
     /// Preallocation failed (disk full): not tried again before then.
     prealloc_paused_until: Mutex<Option<Instant>>,
     stop: AtomicBool,
@@ -464,6 +466,7 @@ impl Aof {
             last_fsync_ns: AtomicU64::new(0),
             pool: FsyncPool::default(),
             fsync_threads: AtomicBool::new(false),
+            background_fsyncs: AtomicU64::new(0),
             prealloc_paused_until: Mutex::new(None),
             stop: AtomicBool::new(false),
         }
@@ -854,7 +857,8 @@ impl Aof {
             let file = s.file.clone();
             drop(sink);
             let started = Instant::now();
-            if let Err(e) = file.sync_data() {
+            let synced = self.background_fsync(&file);
+            if let Err(e) = synced {
                 // The next second retries.
                 self.unsynced.store(true, Relaxed);
                 self.fsync_error(&e);
@@ -1048,10 +1052,30 @@ impl Aof {
         }
     }
 
+    /// An fsync off the client's path (`everysec`, the slow disk's pool),
+    /// counted while it runs (INFO `aof_pending_bio_fsync`).
+    fn background_fsync(&self, file: &File) -> std::io::Result<()> {
+        self.background_fsyncs.fetch_add(1, Relaxed);
+        let result = file.sync_data();
+        self.background_fsyncs.fetch_sub(1, Relaxed);
+        result
+    }
+
+    /// Bytes appended and not yet handed to the OS (INFO
+    /// `aof_buffer_length`).
+    pub fn buffered(&self) -> usize {
+        self.inner.lock().buf.len()
+    }
+
+    /// Background fsyncs running (INFO `aof_pending_bio_fsync`).
+    pub fn pending_fsyncs(&self) -> u64 {
+        self.background_fsyncs.load(Relaxed)
+    }
+
     fn fsync_loop(&self) {
         while let Some((file, end)) = self.pool.next() {
             let started = Instant::now();
-            match file.sync_data() {
+            match self.background_fsync(&file) {
                 Ok(()) => {
                     self.fsyncs.fetch_add(1, Relaxed);
                     let now = Instant::now();

@@ -282,6 +282,12 @@ fn preallocated_log_survives_a_crash_and_is_cut_at_shutdown() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(without_zero_tail(&data).ends_with(b"$3\r\nv99\r\n"));
+    // The zeros are not part of the log's size.
+    assert_eq!(
+        info_field(&mut raw, "aof_current_size"),
+        without_zero_tail(&data).len() as u64
+    );
+    assert_eq!(info_field(&mut raw, "aof_buffer_length"), 0);
     // SAFETY: kill(2) on the pid of the child the harness spawned.
     unsafe {
         libc::kill(server.pid() as libc::pid_t, libc::SIGKILL);
