@@ -96,9 +96,11 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
     let name = path.display();
     // keel preallocates incremental files with zeros: after a crash they
     // follow the last record.
+    let mut zeros = 0;
     if super::log_file::is_incr(path) {
         let end = super::log_file::logical_len(&data);
-        if end < data.len() {
+        zeros = data.len() - end;
+        if zeros > 0 {
             let _ = writeln!(
                 out,
                 "The AOF {name} ends with {} bytes of preallocated zeros, ignored.",
@@ -160,6 +162,22 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
         );
     }
     if diff == 0 {
+        if zeros > 0 && fix {
+            // Cut them, so Redis and redis-check-aof read the file too.
+            let cut = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(data.len() as u64).and_then(|_| f.sync_all()));
+            match cut {
+                Ok(()) => {
+                    let _ = writeln!(out, "Cut the preallocated zeros of AOF {name}");
+                }
+                Err(e) => {
+                    let _ = writeln!(out, "Failed to cut the preallocated zeros of AOF {name}: {e}");
+                    return false;
+                }
+            }
+        }
         let _ = writeln!(out, "AOF {name} is valid");
         return true;
     }

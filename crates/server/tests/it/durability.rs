@@ -304,6 +304,28 @@ fn preallocated_log_survives_a_crash_and_is_cut_at_shutdown() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("are valid"), "{text}");
+    // --fix cuts them (a copy: the original is restarted from below).
+    let copy = dir.join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["appendonly.aof.manifest", "appendonly.aof.1.incr.aof"] {
+        std::fs::copy(dir.join("appendonlydir").join(f), copy.join(f)).unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keel-server"))
+        .arg("--check-aof")
+        .arg(copy.join("appendonly.aof.manifest"))
+        .arg("--fix")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("Cut the preallocated zeros"), "{text}");
+    let fixed = std::fs::read(copy.join("appendonly.aof.1.incr.aof")).unwrap();
+    assert_eq!(fixed, without_zero_tail(&data));
+    let out = std::process::Command::new("redis-check-aof")
+        .arg(copy.join("appendonly.aof.manifest"))
+        .output()
+        .expect("redis-check-aof (package redis-tools) must be installed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("are valid"), "redis-check-aof: {text}");
 
     let server = start(&d);
     let mut raw = server.raw();
