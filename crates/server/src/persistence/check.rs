@@ -173,7 +173,10 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
                     let _ = writeln!(out, "Cut the preallocated zeros of AOF {name}");
                 }
                 Err(e) => {
-                    let _ = writeln!(out, "Failed to cut the preallocated zeros of AOF {name}: {e}");
+                    let _ = writeln!(
+                        out,
+                        "Failed to cut the preallocated zeros of AOF {name}: {e}"
+                    );
                     return false;
                 }
             }

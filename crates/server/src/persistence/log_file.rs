@@ -70,6 +70,8 @@ impl LogFile {
     pub fn open(path: &Path) -> io::Result<LogFile> {
         let mut file = OpenOptions::new()
             .create(true)
+            // An existing log is continued, never emptied.
+            .truncate(false)
             .read(true)
             .write(true)
             .open(path)?;

@@ -317,7 +317,10 @@ fn preallocated_log_survives_a_crash_and_is_cut_at_shutdown() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.contains("Cut the preallocated zeros"), "{text}");
+    assert!(
+        out.status.success() && text.contains("Cut the preallocated zeros"),
+        "{text}"
+    );
     let fixed = std::fs::read(copy.join("appendonly.aof.1.incr.aof")).unwrap();
     assert_eq!(fixed, without_zero_tail(&data));
     let out = std::process::Command::new("redis-check-aof")
