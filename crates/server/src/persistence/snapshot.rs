@@ -56,7 +56,12 @@ struct Job {
 
 /// Snapshot state and the figures INFO persistence reports.
 pub struct Snapshots {
+    /// Commands must hand over what they change (`before_execute`).
     active: AtomicBool,
+    /// The image is written and being installed (fsync, rename): the save
+    /// is still in progress for INFO, BGSAVE and SAVE, as in Redis, where
+    /// `rdb_bgsave_in_progress` drops only once `dbfilename` is in place.
+    installing: AtomicBool,
     job: Mutex<Option<Job>>,
     /// One bit per hash slot the running snapshot has taken (copied or
     /// written); set only while the slot's shard is held.
@@ -88,6 +93,7 @@ impl Default for Snapshots {
     fn default() -> Snapshots {
         Snapshots {
             active: AtomicBool::new(false),
+            installing: AtomicBool::new(false),
             job: Mutex::new(None),
             taken: (0..SLOTS / 64).map(|_| AtomicU64::new(0)).collect(),
             shard_taken: std::array::from_fn(|_| AtomicBool::new(false)),
@@ -123,7 +129,7 @@ pub fn rdb_path(server: &Server) -> PathBuf {
 impl Snapshots {
     #[inline]
     pub fn in_progress(&self) -> bool {
-        self.active.load(Relaxed)
+        self.active.load(Relaxed) || self.installing.load(Relaxed)
     }
 
     /// Seconds the current save has been running, or -1.
@@ -316,10 +322,20 @@ impl Snapshots {
         self.write_pending();
         let job = {
             let mut slot = self.job.lock();
+            self.installing.store(true, Relaxed);
             self.active.store(false, Relaxed);
             slot.take()
         };
-        let Some(job) = job else { return Ok(()) };
+        let result = match job {
+            Some(job) => self.install(server, job),
+            None => Ok(()),
+        };
+        self.installing.store(false, Relaxed);
+        result
+    }
+
+    /// Installs a finished image as `dbfilename` and records the save.
+    fn install(&self, server: &Server, job: Job) -> Result<(), SnapshotError> {
         let result = install(job.out, job.error, &job.tmp, &job.target);
         let secs = job.started.elapsed().as_secs() as i64;
         self.last_secs.store(secs, Relaxed);

@@ -11,22 +11,14 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{Raw, ReadError, Server};
 
-/// The shim, compiled once per test run (gcc is needed anyway: the
-/// vendored Lua is C).
+/// The shim, compiled once per test run.
 fn shim() -> &'static Path {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
     SHIM.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/faildisk.c");
-        let out = std::env::temp_dir().join(format!("keel-faildisk-{}.so", std::process::id()));
-        let status = std::process::Command::new("gcc")
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .arg("-ldl")
-            .status()
-            .expect("gcc is needed to build the failing-disk shim (apt-get install -y gcc)");
-        assert!(status.success(), "gcc failed on {}", src.display());
-        out
+        crate::harness::compile_shim(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/faildisk.c"),
+            "faildisk",
+        )
     })
 }
 

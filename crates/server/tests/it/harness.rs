@@ -25,6 +25,22 @@ pub fn free_port() -> u16 {
     l.local_addr().expect("local_addr").port()
 }
 
+/// Compiles the LD_PRELOAD shim `src` (C) into a shared object named
+/// after `name` in the temporary directory (gcc is needed anyway: the
+/// vendored Lua is C).
+pub fn compile_shim(src: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let out = std::env::temp_dir().join(format!("keel-{name}-{}.so", std::process::id()));
+    let status = std::process::Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(src)
+        .arg("-ldl")
+        .status()
+        .expect("gcc is needed to build the test's LD_PRELOAD shim (apt-get install -y gcc)");
+    assert!(status.success(), "gcc failed on {}", src.display());
+    out
+}
+
 /// Panics with a clear message unless `tool` can be run. Tests that need
 /// redis-server / redis-cli / redis-benchmark fail (never skip) without
 /// them: CI installs redis-server and redis-tools.

@@ -648,3 +648,51 @@ fn debug_populate_and_reload_inside_transactions() {
     );
     assert_eq!(raw.cmd(&["DBSIZE"]), b":8\r\n");
 }
+
+/// `rdb_bgsave_in_progress` drops to 0 only once `dump.rdb` is in place,
+/// as in Redis: a client waiting for a BGSAVE to finish finds the file.
+/// The snapshot's fsyncs are slowed to 300 ms (bench/slowfsync.c), so a
+/// flag cleared before the file is installed would show.
+#[test]
+fn bgsave_in_progress_until_the_file_is_in_place() {
+    let dir = scratch("installed");
+    let shim = crate::harness::compile_shim(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/slowfsync.c"),
+        "slowfsync",
+    );
+    let d = dir.to_string_lossy().into_owned();
+    let s = Server::keel_raw_env(
+        &["--dir", &d, "--save", ""],
+        &[
+            ("LD_PRELOAD", shim.to_str().unwrap()),
+            ("SLOWFSYNC_US", "300000"),
+        ],
+    );
+    let mut raw = s.raw();
+    assert_eq!(raw.cmd(&["SET", "k", "v"]), b"+OK\r\n");
+    assert_eq!(raw.cmd(&["BGSAVE"]), b"+Background saving started\r\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut polls = 0;
+    loop {
+        let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+        if info_field(&info, "rdb_bgsave_in_progress").as_deref() == Some("0") {
+            assert!(
+                dir.join("dump.rdb").exists(),
+                "BGSAVE reported done before dump.rdb exists"
+            );
+            assert_eq!(info_field(&info, "rdb_saves").as_deref(), Some("1"));
+            break;
+        }
+        polls += 1;
+        assert!(Instant::now() < deadline, "BGSAVE did not finish");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        polls > 0,
+        "the slowed fsync should keep the save in progress for a while"
+    );
+    let _ = std::fs::remove_file(&shim);
+    drop(raw);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
