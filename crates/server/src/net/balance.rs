@@ -110,9 +110,6 @@ pub struct Balancer {
     /// Seconds each worker had spent polling before sleeping, at the
     /// last tick: that is idle time, though the kernel counts it as CPU.
     last_polled: Vec<f64>,
-    /// Seconds each worker had spent in group commit fsyncs, at the last
-    /// tick: not load a second worker could share (`aof::take_fsync_time`).
-    last_fsynced: Vec<f64>,
     last_machine: (u64, u64),
     last_tick: std::time::Instant,
     quiet_ticks: usize,
@@ -130,7 +127,6 @@ impl Balancer {
         Balancer {
             last_thread_cpu: vec![0.0; workers],
             last_polled: vec![0.0; workers],
-            last_fsynced: vec![0.0; workers],
             last_machine: machine_cpu().unwrap_or((0, 0)),
             last_tick: std::time::Instant::now(),
             quiet_ticks: 0,
@@ -152,13 +148,9 @@ impl Balancer {
                 let polled = super::idle_poll::polled(i).as_secs_f64();
                 let polled_since = (polled - self.last_polled[i]).max(0.0);
                 polled_total += polled_since;
-                let fsynced = super::idle_poll::fsynced(i).as_secs_f64();
-                let fsynced_since = (fsynced - self.last_fsynced[i]).max(0.0);
-                let u = ((now - self.last_thread_cpu[i]) - polled_since - fsynced_since).max(0.0)
-                    / window;
+                let u = ((now - self.last_thread_cpu[i]) - polled_since).max(0.0) / window;
                 self.last_thread_cpu[i] = now;
                 self.last_polled[i] = polled;
-                self.last_fsynced[i] = fsynced;
                 u
             })
             .collect();

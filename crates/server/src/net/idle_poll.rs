@@ -49,16 +49,6 @@ pub fn polled(i: usize) -> Duration {
     Duration::from_nanos(POLLED_NS.get(i).map_or(0, |n| n.load(Relaxed)))
 }
 
-/// Nanoseconds each worker has spent in group commit fsyncs
-/// (`aof::take_fsync_time`, collected here as the worker parks): not
-/// load either (see `net::balance`).
-static FSYNC_NS: [AtomicU64; MAX_WORKERS] = [const { AtomicU64::new(0) }; MAX_WORKERS];
-
-/// Time worker `i` has spent in group commit fsyncs since it started.
-pub fn fsynced(i: usize) -> Duration {
-    Duration::from_nanos(FSYNC_NS.get(i).map_or(0, |n| n.load(Relaxed)))
-}
-
 fn budget() -> Duration {
     Duration::from_nanos(BUDGET_NS.load(Relaxed))
 }
@@ -125,10 +115,6 @@ pub fn runtime_epoll(rt: &tokio::runtime::Runtime) -> Option<RawFd> {
 
 /// Runs just before the worker parks (tokio's `on_thread_park`).
 pub fn before_park() {
-    let fsync = crate::persistence::aof::take_fsync_time().as_nanos() as u64;
-    if fsync > 0 {
-        FSYNC_NS[WORKER.with(Cell::get)].fetch_add(fsync, Relaxed);
-    }
     let epfd = EPFD.with(Cell::get);
     let budget = budget();
     if epfd >= 0 && CREDIT.with(Cell::get) > 0 && !budget.is_zero() {

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use resp::encode;
 
-use super::log_file::{FillError, LogFile};
+use super::log_file::LogFile;
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::{Entry, Value};
 
@@ -201,17 +201,6 @@ thread_local! {
     /// This worker's relay of durability notifications (`relay_durable`).
     static LOCAL_DURABLE: std::cell::RefCell<Option<std::rc::Rc<Relay>>> =
         const { std::cell::RefCell::new(None) };
-    /// Nanoseconds this thread has spent in group commit fsyncs since the
-    /// last `take_fsync_time`.
-    static FSYNC_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Time the calling thread (a worker) spent fsyncing for its group
-/// commits since the last call. The balancer does not count it as load:
-/// another worker would not take it over, only add fsyncs of its own
-/// (measured under `always`: 68k rps with two workers, 82k with one).
-pub fn take_fsync_time() -> Duration {
-    Duration::from_nanos(FSYNC_NS.with(|f| f.replace(0)))
 }
 
 /// What the manifest lists.
@@ -698,10 +687,7 @@ impl Aof {
                 if company || self.waiting.load(SeqCst) > 1 {
                     tokio::task::yield_now().await;
                 }
-                let started = Instant::now();
                 self.sync_inline();
-                let spent = started.elapsed().as_nanos() as u64;
-                FSYNC_NS.with(|f| f.set(f.get() + spent));
                 // Stand down before waking the others: one whose write
                 // missed this fsync must be able to lead the next. A
                 // connection that starts waiting after the load below sees
@@ -1001,19 +987,10 @@ impl Aof {
             let Some(step) = self.sink.lock().as_ref().and_then(LogFile::next_fill) else {
                 return;
             };
-            match step.run() {
-                Ok(()) => {}
-                Err(FillError::Write(e)) => {
-                    tracing::debug!("cannot preallocate the AOF: {}", strerror(&e));
-                    *self.prealloc_paused_until.lock() =
-                        Some(Instant::now() + Duration::from_secs(1));
-                    return;
-                }
-                // The fsync covers the records' pages too.
-                Err(FillError::Fsync(e)) => {
-                    self.fsync_error(&e);
-                    return;
-                }
+            if let Err(e) = step.run() {
+                tracing::debug!("cannot preallocate the AOF: {}", strerror(&e));
+                *self.prealloc_paused_until.lock() = Some(Instant::now() + Duration::from_secs(1));
+                return;
             }
             if self.stop.load(Relaxed) {
                 return;
@@ -1147,6 +1124,8 @@ impl Aof {
         self.enabled.store(false, Relaxed);
         self.flush_all();
         *self.sink.lock() = None;
+        // `always` waiters see the log is off (`wait_durable`).
+        self.durable_changed.notify_waiters();
     }
 
     /// Reads the manifest (or a legacy single `appendonly.aof` in `dir`)
@@ -1219,13 +1198,6 @@ impl Aof {
                 self.write_error(&e);
                 return Err(e.into());
             }
-            // The old file is complete: without its preallocated zeros
-            // it is plain Redis AOF.
-            if let Err(e) = s.trim() {
-                drop(inner);
-                self.write_error(&e);
-                return Err(e.into());
-            }
             if let Err(e) = s.file.sync_data() {
                 drop(inner);
                 self.fsync_error(&e);
@@ -1248,7 +1220,14 @@ impl Aof {
             let _ = std::fs::remove_file(self.dir.join(&incr));
             return Err(e.into());
         }
-        *sink = Some(file);
+        // The old file is complete: without its preallocated zeros it is
+        // plain Redis AOF (cut only now: had the switch failed, it would
+        // have stayed the live file, preallocated).
+        if let Some(old) = sink.replace(file) {
+            if let Err(e) = old.trim() {
+                tracing::warn!("cannot cut the preallocated end of the previous AOF file: {e}");
+            }
+        }
         // A new file replays from database 0.
         inner.db = -1;
         let base_seq = manifest.next_seq('b').max(incr_seq);

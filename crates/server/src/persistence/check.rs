@@ -128,6 +128,14 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
     let mut multi_open = false;
     let mut error = None;
     while pos < data.len() {
+        // Every record is a RESP array; in an incremental file, zeros end
+        // the log (preallocated space; bytes after them were cut off).
+        if data[pos] != b'*' {
+            if data[pos] != 0 || !super::log_file::is_incr(path) {
+                error = Some("Bad file format reading the append only file".into());
+            }
+            break;
+        }
         match dec.decode(&data[pos..]) {
             Ok(Some(n)) => {
                 let frame = &data[pos..pos + n];

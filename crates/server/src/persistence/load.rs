@@ -56,7 +56,8 @@ pub fn replay(
         let last = i + 1 == files.len();
         let mut data = aof::read_file(path)?;
         // A log cut off by a crash still has its preallocated zeros.
-        if super::log_file::is_incr(path) {
+        let incr = super::log_file::is_incr(path);
+        if incr {
             data.truncate(super::log_file::logical_len(&data));
         }
         let mut dec = RequestDecoder::new(usize::MAX);
@@ -79,6 +80,21 @@ pub fn replay(
         let mut safe_end = 0;
         let mut clock = Clock::start();
         while pos < data.len() {
+            // Every record is a RESP array, as Redis's loader requires.
+            if data[pos] != b'*' {
+                if incr && data[pos] == 0 {
+                    // Preallocated zeros before more bytes: records written
+                    // after the last fsync that reached the disk out of
+                    // order in a power loss. The log ends here (a cut-off
+                    // tail, handled as `aof-load-truncated` says).
+                    break;
+                }
+                return Err(AofError::Corrupt {
+                    file: path.display().to_string(),
+                    offset: pos as u64,
+                    why: "Bad file format reading the append only file".into(),
+                });
+            }
             match dec.decode(&data[pos..]) {
                 Ok(Some(n)) => {
                     let frame = &data[pos..pos + n];

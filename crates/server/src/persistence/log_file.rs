@@ -18,6 +18,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -176,27 +177,34 @@ fn last_nonzero_end(file: &mut File, len: u64) -> io::Result<u64> {
 }
 
 impl FillStep {
-    /// Writes the zeros and fsyncs them (a journal commit, here rather
-    /// than in a client's fsync). A failed write only stops preallocating
-    /// for now (records then append); a failed fsync is the log's error,
-    /// since it may have lost dirty pages of records too.
-    pub fn run(self) -> Result<(), FillError> {
+    /// Writes the zeros and starts their writeback (`sync_file_range`,
+    /// which waits for nothing and commits no metadata), so the next fsync
+    /// does not have to write them. That fsync still commits the allocation
+    /// in the journal, once per step. No fsync here: its failure could not
+    /// be told from a failure to make records durable, and on a slow disk
+    /// the log thread, which forms the commit groups, would wait for it. A
+    /// failed write only stops preallocating for now (records then append).
+    pub fn run(self) -> io::Result<()> {
         let zeros = vec![0u8; FILL_STEP as usize];
         let written = self.file.write_all_at(&zeros, self.from);
         if written.is_ok() {
             self.fill.zeroed_to.store(self.from + FILL_STEP, Relaxed);
         }
         self.fill.from.store(u64::MAX, Relaxed);
-        let file = self.file.clone();
-        drop(self);
-        written.map_err(FillError::Write)?;
-        file.sync_data().map_err(FillError::Fsync)
+        if written.is_ok() {
+            // SAFETY: a plain system call on an open descriptor; its
+            // failure only leaves the writeback to the kernel.
+            unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    self.from as libc::off64_t,
+                    FILL_STEP as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                );
+            }
+        }
+        written
     }
-}
-
-pub enum FillError {
-    Write(io::Error),
-    Fsync(io::Error),
 }
 
 #[cfg(test)]

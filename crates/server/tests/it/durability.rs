@@ -354,3 +354,91 @@ fn preallocated_log_survives_a_crash_and_is_cut_at_shutdown() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A power loss may write an unsynced record out beyond zeros the log had
+/// not yet overwritten. Zeros where a record should start end the log:
+/// the rest is a cut-off tail, dropped as `aof-load-truncated yes` says
+/// and refused with `no`; a record not starting with `*` is corrupt.
+#[test]
+fn zeros_inside_an_incremental_file_end_the_log() {
+    let dir = std::env::temp_dir().join(format!("keel-it-zerohole-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let aof_dir = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof_dir).unwrap();
+    std::fs::write(
+        aof_dir.join("appendonly.aof.manifest"),
+        "file appendonly.aof.1.incr.aof seq 1 type i\n",
+    )
+    .unwrap();
+    let mut log = Vec::new();
+    for (k, v) in [("a", "1"), ("b", "2")] {
+        resp::encode::command(&mut log, &[b"SET".as_slice(), k.as_bytes(), v.as_bytes()]);
+    }
+    let good = log.len();
+    log.extend_from_slice(&[0; 4096]);
+    resp::encode::command(&mut log, &[b"SET".as_slice(), b"c", b"3"]);
+    log.extend_from_slice(&[0; 1000]);
+    let incr = aof_dir.join("appendonly.aof.1.incr.aof");
+    std::fs::write(&incr, &log).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+
+    // `aof-load-truncated no`: the start is refused and the file kept.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keel-server"))
+        .args(["--port", "0", "--dir", &d, "--appendonly", "yes"])
+        .args(["--aof-load-truncated", "no", "--save", ""])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "started on a log with a hole");
+    assert_eq!(std::fs::read(&incr).unwrap(), log);
+
+    // `yes` (the default): the log ends at the hole.
+    let server = start(&d);
+    let mut raw = server.raw();
+    assert_eq!(
+        raw.cmd(&["MGET", "a", "b", "c"]),
+        b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n"
+    );
+    assert_eq!(raw.cmd(&["SET", "d", "4"]), b"+OK\r\n");
+    drop(raw);
+    drop(server);
+    let data = std::fs::read(&incr).unwrap();
+    assert_eq!(&data[..good], &log[..good]);
+    assert!(
+        data[good..].starts_with(b"*2\r\n$6\r\nSELECT"),
+        "appended after the cut"
+    );
+    let server = start(&d);
+    assert_eq!(
+        server.raw().cmd(&["MGET", "a", "b", "c", "d"]),
+        b"*4\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n$1\r\n4\r\n"
+    );
+    drop(server);
+
+    // A record that is not a RESP array is corrupt, whatever the setting.
+    let mut bad = log[..good].to_vec();
+    bad.extend_from_slice(b"SET e 5\r\n");
+    std::fs::write(&incr, &bad).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keel-server"))
+        .args([
+            "--port",
+            "0",
+            "--dir",
+            &d,
+            "--appendonly",
+            "yes",
+            "--save",
+            "",
+        ])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success() && all.contains("Bad file format"),
+        "{all}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
