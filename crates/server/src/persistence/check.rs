@@ -130,6 +130,19 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
     while pos < data.len() {
         // Every record is a RESP array; in an incremental file, zeros end
         // the log (preallocated space; bytes after them were cut off).
+        if data[pos] == b'#' {
+            // An annotation (`#TS:...`), skipped as redis-check-aof does.
+            match data[pos..].iter().position(|&b| b == b'\n') {
+                Some(nl) => {
+                    pos += nl + 1;
+                    if !multi_open {
+                        ok_up_to = pos;
+                    }
+                    continue;
+                }
+                None => break,
+            }
+        }
         if data[pos] != b'*' {
             if data[pos] != 0 || !super::log_file::is_incr(path) {
                 error = Some("Bad file format reading the append only file".into());

@@ -80,6 +80,20 @@ pub fn replay(
         let mut safe_end = 0;
         let mut clock = Clock::start();
         while pos < data.len() {
+            // An annotation (`#TS:...` with Redis's aof-timestamp-enabled)
+            // is skipped, as Redis's loader does.
+            if data[pos] == b'#' {
+                match data[pos..].iter().position(|&b| b == b'\n') {
+                    Some(nl) => {
+                        pos += nl + 1;
+                        if client.multi.is_none() {
+                            safe_end = pos;
+                        }
+                        continue;
+                    }
+                    None => break,
+                }
+            }
             // Every record is a RESP array, as Redis's loader requires.
             if data[pos] != b'*' {
                 if incr && data[pos] == 0 {

@@ -696,3 +696,54 @@ fn bgsave_in_progress_until_the_file_is_in_place() {
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An AOF written by Redis with `aof-timestamp-enabled yes` carries
+/// `#TS:<unix time>` annotation lines between records: keel's loader and
+/// `--check-aof` skip them, as Redis's do.
+#[test]
+fn redis_aof_with_timestamp_annotations_loads() {
+    let dir = scratch("aof-ts");
+    let r = redis_in(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-timestamp-enabled",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+        ],
+    );
+    let mut raw = r.raw();
+    assert_eq!(raw.cmd(&["SET", "a", "1"]), b"+OK\r\n");
+    assert_eq!(raw.cmd(&["RPUSH", "l", "x", "y"]), b":2\r\n");
+    // Annotations are written once a second at most: a later write gets one.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(raw.cmd(&["SET", "b", "2"]), b"+OK\r\n");
+    let expected = contents(&mut raw);
+    drop(raw);
+    drop(r);
+    let aof_dir = dir.join("appendonlydir");
+    let annotated = std::fs::read_dir(&aof_dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".incr.aof"))
+        .any(|e| {
+            std::fs::read(e.path())
+                .unwrap()
+                .windows(4)
+                .any(|w| w == b"#TS:")
+        });
+    assert!(annotated, "redis-server wrote no #TS: annotation");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keel-server"))
+        .arg("--check-aof")
+        .arg(aof_dir.join("appendonly.aof.manifest"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("are valid"), "{text}");
+    let k = keel_in(&dir, &["--appendonly", "yes"]);
+    assert_eq!(contents(&mut k.raw()), expected);
+    drop(k);
+    let _ = std::fs::remove_dir_all(&dir);
+}
