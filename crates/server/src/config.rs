@@ -144,6 +144,7 @@ const PARAMS: &[Param] = &[
     p("appendonly", Kind::Bool, "no", true),
     p("aof-load-truncated", Kind::Bool, "yes", true),
     p("aof-use-rdb-preamble", Kind::Bool, "yes", true),
+    p("aof-timestamp-enabled", Kind::Bool, "no", true),
     p("no-appendfsync-on-rewrite", Kind::Bool, "no", true),
     p(
         "auto-aof-rewrite-percentage",

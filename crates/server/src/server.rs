@@ -148,6 +148,8 @@ impl Server {
     pub fn config_changed(&self) {
         let c = self.config.read();
         self.aof.set_fsync(Fsync::parse(c.get("appendfsync")));
+        self.aof
+            .set_timestamps(c.get("aof-timestamp-enabled") == "yes");
         self.proto_max_bulk_len
             .store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
         self.timeout_secs

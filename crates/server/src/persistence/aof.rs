@@ -330,6 +330,8 @@ struct Inner {
     appended: u64,
     /// Database the log stream is in (-1 before the first SELECT).
     db: i64,
+    /// Unix second of the last `#TS:` annotation (`aof-timestamp-enabled`).
+    annotated_at: u64,
     rewrite: Option<Rewrite>,
 }
 
@@ -384,6 +386,8 @@ pub struct Aof {
     pool: FsyncPool,
     /// The fsync threads have been started.
     fsync_threads: AtomicBool,
+    /// `aof-timestamp-enabled` (see `annotate`).
+    timestamps: AtomicBool,
     /// Fsyncs running off the clients' path (`background_fsync`).
     background_fsyncs: AtomicU64,
     /// Preallocation failed (disk full): not tried again before then.
@@ -426,6 +430,7 @@ impl Aof {
                 buf: Vec::new(),
                 appended: 0,
                 db: -1,
+                annotated_at: 0,
                 rewrite: None,
             }),
             sink: Mutex::new(None),
@@ -455,6 +460,7 @@ impl Aof {
             last_fsync_ns: AtomicU64::new(0),
             pool: FsyncPool::default(),
             fsync_threads: AtomicBool::new(false),
+            timestamps: AtomicBool::new(false),
             background_fsyncs: AtomicU64::new(0),
             prealloc_paused_until: Mutex::new(None),
             stop: AtomicBool::new(false),
@@ -505,11 +511,36 @@ impl Aof {
         self.dir.join(format!("{}.manifest", self.filename))
     }
 
+    /// `aof-timestamp-enabled`: turns Redis's `#TS:<unix seconds>`
+    /// annotations on or off.
+    pub fn set_timestamps(&self, on: bool) {
+        self.timestamps.store(on, Relaxed);
+    }
+
+    /// With `aof-timestamp-enabled`, a `#TS:<unix seconds>` line before the
+    /// first record of each second, as Redis writes (loaders skip it; it
+    /// lets tools cut a log at a point in time).
+    fn annotate(&self, inner: &mut Inner) {
+        if !self.timestamps.load(Relaxed) {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if now > inner.annotated_at {
+            inner.annotated_at = now;
+            inner
+                .buf
+                .extend_from_slice(format!("#TS:{now}\r\n").as_bytes());
+        }
+    }
+
     /// Appends one command in database `db`; returns the log offset its
     /// record ends at (what a client must wait for under `always`).
     pub fn append(&self, db: usize, argv: &[&[u8]]) -> u64 {
         let mut inner = self.inner.lock();
         let before = inner.buf.len();
+        self.annotate(&mut inner);
         if inner.db != db as i64 {
             let dbs = db.to_string();
             encode::command(&mut inner.buf, &[b"SELECT".as_slice(), dbs.as_bytes()]);
@@ -529,6 +560,7 @@ impl Aof {
     pub fn append_transaction(&self, records: &[(usize, Vec<Vec<u8>>)]) -> u64 {
         let mut inner = self.inner.lock();
         let before = inner.buf.len();
+        self.annotate(&mut inner);
         let mut multi_written = false;
         for (db, argv) in records {
             if inner.db != *db as i64 {
@@ -1228,8 +1260,10 @@ impl Aof {
                 tracing::warn!("cannot cut the preallocated end of the previous AOF file: {e}");
             }
         }
-        // A new file replays from database 0.
+        // A new file replays from database 0 (and starts with its own
+        // timestamp annotation, if they are on).
         inner.db = -1;
+        inner.annotated_at = 0;
         let base_seq = manifest.next_seq('b').max(incr_seq);
         let base_name = self.base_name(base_seq, format.rdb.is_some());
         let file = BufWriter::new(File::create(self.dir.join(format!("{base_name}.tmp")))?);

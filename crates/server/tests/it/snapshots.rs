@@ -747,3 +747,50 @@ fn redis_aof_with_timestamp_annotations_loads() {
     drop(k);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `aof-timestamp-enabled yes`: keel writes Redis's `#TS:` annotation
+/// before the first record of each second; the log stays valid for
+/// redis-check-aof and loads into keel and redis-server alike.
+#[test]
+fn keel_writes_timestamp_annotations() {
+    let dir = scratch("keel-ts");
+    let k = keel_in(
+        &dir,
+        &["--appendonly", "yes", "--aof-timestamp-enabled", "yes"],
+    );
+    let mut raw = k.raw();
+    assert_eq!(
+        raw.cmd(&["CONFIG", "GET", "aof-timestamp-enabled"]),
+        b"*2\r\n$21\r\naof-timestamp-enabled\r\n$3\r\nyes\r\n"
+    );
+    assert_eq!(raw.cmd(&["SET", "a", "1"]), b"+OK\r\n");
+    assert_eq!(raw.cmd(&["SET", "b", "2"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(raw.cmd(&["RPUSH", "l", "x"]), b":1\r\n");
+    let expected = contents(&mut raw);
+    drop(raw);
+    drop(k);
+    let aof_dir = dir.join("appendonlydir");
+    let log = std::fs::read(aof_dir.join("appendonly.aof.1.incr.aof")).unwrap();
+    let text = String::from_utf8_lossy(&log).into_owned();
+    let stamps: Vec<&str> = text.lines().filter(|l| l.starts_with("#TS:")).collect();
+    assert_eq!(
+        stamps.len(),
+        2,
+        "one annotation per second with writes: {text:?}"
+    );
+    assert!(text.starts_with("#TS:"), "{text:?}");
+    let out = std::process::Command::new("redis-check-aof")
+        .arg(aof_dir.join("appendonly.aof.manifest"))
+        .output()
+        .expect("redis-check-aof (package redis-tools) must be installed");
+    let check = String::from_utf8_lossy(&out.stdout);
+    assert!(check.contains("are valid"), "redis-check-aof: {check}");
+    let k = keel_in(&dir, &["--appendonly", "yes"]);
+    assert_eq!(contents(&mut k.raw()), expected);
+    drop(k);
+    let r = redis_in(&dir, &["--appendonly", "yes"]);
+    assert_eq!(contents(&mut r.raw()), expected);
+    drop(r);
+    let _ = std::fs::remove_dir_all(&dir);
+}
