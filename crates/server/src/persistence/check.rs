@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use resp::RequestDecoder;
 
+use super::log_file::{boundary, is_incr, logical_len, Boundary};
 use super::rdb;
 
 /// Runs the check `args` asks for (`--check-aof FILE [--fix]` or
@@ -97,8 +98,9 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
     // keel preallocates incremental files with zeros: after a crash they
     // follow the last record.
     let mut zeros = 0;
-    if super::log_file::is_incr(path) {
-        let end = super::log_file::logical_len(&data);
+    let incr = is_incr(path);
+    if incr {
+        let end = logical_len(&data);
         zeros = data.len() - end;
         if zeros > 0 {
             let _ = writeln!(
@@ -128,26 +130,20 @@ fn check_one_aof(path: &Path, fix: bool, last: bool, out: &mut impl Write) -> bo
     let mut multi_open = false;
     let mut error = None;
     while pos < data.len() {
-        // Every record is a RESP array; in an incremental file, zeros end
-        // the log (preallocated space; bytes after them were cut off).
-        if data[pos] == b'#' {
-            // An annotation (`#TS:...`), skipped as redis-check-aof does.
-            match data[pos..].iter().position(|&b| b == b'\n') {
-                Some(nl) => {
-                    pos += nl + 1;
-                    if !multi_open {
-                        ok_up_to = pos;
-                    }
-                    continue;
+        match boundary(&data, pos, incr) {
+            Boundary::Record => {}
+            Boundary::Annotation(next) => {
+                pos = next;
+                if !multi_open {
+                    ok_up_to = pos;
                 }
-                None => break,
+                continue;
             }
-        }
-        if data[pos] != b'*' {
-            if data[pos] != 0 || !super::log_file::is_incr(path) {
+            Boundary::End => break,
+            Boundary::Corrupt => {
                 error = Some("Bad file format reading the append only file".into());
+                break;
             }
-            break;
         }
         match dec.decode(&data[pos..]) {
             Ok(Some(n)) => {

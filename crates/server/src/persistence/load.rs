@@ -8,6 +8,7 @@ use std::sync::Arc;
 use resp::RequestDecoder;
 
 use super::aof::{self, AofError};
+use super::log_file::{boundary, is_incr, logical_len, Boundary};
 use crate::client::{Client, ClientInfo};
 use crate::command::{self, Clock};
 use crate::server::Server;
@@ -56,9 +57,9 @@ pub fn replay(
         let last = i + 1 == files.len();
         let mut data = aof::read_file(path)?;
         // A log cut off by a crash still has its preallocated zeros.
-        let incr = super::log_file::is_incr(path);
+        let incr = is_incr(path);
         if incr {
-            data.truncate(super::log_file::logical_len(&data));
+            data.truncate(logical_len(&data));
         }
         let mut dec = RequestDecoder::new(usize::MAX);
         let mut pos = 0;
@@ -80,34 +81,24 @@ pub fn replay(
         let mut safe_end = 0;
         let mut clock = Clock::start();
         while pos < data.len() {
-            // An annotation (`#TS:...` with Redis's aof-timestamp-enabled)
-            // is skipped, as Redis's loader does.
-            if data[pos] == b'#' {
-                match data[pos..].iter().position(|&b| b == b'\n') {
-                    Some(nl) => {
-                        pos += nl + 1;
-                        if client.multi.is_none() {
-                            safe_end = pos;
-                        }
-                        continue;
+            match boundary(&data, pos, incr) {
+                Boundary::Record => {}
+                Boundary::Annotation(next) => {
+                    pos = next;
+                    if client.multi.is_none() {
+                        safe_end = pos;
                     }
-                    None => break,
+                    continue;
                 }
-            }
-            // Every record is a RESP array, as Redis's loader requires.
-            if data[pos] != b'*' {
-                if incr && data[pos] == 0 {
-                    // Preallocated zeros before more bytes: records written
-                    // after the last fsync that reached the disk out of
-                    // order in a power loss. The log ends here (a cut-off
-                    // tail, handled as `aof-load-truncated` says).
-                    break;
+                // A cut-off tail, handled as `aof-load-truncated` says.
+                Boundary::End => break,
+                Boundary::Corrupt => {
+                    return Err(AofError::Corrupt {
+                        file: path.display().to_string(),
+                        offset: pos as u64,
+                        why: "Bad file format reading the append only file".into(),
+                    })
                 }
-                return Err(AofError::Corrupt {
-                    file: path.display().to_string(),
-                    offset: pos as u64,
-                    why: "Bad file format reading the append only file".into(),
-                });
             }
             match dec.decode(&data[pos..]) {
                 Ok(Some(n)) => {

@@ -44,6 +44,36 @@ pub fn is_incr(path: &Path) -> bool {
     path.to_string_lossy().ends_with(".incr.aof")
 }
 
+/// What starts at a record boundary of a log file (for the loader and
+/// `--check-aof`, which must agree).
+pub enum Boundary {
+    /// A RESP array: a record to decode.
+    Record,
+    /// An annotation line (`#TS:...`, Redis's aof-timestamp-enabled),
+    /// skipped as Redis's loader does; the next boundary is here.
+    Annotation(usize),
+    /// The log ends: zeros of an incremental file (preallocated space; any
+    /// bytes after them are records a power loss wrote out of order, a
+    /// cut-off tail), or an annotation cut short.
+    End,
+    /// Not a record: Redis's loader requires each to be a RESP array.
+    Corrupt,
+}
+
+/// Classifies what starts at `pos` (< `data.len()`) of a log file;
+/// `incr`: the file is an incremental one (see `is_incr`).
+pub fn boundary(data: &[u8], pos: usize, incr: bool) -> Boundary {
+    match data[pos] {
+        b'*' => Boundary::Record,
+        b'#' => match data[pos..].iter().position(|&b| b == b'\n') {
+            Some(nl) => Boundary::Annotation(pos + nl + 1),
+            None => Boundary::End,
+        },
+        0 if incr => Boundary::End,
+        _ => Boundary::Corrupt,
+    }
+}
+
 /// Zero filling of one file, shared by its `LogFile` and the log thread.
 struct Fill {
     /// Held while zeros are being written.
