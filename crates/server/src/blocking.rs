@@ -1,8 +1,8 @@
 //! Clients blocked on keys (BLPOP, BZPOPMIN, ...): a FIFO queue of waiters
 //! per (database, key).
 //!
-//! A write that may serve a blocked client records the key
-//! (`Ctx::key_ready`); after it releases its shards, dispatch wakes the
+//! Every write records the keys it changed (`command::propagate`); after
+//! it releases its shards, dispatch wakes the
 //! head waiter of that key's queue. The woken client runs its own command
 //! again on its own thread: if it is served it leaves every queue and
 //! passes the signal on to the next waiter (the key may hold more), if not

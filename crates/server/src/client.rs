@@ -82,6 +82,20 @@ pub struct BlockRequest {
     pub rerun: Option<Vec<Vec<u8>>>,
 }
 
+impl BlockRequest {
+    /// What a woken command that still cannot be served leaves: the
+    /// connection keeps the wait it is in (its keys, its deadline).
+    pub fn keep_waiting(db: usize) -> BlockRequest {
+        BlockRequest {
+            db,
+            keys: Vec::new(),
+            deadline: None,
+            timeout_reply: crate::command::TimeoutReply::NullArray,
+            rerun: None,
+        }
+    }
+}
+
 /// A client's subscriptions and the queue its messages arrive on.
 pub struct PubSubState {
     pub sub: Arc<crate::pubsub::Subscriber>,
@@ -119,9 +133,10 @@ pub struct Client {
     /// Log offset of this client's last write: with `appendfsync always`
     /// its replies leave once the log is durable up to here.
     pub aof_offset: u64,
-    /// While EXEC runs: the log records of its commands, written as one
-    /// MULTI ... EXEC block at the end so replay is all or nothing.
-    pub aof_tx: Option<Vec<(usize, Vec<Vec<u8>>)>>,
+    /// While EXEC or a script runs: the records of its commands, which
+    /// leave as one MULTI ... EXEC block at the end so replay is all or
+    /// nothing (see `command::propagate`).
+    pub tx_records: Option<Vec<crate::command::propagate::Record>>,
 }
 
 impl Client {
@@ -139,7 +154,7 @@ impl Client {
             watch: Default::default(),
             pubsub: None,
             aof_offset: 0,
-            aof_tx: None,
+            tx_records: None,
         }
     }
 

@@ -63,6 +63,8 @@ pub struct Server {
     pub timeout_secs: AtomicU64,
     pub hz: AtomicU64,
     pub expired_stale_perc: AtomicU64,
+    /// The cron's active expiry cycle (DEBUG SET-ACTIVE-EXPIRE).
+    pub active_expire: AtomicBool,
     limits: [AtomicI64; 6],
     /// `notify-keyspace-events` as class bits (0: off, one load to check).
     pub notify_flags: std::sync::atomic::AtomicU32,
@@ -136,6 +138,7 @@ impl Server {
             timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
             hz: AtomicU64::new(config.get_int("hz") as u64),
             expired_stale_perc: AtomicU64::new(0),
+            active_expire: AtomicBool::new(true),
             limits: Default::default(),
             notify_flags: Default::default(),
             config: RwLock::new(config),
@@ -466,13 +469,9 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
     });
 }
 
-/// A key removed by active expiry: event and log record (as Redis
-/// propagates a DEL).
+/// A key removed by active expiry goes through the propagation path.
 fn on_active_expire(server: &Server, db: usize, key: &[u8]) {
-    server.notify(crate::notify::EXPIRED, "expired", key, db);
-    if server.aof.enabled() {
-        server.aof.append(db, &[b"DEL".as_slice(), key]);
-    }
+    command::propagate::expired(server, None, db, key);
 }
 
 /// auto-aof-rewrite-percentage / auto-aof-rewrite-min-size.
@@ -540,6 +539,9 @@ async fn cron(server: Arc<Server>) {
         }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
+        if !server.active_expire.load(Relaxed) {
+            continue;
+        }
         // 25% of one core per second at most, as Redis's slow cycle.
         let budget = Duration::from_micros(250_000 / hz);
         let start = Instant::now();

@@ -353,7 +353,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if let Some(e) = cx.view.peek(dst_db, dst, now) {
         e.unshared = true;
     }
-    cx.server.watches.touch(dst_db, dst);
+    cx.touch(dst_db, dst);
     cx.server.notify(notify::GENERIC, "copy_to", dst, dst_db);
     cx.dirty += 1;
     cx.int(1);
@@ -380,7 +380,7 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             e.unshared = unshared;
         }
     }
-    cx.server.watches.touch(dst_db, key);
+    cx.touch(dst_db, key);
     cx.notify(notify::GENERIC, "move_from", key);
     cx.server.notify(notify::GENERIC, "move_to", key, dst_db);
     cx.dirty += 1;

@@ -3,8 +3,8 @@
 //! lists, and the blocking pops and moves. Replies and errors as Redis 7.0.
 //!
 //! A list key never holds an empty list: whatever empties a list deletes
-//! its key. Every push calls [`Ctx::key_ready`] so a client blocked on the
-//! key is woken; a blocking command that finds nothing calls
+//! its key. Every write to a key wakes the clients blocked on it (through
+//! the propagation path, whatever command wrote); a blocking command that finds nothing calls
 //! [`Ctx::block`], writes no reply, and is run again from the start when
 //! one of its keys is signalled (or answered with a null on timeout).
 //!
@@ -156,7 +156,6 @@ fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) 
         }
     };
     cx.dirty += values.len() as u64;
-    cx.key_ready(key);
     cx.notify(notify::LIST, if front { "lpush" } else { "rpush" }, key);
     cx.int(len as i64);
     Ok(())
@@ -415,7 +414,6 @@ fn linsert(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     l.insert(at + after as usize, argv[4]);
     let len = l.len();
     cx.dirty += 1;
-    cx.key_ready(key);
     cx.notify(notify::LIST, "linsert", key);
     cx.int(len as i64);
     Ok(())
@@ -564,7 +562,6 @@ fn move_generic(
         }
     }
     cx.dirty += 1;
-    cx.key_ready(dst);
     // Redis's order: the push on the destination, the pop on the source,
     // then the source's deletion.
     cx.notify(notify::LIST, if to_left { "lpush" } else { "rpush" }, dst);

@@ -17,6 +17,7 @@ mod hash;
 mod keys;
 mod list;
 mod multi;
+pub mod propagate;
 pub mod pubsub;
 pub mod scripting;
 mod server;
@@ -91,7 +92,8 @@ pub struct Ctx<'a, 's> {
     /// not reproduce its effect (relative TTLs, random picks...).
     pub propagate_as: Option<Vec<Vec<Vec<u8>>>>,
     /// Keys that may now serve clients blocked on them (a push to a list,
-    /// an add to a sorted set...), recorded with [`Ctx::key_ready`].
+    /// an add to a sorted set...): the keys written, recorded by the
+    /// propagation path (see `propagate`).
     pub ready: Vec<(usize, Vec<u8>)>,
 }
 
@@ -134,21 +136,8 @@ impl Ctx<'_, '_> {
         self.client.db
     }
 
-    /// Marks `key` of the current database as possibly able to serve a
-    /// blocked client (call after pushing to a list, adding to a sorted
-    /// set or stream). Costs nothing when no one is blocked.
-    pub fn key_ready(&mut self, key: &[u8]) {
-        // Nobody blocked: nothing to record. A client about to block
-        // re-runs its command after registering, so it cannot miss this.
-        if self.server.blocking.blocked_clients() == 0 {
-            return;
-        }
-        let db = self.client.db;
-        self.ready.push((db, key.to_vec()));
-    }
-
     /// Blocks the client on `keys` of the current database until one of
-    /// them is signalled ready with [`Ctx::key_ready`] or `timeout` passes
+    /// them is written (see `propagate`) or `timeout` passes
     /// (`None`: forever). The handler writes no reply: when a key becomes
     /// ready the same command runs again from the start (and may block
     /// again); on timeout the client gets the null reply `timeout_reply`
@@ -267,42 +256,6 @@ impl Ctx<'_, '_> {
 
     pub fn error(&mut self, msg: &str) {
         encode::error(self.out, msg.as_bytes());
-    }
-
-    /// The one place a write leaves the command layer: counts it for
-    /// `rdb_changes_since_last_save` now; the log, replicas, keyspace
-    /// events and WATCH hook in here.
-    fn propagate(&mut self, argv: &[&[u8]]) {
-        self.server.dirty.fetch_add(self.dirty, Relaxed);
-        if self.server.aof.enabled() {
-            let db = self.client.db;
-            let cmds = match self.propagate_as.take() {
-                Some(cmds) => cmds,
-                None => vec![argv.iter().map(|a| a.to_vec()).collect()],
-            };
-            match self.client.aof_tx.as_mut() {
-                Some(tx) => tx.extend(cmds.into_iter().map(|c| (db, c))),
-                // Several records for one command replay all or nothing.
-                None if cmds.len() > 1 => {
-                    let records: Vec<(usize, Vec<Vec<u8>>)> =
-                        cmds.into_iter().map(|c| (db, c)).collect();
-                    self.client.aof_offset = self.server.aof.append_transaction(&records);
-                }
-                None => {
-                    for c in &cmds {
-                        let v: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
-                        self.client.aof_offset = self.server.aof.append(db, &v);
-                    }
-                }
-            }
-        }
-        if self.server.watches.any() {
-            let mut pos = Vec::new();
-            self.cmd.written_key_positions(argv, &mut pos);
-            for p in pos {
-                self.server.watches.touch(self.client.db, argv[p]);
-            }
-        }
     }
 }
 
@@ -537,10 +490,13 @@ pub fn execute<'s>(
         propagate_as: None,
     };
     let failed = match handler(&mut cx, argv) {
-        Ok(()) => {
-            if cx.dirty > 0 {
-                cx.propagate(argv);
-            }
+        Ok(()) => false,
+        // A blocked client is served only by a key of the type it waits
+        // for (as Redis's handleClientsBlockedOnKeys): woken by a write
+        // that left something else there, it keeps waiting.
+        Err(e) if cx.client.woken && cmd.has(table::flag::BLOCKING) && e == error::WRONGTYPE => {
+            cx.out.truncate(mark);
+            cx.client.block = Some(crate::client::BlockRequest::keep_waiting(cx.client.db));
             false
         }
         Err(e) => {
@@ -549,6 +505,7 @@ pub fn execute<'s>(
             true
         }
     };
+    cx.propagate(argv);
     if cmd.access != Access::None
         && server.aof.enabled()
         && server.aof.fsync_policy() == Fsync::Always

@@ -50,8 +50,14 @@ fn watch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR WATCH inside MULTI is not allowed"));
     }
     let (db, now) = (cx.db(), cx.now_ms);
-    for key in &argv[1..] {
-        let exists = cx.view.peek(db, key, now).is_some();
+    let exists: Vec<bool> = argv[1..]
+        .iter()
+        .map(|key| cx.view.peek(db, key, now).is_some())
+        .collect();
+    // A key that had already expired is deleted now: that deletion is no
+    // change this client's own WATCH should see.
+    cx.propagate_expired();
+    for (key, exists) in argv[1..].iter().zip(exists) {
         cx.server.watches.watch(&cx.client.watch, db, key, exists);
     }
     cx.ok();
@@ -122,9 +128,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     }
     encode::array(cx.out, cmds.len());
     let mut ready = Vec::new();
-    if server.aof.enabled() {
-        cx.client.aof_tx = Some(Vec::new());
-    }
+    let own_tx = super::propagate::begin_transaction(server, cx.client);
     for (cmd, argv) in cmds.into_iter().zip(&argvs) {
         let cmd = match cmd {
             Ok(c) => c,
@@ -148,8 +152,8 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         cx.stats
             .record(cmd.id, start.elapsed().as_micros() as u64, run.failed);
     }
-    if let Some(records) = cx.client.aof_tx.take().filter(|r| !r.is_empty()) {
-        cx.client.aof_offset = server.aof.append_transaction(&records);
+    if own_tx {
+        super::propagate::end_transaction(server, cx.client);
     }
     drop(view);
     cx.ready.extend(ready);

@@ -1093,7 +1093,7 @@ impl Run<'_, '_> {
         self.reply.clear();
         let caller_proto = self.client.proto;
         self.client.proto = self.resp;
-        let aof_mark = self.client.aof_tx.as_ref().map(Vec::len);
+        let aof_mark = self.client.tx_records.as_ref().map(Vec::len);
         let view = self
             .view
             .take()
@@ -1131,7 +1131,7 @@ impl Run<'_, '_> {
         }
         self.client.proto = caller_proto;
         if !self.repl_aof {
-            if let (Some(mark), Some(tx)) = (aof_mark, self.client.aof_tx.as_mut()) {
+            if let (Some(mark), Some(tx)) = (aof_mark, self.client.tx_records.as_mut()) {
                 tx.truncate(mark);
             }
         }
@@ -1483,10 +1483,7 @@ fn run_script(
             mask = relock(cx, keys, &extra, all, declared);
         }
     }
-    let own_tx = server.aof.enabled() && cx.client.aof_tx.is_none();
-    if own_tx {
-        cx.client.aof_tx = Some(Vec::new());
-    }
+    let own_tx = super::propagate::begin_transaction(server, cx.client);
     let mut restarted = false;
     for attempt in 0.. {
         let can_restart = !in_exec && !all;
@@ -1529,9 +1526,7 @@ fn run_script(
         eng.hints.insert(hint_key, Hint { keys, all });
     }
     if own_tx {
-        if let Some(records) = cx.client.aof_tx.take().filter(|r| !r.is_empty()) {
-            cx.client.aof_offset = server.aof.append_transaction(&records);
-        }
+        super::propagate::end_transaction(server, cx.client);
     }
     Ok(())
 }

@@ -732,6 +732,14 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         cx.ok();
         Ok(())
+    } else if is(sub, "SET-ACTIVE-EXPIRE") && argv.len() == 3 {
+        // As Redis: atoi, anything but 0 turns it on.
+        let on = resp::parse_i64(argv[2]).unwrap_or(0) != 0;
+        cx.server
+            .active_expire
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        cx.ok();
+        Ok(())
     } else if is(sub, "RELOAD") {
         debug_reload(cx, &argv[2..])
     } else if is(sub, "POPULATE") && (3..=5).contains(&argv.len()) {
@@ -751,6 +759,10 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
                 "    it is used instead of the 'key' prefix. These are not propagated to",
                 "    replicas. Cluster slots are not respected so keys not belonging to the",
                 "    current node can be created in cluster mode.",
+                "SET-ACTIVE-EXPIRE <0|1>",
+                "    Setting it to 0 disables expiring keys in background when they are not",
+                "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+                "    default.",
                 "SLEEP <seconds>",
                 "    Stop the server for <seconds>. Decimals allowed.",
                 "HELP",

@@ -354,12 +354,11 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
             if outputlen > 0 {
                 cx.view.set(db, dst, Value::List(Box::new(list)), 0, now);
                 cx.dirty += outputlen as u64;
-                cx.server.watches.touch(db, dst);
-                cx.key_ready(dst);
+                cx.touch(db, dst);
                 cx.notify(notify::LIST, "sortstore", dst);
             } else if cx.view.remove(db, dst, now).is_some() {
                 cx.dirty += 1;
-                cx.server.watches.touch(db, dst);
+                cx.touch(db, dst);
                 cx.notify(notify::GENERIC, "del", dst);
             }
             cx.int(outputlen as i64);

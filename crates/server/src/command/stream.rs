@@ -531,7 +531,6 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.propagate_instead(vec![cmd]);
     }
     cx.dirty += 1;
-    cx.key_ready(key);
     Ok(())
 }
 
@@ -1173,8 +1172,6 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         if removed {
             cx.dirty += 1;
             cx.notify(notify::STREAM, "xgroup-destroy", key);
-            // Blocked XREADGROUP clients get NOGROUP.
-            cx.key_ready(key);
         }
         cx.int(removed as i64);
     } else if is(opt, "createconsumer") && argv.len() == 5 {

@@ -404,7 +404,6 @@ fn store_result(cx: &mut Ctx, dst: &[u8], items: Vec<(f64, Vec<u8>)>) {
         // The event is the command's name: zrangestore, zunionstore...
         let event = cx.cmd.name.clone();
         cx.notify(notify::ZSET, &event, dst);
-        cx.key_ready(dst);
     }
     cx.int(n as i64);
 }
@@ -842,9 +841,7 @@ fn add_generic(
         cx.notify(notify::GENERIC, "del", key);
     }
     cx.dirty += added + updated;
-    if added > 0 {
-        cx.key_ready(key);
-    }
+    if added > 0 {}
     if nan {
         return Err(CmdError::new("ERR resulting score is not a number (NaN)"));
     }

@@ -1,0 +1,154 @@
+//! The propagation path: the one place a change leaves the command layer.
+//!
+//! Every execution unit reports here what it changed, while it still holds
+//! the shards of the keys it changed:
+//! - a command that wrote (`Ctx::dirty > 0`): the command as sent, or what
+//!   it asked to log instead (`Ctx::propagate_instead`), becomes a record;
+//!   its written keys (key specs not flagged RO, plus keys it named with
+//!   [`Ctx::touch`]) are *changed keys*;
+//! - a key found expired on access (the storage layer queues it in its
+//!   shard) or removed by the cron's active expiry: an `expired` keyspace
+//!   event, a changed key, and a `DEL` record;
+//! - EXEC and scripts open a transaction ([`begin_transaction`]): their
+//!   commands' records are gathered and leave as one `MULTI ... EXEC`.
+//!
+//! The sinks, each fed from here and nowhere else:
+//! - records: the append-only log (the replication stream is the next sink);
+//! - changed keys: WATCH invalidation at once (under the writer's shard
+//!   locks, so EXEC cannot miss it), and clients blocked on the key,
+//!   signalled once dispatch has released the shards (`Ctx::ready`). A
+//!   woken client runs its command again and decides whether the key now
+//!   serves it: any write to a key may, whatever command made it (RENAME,
+//!   MOVE, SORT ... STORE, EXEC, ...).
+//!
+//! Keyspace events with per-command names (`lpush`, `rename_from`...) are
+//! published by the handlers (`Ctx::notify`); this module publishes the
+//! ones that are not a command's (`expired`).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::Ctx;
+use crate::client::Client;
+use crate::server::Server;
+
+/// One record of the log: database and argument vector.
+pub type Record = (usize, Vec<Vec<u8>>);
+
+/// Whether any sink takes records (the log now; replicas later). When
+/// none does, no record is built.
+#[inline]
+fn records_wanted(server: &Server) -> bool {
+    server.aof.enabled()
+}
+
+/// Opens a transaction for `client`: the records of the commands it runs
+/// are gathered until [`end_transaction`]. Returns false (and opens
+/// nothing) when one is already open (a script inside EXEC): the outer
+/// unit closes it.
+pub fn begin_transaction(server: &Server, client: &mut Client) -> bool {
+    if client.tx_records.is_some() || !records_wanted(server) {
+        return false;
+    }
+    client.tx_records = Some(Vec::new());
+    true
+}
+
+/// Closes the transaction [`begin_transaction`] opened: its records leave
+/// as one `MULTI ... EXEC` block (nothing if it wrote nothing).
+pub fn end_transaction(server: &Server, client: &mut Client) {
+    if let Some(records) = client.tx_records.take().filter(|r| !r.is_empty()) {
+        client.aof_offset = server.aof.append_transaction(&records);
+    }
+}
+
+/// Hands `records` to the sinks: into the client's open transaction, or
+/// to the log now (several records of one command as one transaction, so
+/// they replay all or nothing).
+fn emit(server: &Server, client: Option<&mut Client>, records: Vec<Record>) {
+    if records.is_empty() || !records_wanted(server) {
+        return;
+    }
+    let Some(client) = client else {
+        for (db, argv) in &records {
+            let v: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            server.aof.append(*db, &v);
+        }
+        return;
+    };
+    match client.tx_records.as_mut() {
+        Some(tx) => tx.extend(records),
+        None if records.len() > 1 => client.aof_offset = server.aof.append_transaction(&records),
+        None => {
+            let (db, argv) = &records[0];
+            let v: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            client.aof_offset = server.aof.append(*db, &v);
+        }
+    }
+}
+
+/// A key removed because it expired: on access (`client` is the one whose
+/// command found it) or by active expiry (`None`). As Redis's
+/// deleteExpiredKeyAndPropagate: `expired` event, WATCH, a `DEL` record.
+pub fn expired(server: &Server, client: Option<&mut Client>, db: usize, key: &[u8]) {
+    server.notify(crate::notify::EXPIRED, "expired", key, db);
+    server.watches.touch(db, key);
+    if records_wanted(server) {
+        emit(
+            server,
+            client,
+            vec![(db, vec![b"DEL".to_vec(), key.to_vec()])],
+        );
+    }
+}
+
+impl Ctx<'_, '_> {
+    /// Records that `key` of database `db` changed, for a key the command's
+    /// key specs do not name as written (MOVE's and COPY's destination
+    /// database, SORT's STORE): WATCH now, blocked clients once the shards
+    /// are released.
+    pub fn touch(&mut self, db: usize, key: &[u8]) {
+        self.server.watches.touch(db, key);
+        // A client about to block runs its command once more after
+        // registering, so skipping this while nobody is blocked loses
+        // nothing.
+        if self.server.blocking.blocked_clients() > 0 {
+            self.ready.push((db, key.to_vec()));
+        }
+    }
+
+    /// Propagates the keys this command found expired so far, now (WATCH
+    /// does, before it registers its keys: a key already expired when
+    /// watched must not mark its own watcher).
+    pub fn propagate_expired(&mut self) {
+        for (db, key) in self.view.take_expired() {
+            expired(self.server, Some(&mut *self.client), db, &key);
+        }
+    }
+
+    /// The end of every command run through `execute`, shards still held:
+    /// first the keys it found expired (it ran on a keyspace without
+    /// them), then, if it wrote, its records and changed keys.
+    pub(super) fn propagate(&mut self, argv: &[&[u8]]) {
+        self.propagate_expired();
+        if self.dirty == 0 {
+            return;
+        }
+        self.server.dirty.fetch_add(self.dirty, Relaxed);
+        if records_wanted(self.server) {
+            let db = self.client.db;
+            let records = match self.propagate_as.take() {
+                Some(cmds) => cmds.into_iter().map(|c| (db, c)).collect(),
+                None => vec![(db, argv.iter().map(|a| a.to_vec()).collect())],
+            };
+            emit(self.server, Some(&mut *self.client), records);
+        }
+        if self.server.watches.any() || self.server.blocking.blocked_clients() > 0 {
+            let mut pos = Vec::new();
+            self.cmd.written_key_positions(argv, &mut pos);
+            let db = self.client.db;
+            for p in pos {
+                self.touch(db, argv[p]);
+            }
+        }
+    }
+}

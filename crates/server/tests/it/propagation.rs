@@ -1,0 +1,275 @@
+//! What every write passes through: keys expired on access or by the
+//! active cycle (memory, `expired` events, DEL in the log), and clients
+//! blocked on a key woken by any write that can serve them, whatever
+//! command made it. Every test here also passes against redis-server
+//! (`KEEL_IT_AGAINST_REDIS=1`).
+
+use std::time::Duration;
+
+use crate::harness::*;
+use crate::{ck, q};
+
+/// Polls INFO until `field` reads `want` (a state, not a time).
+async fn wait_info(
+    c: &mut redis::aio::MultiplexedConnection,
+    section: &str,
+    field: &str,
+    want: &str,
+) {
+    let mut last = None;
+    for _ in 0..2000 {
+        let info = q!(*c, &format!("INFO {section}"));
+        last = info_field(&text(info.as_ref().unwrap()), field);
+        if last.as_deref() == Some(want) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("INFO {section} {field} stayed {last:?}, expected {want}");
+}
+
+async fn wait_blocked(c: &mut redis::aio::MultiplexedConnection, n: usize) {
+    wait_info(c, "clients", "blocked_clients", &n.to_string()).await;
+}
+
+/// Sends `SET <prefix><i> v PX 1` for every i in one pipelined write and
+/// reads the replies.
+fn set_volatile(raw: &mut Raw, prefix: &str, n: usize) {
+    let mut wire = Vec::new();
+    for i in 0..n {
+        resp::encode::command(
+            &mut wire,
+            &[
+                b"SET".to_vec(),
+                format!("{prefix}{i}").into_bytes(),
+                b"v".to_vec(),
+                b"PX".to_vec(),
+                b"1".to_vec(),
+            ],
+        );
+    }
+    raw.send(&wire);
+    for _ in 0..n {
+        assert_eq!(raw.read_reply(), b"+OK\r\n");
+    }
+}
+
+fn used_memory(raw: &mut Raw) -> i64 {
+    let info = raw.cmd(&["INFO", "memory"]);
+    let info = String::from_utf8_lossy(&info).into_owned();
+    info_field(&info, "used_memory")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no used_memory in {info}"))
+}
+
+#[tokio::test]
+async fn ttl_churn_gives_memory_back() {
+    const KEYS: usize = 50_000;
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    let mut raw = s.raw();
+    let mut first = None;
+    for round in 0..4 {
+        // Half the keys are read after they expired (lazy expiry), half
+        // are left to the active cycle.
+        set_volatile(&mut raw, "lazy:", KEYS / 2);
+        set_volatile(&mut raw, "active:", KEYS / 2);
+        // Expired once the last one written is gone.
+        let last = format!("lazy:{}", KEYS / 2 - 1);
+        while as_int(&q!(c, &format!("EXISTS {last}"))) != 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let mut wire = Vec::new();
+        for i in 0..KEYS / 2 {
+            resp::encode::command(
+                &mut wire,
+                &[b"GET".to_vec(), format!("lazy:{i}").into_bytes()],
+            );
+        }
+        raw.send(&wire);
+        for _ in 0..KEYS / 2 {
+            assert_eq!(raw.read_reply(), b"$-1\r\n");
+        }
+        // Active expiry removes the rest.
+        while as_int(&q!(c, "DBSIZE")) != 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let used = used_memory(&mut raw);
+        match first {
+            None => first = Some(used),
+            Some(f) => assert!(
+                used - f < 4 << 20,
+                "round {round}: used_memory {used} against {f} after the first round"
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn keys_expired_on_access_are_published_and_logged() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    ck!(c, "CONFIG SET appendonly yes", ok());
+    wait_info(&mut c, "persistence", "aof_rewrite_in_progress", "0").await;
+    wait_info(&mut c, "persistence", "aof_enabled", "1").await;
+    ck!(c, "CONFIG SET notify-keyspace-events Ex", ok());
+    let mut sub = s.raw();
+    sub.cmd(&["SUBSCRIBE", "__keyevent@0__:expired"]);
+    ck!(c, "DEBUG SET-ACTIVE-EXPIRE 0", ok());
+    ck!(c, "SET lazykey v PX 1", ok());
+    // PTTL does not delete; wait until it reports the key gone.
+    while as_int(&q!(c, "PTTL lazykey")) != -2 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    ck!(c, "GET lazykey", nil());
+    assert_eq!(
+        parse(&sub.read_reply()),
+        resp::Value::Array(vec![
+            resp::Value::Bulk(b"message".to_vec()),
+            resp::Value::Bulk(b"__keyevent@0__:expired".to_vec()),
+            resp::Value::Bulk(b"lazykey".to_vec()),
+        ])
+    );
+    // The log holds the DEL (in the OS before the reply left).
+    let dir = match q!(c, "CONFIG GET dir") {
+        Ok(redis::Value::Array(v)) => text(&v[1]),
+        other => panic!("CONFIG GET dir: {other:?}"),
+    };
+    let logdir = std::path::Path::new(&dir).join("appendonlydir");
+    let mut log = Vec::new();
+    for f in std::fs::read_dir(&logdir).unwrap() {
+        let path = f.unwrap().path();
+        if path.to_string_lossy().ends_with(".incr.aof") {
+            log.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    let del = b"*2\r\n$3\r\nDEL\r\n$7\r\nlazykey\r\n";
+    assert!(
+        log.windows(del.len()).any(|w| w == del),
+        "no DEL lazykey in {}",
+        String::from_utf8_lossy(&log)
+    );
+}
+
+/// A client blocked in `BLPOP dst 0` is served by `write`, which creates
+/// a list under `dst` without pushing to it.
+async fn woken_by(setup: &[&str], write: &str, block: &str, want: Reply) {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    for line in setup {
+        q!(c, line).unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+    let mut waiter = s.client().await;
+    let block = block.to_string();
+    let pop = tokio::spawn(async move { q!(waiter, &block) });
+    wait_blocked(&mut c, 1).await;
+    q!(c, write).unwrap_or_else(|e| panic!("{write}: {e}"));
+    assert_eq!(pop.await.unwrap(), want, "after {write}");
+}
+
+#[tokio::test]
+async fn blocked_clients_are_woken_by_any_write_that_creates_their_key() {
+    let list = || arr(vec![b("dst"), b("a")]);
+    woken_by(&["RPUSH src a"], "RENAME src dst", "BLPOP dst 0", list()).await;
+    woken_by(
+        &["SELECT 1", "RPUSH dst a"],
+        "MOVE dst 0",
+        "BLPOP dst 0",
+        list(),
+    )
+    .await;
+    woken_by(&["RPUSH src a"], "COPY src dst", "BLPOP dst 0", list()).await;
+    woken_by(
+        &["RPUSH src a"],
+        "SORT src ALPHA STORE dst",
+        "BLPOP dst 0",
+        list(),
+    )
+    .await;
+    woken_by(
+        &["RPUSH src a"],
+        "LMOVE src dst LEFT LEFT",
+        "BLPOP dst 0",
+        list(),
+    )
+    .await;
+    let zset = || arr(vec![b("dst"), b("a"), b("1")]);
+    woken_by(
+        &["ZADD src 1 a"],
+        "ZUNIONSTORE dst 1 src",
+        "BZPOPMIN dst 0",
+        zset(),
+    )
+    .await;
+    woken_by(
+        &["ZADD src 1 a"],
+        "ZRANGESTORE dst src 0 -1",
+        "BZPOPMIN dst 0",
+        zset(),
+    )
+    .await;
+    woken_by(
+        &["ZADD src 1 a"],
+        "RENAME src dst",
+        "BZPOPMIN dst 0",
+        zset(),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn blocked_client_waits_on_when_a_transaction_leaves_no_list() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    let mut waiter = s.client().await;
+    let pop = tokio::spawn(async move { q!(waiter, "BLPOP l 0") });
+    wait_blocked(&mut c, 1).await;
+    let mut raw = s.raw();
+    for line in ["MULTI", "LPUSH l x", "DEL l", "SET l foo", "EXEC"] {
+        raw.cmd(&split(line));
+    }
+    // Still blocked: the key holds a string, not a list.
+    ck!(c, "GET l", bulk("foo"));
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "DEL l", int(1));
+    ck!(c, "RPUSH l y", int(1));
+    assert_eq!(pop.await.unwrap(), arr(vec![b("l"), b("y")]));
+}
+
+#[tokio::test]
+async fn blocked_xreadgroup_ends_when_its_stream_goes_away() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    for write in ["DEL s", "SET s x"] {
+        q!(c, "DEL s").unwrap();
+        ck!(c, "XGROUP CREATE s g $ MKSTREAM", ok());
+        let mut waiter = s.client().await;
+        let read =
+            tokio::spawn(async move { q!(waiter, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >") });
+        wait_blocked(&mut c, 1).await;
+        q!(c, write).unwrap();
+        assert_eq!(
+            read.await.unwrap(),
+            err("UNBLOCKED the stream key no longer exists"),
+            "after {write}"
+        );
+    }
+    // XREAD without a group waits on through a change of type.
+    let mut waiter = s.client().await;
+    let read = tokio::spawn(async move { q!(waiter, "XREAD BLOCK 0 STREAMS s2 $") });
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "SET s2 x", ok());
+    ck!(c, "DEL s2", int(1));
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "XADD s2 1-1 a 1", bulk("1-1"));
+    assert_eq!(
+        read.await.unwrap(),
+        arr(vec![redis::Value::Array(vec![
+            b("s2"),
+            redis::Value::Array(vec![redis::Value::Array(vec![
+                b("1-1"),
+                redis::Value::Array(vec![b("a"), b("1")])
+            ])])
+        ])])
+    );
+}
