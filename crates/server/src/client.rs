@@ -128,6 +128,9 @@ pub struct Client {
     pub multi: Option<Vec<Vec<Vec<u8>>>>,
     /// A command failed to queue: EXEC must abort (EXECABORT).
     pub multi_error: bool,
+    /// A write was queued since MULTI (EXEC then counts as a write for
+    /// the MISCONF gate).
+    pub multi_writes: bool,
     pub watch: Arc<crate::watch::WatchState>,
     pub pubsub: Option<Box<PubSubState>>,
     /// Log offset of this client's last write: with `appendfsync always`
@@ -151,6 +154,7 @@ impl Client {
             woken: false,
             multi: None,
             multi_error: false,
+            multi_writes: false,
             watch: Default::default(),
             pubsub: None,
             aof_offset: 0,

@@ -5,15 +5,15 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::keys::help_reply;
-use super::table::Registry;
+use super::table::{flag, Registry};
 use super::Ctx;
 use crate::client::{ClientInfo, ReplyMode};
 
 pub(super) fn register(r: &mut Registry) {
-    r.add("ping", ping);
+    r.add_flagged("ping", ping, flag::SUBSCRIBED_OK);
     r.add("echo", echo);
-    r.add("quit", quit);
-    r.add("reset", reset);
+    r.add_flagged("quit", quit, flag::SUBSCRIBED_OK | flag::TX_CONTROL);
+    r.add_flagged("reset", reset, flag::SUBSCRIBED_OK | flag::TX_CONTROL);
     r.add("select", select);
     r.add("hello", hello);
     r.add("client|id", client_id);
@@ -63,10 +63,8 @@ fn quit(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// RESET
 fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    cx.client.multi = None;
-    cx.client.multi_error = false;
+    super::multi::discard_transaction(cx.server, cx.client);
     super::pubsub::unsubscribe_all(cx.server, cx.client);
-    cx.server.watches.unwatch_all(&cx.client.watch);
     cx.client.set_db(0);
     cx.client.set_proto(2);
     cx.client.reply_mode = ReplyMode::On;

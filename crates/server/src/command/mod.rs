@@ -13,6 +13,7 @@ pub mod error;
 pub mod table;
 
 mod connection;
+pub mod gates;
 mod hash;
 mod keys;
 mod list;
@@ -293,8 +294,53 @@ pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Comman
     Ok(cmd)
 }
 
-/// Commands that run at once inside MULTI instead of being queued.
-const MULTI_CONTROL: [&str; 6] = ["exec", "discard", "multi", "watch", "quit", "reset"];
+/// The gates' view of the server and the requesting client.
+struct Gates<'a> {
+    server: &'a Server,
+    client: &'a Client,
+}
+
+impl gates::World for Gates<'_> {
+    #[inline]
+    fn in_multi(&self) -> bool {
+        self.client.multi.is_some()
+    }
+
+    fn multi_writes(&self) -> bool {
+        self.client.multi_writes
+    }
+
+    #[inline]
+    fn disk_error(&self) -> Option<CmdError> {
+        disk_error(self.server)
+    }
+
+    #[inline]
+    fn subscribed_resp2(&self) -> bool {
+        self.client.proto == 2 && self.client.pubsub.is_some() && self.client.subscriptions() > 0
+    }
+
+    #[inline]
+    fn busy(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+        scripting::busy_error(self.server, cmd, argv).map(CmdError::new)
+    }
+}
+
+/// The MISCONF error while writes are refused after a failed save or log
+/// write, in Redis's order (writeCommandsDeniedByDiskError): the snapshot
+/// first, then the log. Dispatch's gate and scripts' `redis.call` ask.
+pub fn disk_error(server: &Server) -> Option<CmdError> {
+    if server.rdb_writes_refused() {
+        Some(error::MISCONF_RDB)
+    } else if server.aof.enabled() && !server.aof.write_ok() {
+        Some(CmdError::new(format!(
+            "MISCONF Errors writing to the AOF file: {}",
+            server.aof.last_error()
+        )))
+    } else {
+        None
+    }
+}
 
 /// Runs one request and appends its reply to `out`.
 pub fn dispatch(
@@ -309,48 +355,27 @@ pub fn dispatch(
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
         Err(e) => {
-            stats.rejected_calls.fetch_add(1, Relaxed);
-            if client.multi.is_some() {
-                client.multi_error = true;
-            }
-            encode::error(out, e.0.as_bytes());
+            reject(server, client, None, e, out, stats);
             finish_reply(client, out, mark);
             return;
         }
     };
-    if let Some(queue) = client.multi.as_mut() {
-        if !MULTI_CONTROL.contains(&cmd.name.as_str()) {
-            if cmd.has(table::flag::NO_MULTI) {
-                client.multi_error = true;
-                encode::error(out, b"ERR Command not allowed inside a transaction");
-            } else {
+    match gates::check(&Gates { server, client }, cmd, argv) {
+        None => {}
+        Some(gates::Stop::Queue) => {
+            if let Some(queue) = client.multi.as_mut() {
                 queue.push(argv.iter().map(|a| a.to_vec()).collect());
-                encode::simple(out, b"QUEUED");
+                client.multi_writes |= cmd.has(table::flag::WRITE);
             }
+            encode::simple(out, b"QUEUED");
             finish_reply(client, out, mark);
             return;
         }
-    }
-    if client.proto == 2
-        && client.pubsub.is_some()
-        && client.subscriptions() > 0
-        && !pubsub::allowed_when_subscribed(&cmd.name)
-    {
-        let msg = format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            cmd.name
-        );
-        encode::error(out, msg.as_bytes());
-        finish_reply(client, out, mark);
-        return;
-    }
-    // A script past busy-reply-threshold holds its shards: anything that
-    // would wait for them is refused, as Redis refuses everything then.
-    if let Some(e) = scripting::busy_error(server, cmd, argv) {
-        stats.rejected_calls.fetch_add(1, Relaxed);
-        encode::error(out, e.as_bytes());
-        finish_reply(client, out, mark);
-        return;
+        Some(gates::Stop::Reject(e)) => {
+            reject(server, client, Some(cmd), e, out, stats);
+            finish_reply(client, out, mark);
+            return;
+        }
     }
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
     let start = clock.last;
@@ -379,6 +404,30 @@ pub fn dispatch(
         run.failed,
     );
     finish_reply(client, out, mark);
+}
+
+/// A request refused before its handler (Redis's rejectCommand): counted,
+/// and inside MULTI the transaction is doomed; a refused EXEC discards it
+/// at once.
+fn reject(
+    server: &Server,
+    client: &mut Client,
+    cmd: Option<&Command>,
+    e: CmdError,
+    out: &mut Vec<u8>,
+    stats: &ThreadStats,
+) {
+    stats.rejected_calls.fetch_add(1, Relaxed);
+    if client.multi.is_some() {
+        if cmd.is_some_and(|c| c.name == "exec") {
+            multi::discard_transaction(server, client);
+            let msg = format!("EXECABORT Transaction discarded because of: {}", e.0);
+            encode::error(out, msg.as_bytes());
+            return;
+        }
+        client.multi_error = true;
+    }
+    encode::error(out, e.0.as_bytes());
 }
 
 /// Locks the shards `cmd` needs for `argv`.
@@ -455,28 +504,6 @@ pub fn execute<'s>(
             server.snapshots.before_execute(&mut view, slots.as_deref());
         }
     }
-    if cmd.has(table::flag::WRITE) {
-        // In Redis's order (writeCommandsDeniedByDiskError): a failed
-        // snapshot first, then the log.
-        let refused = if server.rdb_writes_refused() {
-            Some(error::MISCONF_RDB.0.to_string())
-        } else if server.aof.enabled() && !server.aof.write_ok() {
-            Some(format!(
-                "MISCONF Errors writing to the AOF file: {}",
-                server.aof.last_error()
-            ))
-        } else {
-            None
-        };
-        if let Some(msg) = refused {
-            encode::error(out, msg.as_bytes());
-            return Executed {
-                view,
-                ready: Vec::new(),
-                failed: true,
-            };
-        }
-    }
     let mut cx = Ctx {
         server,
         client,
@@ -505,7 +532,7 @@ pub fn execute<'s>(
             true
         }
     };
-    cx.propagate(argv);
+    cx.propagate(argv, failed);
     if cmd.access != Access::None
         && server.aof.enabled()
         && server.aof.fsync_policy() == Fsync::Always

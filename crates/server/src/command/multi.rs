@@ -11,14 +11,16 @@ use std::time::Instant;
 use resp::encode;
 
 use super::error::{CmdError, CmdResult};
-use super::table::{Access, Command, Registry};
+use super::table::{flag, Access, Command, Registry};
 use super::{execute, resolve, Ctx, TimeoutReply};
+use crate::client::Client;
+use crate::server::Server;
 
 pub(super) fn register(r: &mut Registry) {
-    r.add("multi", multi);
-    r.add("exec", exec);
-    r.add("discard", discard);
-    r.add("watch", watch);
+    r.add_flagged("multi", multi, flag::TX_CONTROL);
+    r.add_flagged("exec", exec, flag::TX_CONTROL);
+    r.add_flagged("discard", discard, flag::TX_CONTROL);
+    r.add_flagged("watch", watch, flag::TX_CONTROL);
     r.add("unwatch", unwatch);
 }
 
@@ -29,19 +31,28 @@ fn multi(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     }
     cx.client.multi = Some(Vec::new());
     cx.client.multi_error = false;
+    cx.client.multi_writes = false;
     cx.ok();
     Ok(())
 }
 
 /// DISCARD
 fn discard(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    if cx.client.multi.take().is_none() {
+    if cx.client.multi.is_none() {
         return Err(CmdError::new("ERR DISCARD without MULTI"));
     }
-    cx.client.multi_error = false;
-    cx.server.watches.unwatch_all(&cx.client.watch);
+    discard_transaction(cx.server, cx.client);
     cx.ok();
     Ok(())
+}
+
+/// Ends the client's transaction without running it (DISCARD, RESET, a
+/// refused EXEC): the queue, its marks and the WATCHes go.
+pub fn discard_transaction(server: &Server, client: &mut Client) {
+    client.multi = None;
+    client.multi_error = false;
+    client.multi_writes = false;
+    server.watches.unwatch_all(&client.watch);
 }
 
 /// WATCH key [key ...]
@@ -77,6 +88,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR EXEC without MULTI"));
     };
     let watch = cx.client.watch.clone();
+    cx.client.multi_writes = false;
     if std::mem::take(&mut cx.client.multi_error) {
         cx.server.watches.unwatch_all(&watch);
         return Err(CmdError::new(

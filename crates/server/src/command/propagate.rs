@@ -127,10 +127,11 @@ impl Ctx<'_, '_> {
 
     /// The end of every command run through `execute`, shards still held:
     /// first the keys it found expired (it ran on a keyspace without
-    /// them), then, if it wrote, its records and changed keys.
-    pub(super) fn propagate(&mut self, argv: &[&[u8]]) {
+    /// them), then, if it succeeded and wrote, its records and changed
+    /// keys.
+    pub(super) fn propagate(&mut self, argv: &[&[u8]], failed: bool) {
         self.propagate_expired();
-        if self.dirty == 0 {
+        if self.dirty == 0 || failed {
             return;
         }
         self.server.dirty.fetch_add(self.dirty, Relaxed);

@@ -5,18 +5,18 @@ use resp::encode;
 
 use super::error::CmdResult;
 use super::keys::help_reply;
-use super::table::Registry;
+use super::table::{flag, Registry};
 use super::Ctx;
 use crate::client::PubSubState;
 use crate::pubsub::{Kind, Subscriber};
 
 pub(super) fn register(r: &mut Registry) {
-    r.add("subscribe", subscribe);
-    r.add("psubscribe", psubscribe);
-    r.add("ssubscribe", ssubscribe);
-    r.add("unsubscribe", unsubscribe);
-    r.add("punsubscribe", punsubscribe);
-    r.add("sunsubscribe", sunsubscribe);
+    r.add_flagged("subscribe", subscribe, flag::SUBSCRIBED_OK);
+    r.add_flagged("psubscribe", psubscribe, flag::SUBSCRIBED_OK);
+    r.add_flagged("ssubscribe", ssubscribe, flag::SUBSCRIBED_OK);
+    r.add_flagged("unsubscribe", unsubscribe, flag::SUBSCRIBED_OK);
+    r.add_flagged("punsubscribe", punsubscribe, flag::SUBSCRIBED_OK);
+    r.add_flagged("sunsubscribe", sunsubscribe, flag::SUBSCRIBED_OK);
     r.add("publish", publish);
     r.add("spublish", spublish);
     r.add("pubsub|channels", pubsub_channels);
@@ -25,22 +25,6 @@ pub(super) fn register(r: &mut Registry) {
     r.add("pubsub|shardchannels", pubsub_shardchannels);
     r.add("pubsub|shardnumsub", pubsub_shardnumsub);
     r.add("pubsub|help", pubsub_help);
-}
-
-/// Commands a RESP2 client may send while subscribed.
-pub fn allowed_when_subscribed(name: &str) -> bool {
-    matches!(
-        name,
-        "subscribe"
-            | "psubscribe"
-            | "ssubscribe"
-            | "unsubscribe"
-            | "punsubscribe"
-            | "sunsubscribe"
-            | "ping"
-            | "quit"
-            | "reset"
-    )
 }
 
 fn state<'c>(cx: &'c mut Ctx) -> &'c mut PubSubState {

@@ -208,30 +208,12 @@ fn state(server: &Server) -> &'static Scripting {
 }
 
 /// The `-BUSY` error for a command that would touch the shards of a
-/// script running past `busy-reply-threshold`, if any (meant for dispatch,
-/// before it locks). Commands Redis allows while busy (SCRIPT KILL,
-/// FUNCTION KILL, FUNCTION STATS, AUTH, HELLO, MULTI...) and commands that
-/// touch no key pass.
+/// script running past `busy-reply-threshold`, if any (dispatch's busy
+/// gate, before it locks; the gate lets `allow_busy` commands through).
+/// Commands that touch none of the script's shards pass: keel can serve
+/// them while the script runs.
 pub fn busy_error(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<&'static str> {
     if ANY_BUSY.load(Relaxed) == 0 {
-        return None;
-    }
-    const ALLOWED: [&str; 13] = [
-        "auth",
-        "discard",
-        "hello",
-        "multi",
-        "quit",
-        "replconf",
-        "reset",
-        "shutdown",
-        "unwatch",
-        "watch",
-        "script|kill",
-        "function|kill",
-        "function|stats",
-    ];
-    if ALLOWED.contains(&cmd.name.as_str()) {
         return None;
     }
     let st = state(server);
@@ -1082,6 +1064,15 @@ impl Run<'_, '_> {
             return Err(Fail::Msg(
                 b"Write commands are not allowed from read-only scripts.",
             ));
+        }
+        // Dispatch's MISCONF gate, for the script's own commands: the
+        // error is the command's reply, as Redis's scriptCall gives it.
+        if write {
+            if let Some(e) = super::disk_error(self.server) {
+                self.reply.clear();
+                encode::error(self.reply, e.0.as_bytes());
+                return Ok(());
+            }
         }
         self.check_shards(cmd, argv)?;
         if write {

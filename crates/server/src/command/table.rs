@@ -18,6 +18,8 @@ static REDIS_COMMANDS: &str = include_str!("redis_commands.json");
 /// from Redis 7.2), with the metadata Redis 7.2 gives them.
 static NEWER_SUBCOMMANDS: &str = include_str!("keel_commands.json");
 
+/// Command flags: every flag of Redis 7.0's COMMAND INFO, then keel's own
+/// columns (set at registration by the family that owns the command).
 pub mod flag {
     pub const WRITE: u32 = 1;
     pub const READONLY: u32 = 1 << 1;
@@ -33,6 +35,22 @@ pub mod flag {
     pub const MOVABLEKEYS: u32 = 1 << 11;
     pub const NO_AUTH: u32 = 1 << 12;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 13;
+    pub const ALLOW_BUSY: u32 = 1 << 14;
+    pub const ASKING: u32 = 1 << 15;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 16;
+    pub const SKIP_MONITOR: u32 = 1 << 17;
+    pub const SKIP_SLOWLOG: u32 = 1 << 18;
+    pub const MAY_REPLICATE: u32 = 1 << 19;
+    pub const MODULE: u32 = 1 << 20;
+    pub const PROTECTED: u32 = 1 << 21;
+
+    /// keel's column: runs at once inside MULTI instead of being queued
+    /// (Redis's processCommand names EXEC, DISCARD, MULTI, WATCH, QUIT and
+    /// RESET).
+    pub const TX_CONTROL: u32 = 1 << 30;
+    /// keel's column: allowed to a RESP2 client in subscribed mode (the
+    /// (un)subscribe commands, PING, QUIT, RESET).
+    pub const SUBSCRIBED_OK: u32 = 1 << 31;
 
     pub fn from_name(s: &str) -> u32 {
         match s {
@@ -50,8 +68,53 @@ pub mod flag {
             "movablekeys" => MOVABLEKEYS,
             "no_auth" => NO_AUTH,
             "no_mandatory_keys" => NO_MANDATORY_KEYS,
+            "allow_busy" => ALLOW_BUSY,
+            "asking" => ASKING,
+            "no_async_loading" => NO_ASYNC_LOADING,
+            "skip_monitor" => SKIP_MONITOR,
+            "skip_slowlog" => SKIP_SLOWLOG,
+            "may_replicate" => MAY_REPLICATE,
+            "module" => MODULE,
+            "protected" => PROTECTED,
             _ => 0,
         }
+    }
+}
+
+/// ACL categories (`@read`, `@write`...), one bit each, in the order of
+/// Redis's ACL CAT.
+pub mod category {
+    pub const NAMES: [&str; 21] = [
+        "keyspace",
+        "read",
+        "write",
+        "set",
+        "sortedset",
+        "list",
+        "hash",
+        "string",
+        "bitmap",
+        "hyperloglog",
+        "geo",
+        "stream",
+        "pubsub",
+        "admin",
+        "fast",
+        "slow",
+        "blocking",
+        "dangerous",
+        "connection",
+        "transaction",
+        "scripting",
+    ];
+
+    /// The bit of `@name` (or `name`); 0 for an unknown category.
+    pub fn from_name(s: &str) -> u32 {
+        let s = s.strip_prefix('@').unwrap_or(s);
+        NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(s))
+            .map_or(0, |i| 1 << i)
     }
 }
 
@@ -242,6 +305,8 @@ pub struct Command {
     pub name: String,
     pub arity: i64,
     pub flags: u32,
+    /// ACL categories (bits of [`category`]).
+    pub acl_categories: u32,
     pub access: Access,
     pub handler: Option<Handler>,
     /// Index into the per-thread statistics arrays.
@@ -567,6 +632,16 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         .iter()
         .filter_map(tagged_str)
         .fold(0, |acc, f| acc | flag::from_name(f));
+    let acl_categories = fields
+        .get(6)
+        .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
+        .and_then(Json::as_array)
+        .map(|cats| {
+            cats.iter()
+                .filter_map(tagged_str)
+                .fold(0, |acc, c| acc | category::from_name(c))
+        })
+        .unwrap_or(0);
     let key_specs: Vec<KeySpec> = fields
         .get(8)
         .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
@@ -592,6 +667,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         name,
         arity,
         flags,
+        acl_categories,
         access,
         handler: None,
         id: 0,
@@ -613,19 +689,25 @@ pub enum TableError {
 /// Collects handler registrations from the command families.
 #[derive(Default)]
 pub struct Registry {
-    handlers: Vec<(&'static str, Access, Handler)>,
+    handlers: Vec<(&'static str, Access, Handler, u32)>,
 }
 
 impl Registry {
     /// Registers `name` (`get`, or `client|kill` for a subcommand) with the
     /// shard access its key specs imply.
     pub fn add(&mut self, name: &'static str, handler: Handler) {
-        self.handlers.push((name, Access::Keys, handler));
+        self.handlers.push((name, Access::Keys, handler, 0));
+    }
+
+    /// Registers `name` with keel's own flag columns (`flag::TX_CONTROL`,
+    /// `flag::SUBSCRIBED_OK`) beside Redis's.
+    pub fn add_flagged(&mut self, name: &'static str, handler: Handler, flags: u32) {
+        self.handlers.push((name, Access::Keys, handler, flags));
     }
 
     /// Registers a command that must see the whole keyspace at once.
     pub fn add_all_shards(&mut self, name: &'static str, handler: Handler) {
-        self.handlers.push((name, Access::All, handler));
+        self.handlers.push((name, Access::All, handler, 0));
     }
 }
 
@@ -666,7 +748,7 @@ impl CommandTable {
             commands: Vec::new(),
             by_name: HashMap::default(),
         };
-        for (name, access, handler) in registry.handlers {
+        for (name, access, handler, keel_flags) in registry.handlers {
             let (top, sub) = match name.split_once('|') {
                 Some((t, s)) => (t, Some(s)),
                 None => (name, None),
@@ -722,6 +804,7 @@ impl CommandTable {
             };
             let cmd = &mut table.commands[id];
             cmd.handler = Some(handler);
+            cmd.flags |= keel_flags;
             if access == Access::All {
                 cmd.access = Access::All;
             }

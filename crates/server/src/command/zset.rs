@@ -841,7 +841,6 @@ fn add_generic(
         cx.notify(notify::GENERIC, "del", key);
     }
     cx.dirty += added + updated;
-    if added > 0 {}
     if nan {
         return Err(CmdError::new("ERR resulting score is not a number (NaN)"));
     }

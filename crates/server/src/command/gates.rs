@@ -1,0 +1,299 @@
+//! The generic checks a request passes before its handler runs, in the
+//! order of Redis 7.0's `processCommand`, each driven by the command's
+//! flags in the table (never by a list of names):
+//!
+//! 1. unknown command, arity (`resolve`, before the gates);
+//! 2. authentication (`no_auth`);
+//! 3. `no_multi` inside MULTI;
+//! 4. ACL;
+//! 5. cluster redirection (MOVED/ASK/CROSSSLOT);
+//! 6. out of memory (`denyoom`; inside MULTI anything queued);
+//! 7. disk errors, MISCONF (writes, and PING);
+//! 8. read-only replica (`write`);
+//! 9. RESP2 subscribed mode (keel's `SUBSCRIBED_OK` column);
+//! 10. loading (`loading`);
+//! 11. a script past busy-reply-threshold (`allow_busy`);
+//! 12. MULTI queueing (everything but keel's `TX_CONTROL` column).
+//!
+//! Gates for what keel does not have yet (authentication, ACL, cluster,
+//! maxmemory, replicas, loading while serving) are slots whose condition
+//! is never true today: the feature that adds the condition adds nothing
+//! to dispatch. The gates read the server and the client through
+//! [`World`], so their order is tested without a server.
+
+use super::error::CmdError;
+use super::table::{flag, Command};
+
+/// Why a request does not reach its handler.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Refused with this error; inside MULTI it also dooms the transaction
+    /// (EXECABORT), as Redis's rejectCommand.
+    Reject(CmdError),
+    /// Inside MULTI: queued, answered `+QUEUED`.
+    Queue,
+}
+
+/// What the gates need to know about the server and the requesting
+/// client. Conditions of features keel does not have yet default to
+/// "not in that state".
+pub trait World {
+    fn authenticated(&self) -> bool {
+        true
+    }
+    fn in_multi(&self) -> bool;
+    /// The queued commands include a write (EXEC counts as one then).
+    fn multi_writes(&self) -> bool;
+    fn acl_denied(&self, _cmd: &Command, _argv: &[&[u8]]) -> Option<CmdError> {
+        None
+    }
+    fn redirect(&self, _cmd: &Command, _argv: &[&[u8]]) -> Option<CmdError> {
+        None
+    }
+    fn out_of_memory(&self) -> bool {
+        false
+    }
+    /// The MISCONF error while the last save or log write failed.
+    fn disk_error(&self) -> Option<CmdError>;
+    fn readonly_replica(&self) -> bool {
+        false
+    }
+    /// A RESP2 client with subscriptions.
+    fn subscribed_resp2(&self) -> bool;
+    fn loading(&self) -> bool {
+        false
+    }
+    /// The BUSY error when `argv` would wait for a script running past
+    /// busy-reply-threshold.
+    fn busy(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError>;
+}
+
+pub const NOAUTH: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "NOAUTH Authentication required.",
+));
+pub const NOT_IN_MULTI: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "ERR Command not allowed inside a transaction",
+));
+pub const OOM: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "OOM command not allowed when used memory > 'maxmemory'.",
+));
+pub const READONLY_REPLICA: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "READONLY You can't write against a read only replica.",
+));
+pub const LOADING: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "LOADING Redis is loading the dataset in memory",
+));
+
+/// Runs the gates in order; `None` lets the handler run.
+#[inline]
+pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
+    let reject = |e| Some(Stop::Reject(e));
+    if !cmd.has(flag::NO_AUTH) && !w.authenticated() {
+        return reject(NOAUTH);
+    }
+    let in_multi = w.in_multi();
+    if in_multi && cmd.has(flag::NO_MULTI) {
+        return reject(NOT_IN_MULTI);
+    }
+    if let Some(e) = w.acl_denied(cmd, argv) {
+        return reject(e);
+    }
+    if let Some(e) = w.redirect(cmd, argv) {
+        return reject(e);
+    }
+    let queued = in_multi && !cmd.has(flag::TX_CONTROL);
+    if (cmd.has(flag::DENYOOM) || queued) && w.out_of_memory() {
+        return reject(OOM);
+    }
+    let is_exec = cmd.name == "exec";
+    let writes = cmd.has(flag::WRITE) || (is_exec && w.multi_writes());
+    if writes || cmd.name == "ping" {
+        if let Some(e) = w.disk_error() {
+            return reject(e);
+        }
+    }
+    if writes && w.readonly_replica() {
+        return reject(READONLY_REPLICA);
+    }
+    if !cmd.has(flag::SUBSCRIBED_OK) && w.subscribed_resp2() {
+        return reject(CmdError::new(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            cmd.name
+        )));
+    }
+    if !cmd.has(flag::LOADING) && w.loading() {
+        return reject(LOADING);
+    }
+    if !cmd.has(flag::ALLOW_BUSY) {
+        if let Some(e) = w.busy(cmd, argv) {
+            return reject(e);
+        }
+    }
+    if queued {
+        return Some(Stop::Queue);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A world where every condition can be switched on.
+    #[derive(Default, Clone)]
+    struct Fake {
+        unauthenticated: bool,
+        multi: bool,
+        multi_writes: bool,
+        acl: bool,
+        moved: bool,
+        oom: bool,
+        disk: bool,
+        replica: bool,
+        subscribed: bool,
+        loading: bool,
+        busy: bool,
+    }
+
+    impl World for Fake {
+        fn authenticated(&self) -> bool {
+            !self.unauthenticated
+        }
+        fn in_multi(&self) -> bool {
+            self.multi
+        }
+        fn multi_writes(&self) -> bool {
+            self.multi_writes
+        }
+        fn acl_denied(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
+            self.acl.then(|| CmdError::new("NOPERM"))
+        }
+        fn redirect(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
+            self.moved.then(|| CmdError::new("MOVED 1 127.0.0.1:7000"))
+        }
+        fn out_of_memory(&self) -> bool {
+            self.oom
+        }
+        fn disk_error(&self) -> Option<CmdError> {
+            self.disk.then(|| CmdError::new("MISCONF"))
+        }
+        fn readonly_replica(&self) -> bool {
+            self.replica
+        }
+        fn subscribed_resp2(&self) -> bool {
+            self.subscribed
+        }
+        fn loading(&self) -> bool {
+            self.loading
+        }
+        fn busy(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
+            self.busy.then(|| CmdError::new("BUSY"))
+        }
+    }
+
+    fn table() -> super::super::table::CommandTable {
+        super::super::build_table().expect("table")
+    }
+
+    fn first_word(stop: Option<Stop>) -> String {
+        match stop {
+            None => "run".into(),
+            Some(Stop::Queue) => "queued".into(),
+            Some(Stop::Reject(e)) => e.0.split(' ').next().unwrap_or_default().to_string(),
+        }
+    }
+
+    /// Switches every condition on, then off one at a time in Redis's
+    /// order: each step shows the next gate's error.
+    #[test]
+    fn gates_answer_in_redis_order() {
+        let t = table();
+        let set = t.lookup(b"set").expect("set");
+        let argv: [&[u8]; 3] = [b"SET", b"k", b"v"];
+        let mut w = Fake {
+            unauthenticated: true,
+            acl: true,
+            moved: true,
+            oom: true,
+            disk: true,
+            replica: true,
+            subscribed: true,
+            loading: true,
+            busy: true,
+            ..Fake::default()
+        };
+        let mut seen = Vec::new();
+        let steps: [fn(&mut Fake); 9] = [
+            |w| w.unauthenticated = false,
+            |w| w.acl = false,
+            |w| w.moved = false,
+            |w| w.oom = false,
+            |w| w.disk = false,
+            |w| w.replica = false,
+            |w| w.subscribed = false,
+            |w| w.loading = false,
+            |w| w.busy = false,
+        ];
+        seen.push(first_word(check(&w, set, &argv)));
+        for step in steps {
+            step(&mut w);
+            seen.push(first_word(check(&w, set, &argv)));
+        }
+        assert_eq!(
+            seen,
+            [
+                "NOAUTH", "NOPERM", "MOVED", "OOM", "MISCONF", "READONLY", "ERR", "LOADING",
+                "BUSY", "run"
+            ]
+        );
+    }
+
+    #[test]
+    fn multi_gates() {
+        let t = table();
+        let get = t.lookup(b"get").expect("get");
+        let exec = t.lookup(b"exec").expect("exec");
+        let watch = t.lookup(b"watch").expect("watch");
+        let subscribe = t.lookup(b"subscribe").expect("subscribe");
+        let multi = Fake {
+            multi: true,
+            ..Fake::default()
+        };
+        // Queued, but only after every rejecting gate.
+        assert_eq!(check(&multi, get, &[b"GET", b"k"]), Some(Stop::Queue));
+        assert_eq!(check(&multi, exec, &[b"EXEC"]), None);
+        assert_eq!(check(&multi, watch, &[b"WATCH", b"k"]), None);
+        let busy = Fake {
+            busy: true,
+            ..multi.clone()
+        };
+        assert_eq!(first_word(check(&busy, get, &[b"GET", b"k"])), "BUSY");
+        // Under OOM inside MULTI even a read is refused (it would queue).
+        let oom = Fake {
+            oom: true,
+            ..multi.clone()
+        };
+        assert_eq!(first_word(check(&oom, get, &[b"GET", b"k"])), "OOM");
+        assert_eq!(check(&oom, exec, &[b"EXEC"]), None);
+        // EXEC of queued writes counts as a write for MISCONF.
+        let disk = Fake {
+            disk: true,
+            multi_writes: true,
+            ..multi.clone()
+        };
+        assert_eq!(first_word(check(&disk, exec, &[b"EXEC"])), "MISCONF");
+        // Unauthenticated: NOAUTH before anything about MULTI.
+        let unauth = Fake {
+            unauthenticated: true,
+            ..oom.clone()
+        };
+        assert_eq!(first_word(check(&unauth, get, &[b"GET", b"k"])), "NOAUTH");
+        // Subscribed RESP2 clients may (un)subscribe, nothing else.
+        let sub = Fake {
+            subscribed: true,
+            ..Fake::default()
+        };
+        assert_eq!(check(&sub, subscribe, &[b"SUBSCRIBE", b"c"]), None);
+        assert_eq!(first_word(check(&sub, get, &[b"GET", b"k"])), "ERR");
+    }
+}
