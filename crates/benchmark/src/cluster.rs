@@ -10,34 +10,11 @@ use resp::Value;
 use crate::cli::Target;
 use crate::server::Control;
 
-pub const SLOTS: usize = 16384;
+pub use resp::slot::{crc16, SLOTS};
 
-/// CRC16-CCITT (XMODEM), as Redis Cluster uses.
-pub fn crc16(data: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc
-}
-
-/// Slot of a key, honouring `{hash tags}` like Redis's keyHashSlot.
+/// Slot of a key, honouring `{hash tags}` (the server's own function).
 pub fn key_slot(key: &[u8]) -> u16 {
-    if let Some(open) = key.iter().position(|&c| c == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&c| c == b'}') {
-            if len > 0 {
-                return crc16(&key[open + 1..open + 1 + len]) % SLOTS as u16;
-            }
-        }
-    }
-    crc16(key) % SLOTS as u16
+    resp::slot::key_slot(key) as u16
 }
 
 /// For every slot, 3 bytes that fill the `tag` of `{tag}` so the key hashes

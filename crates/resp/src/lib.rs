@@ -2,12 +2,14 @@
 //!
 //! Owns the wire format only: decoding client requests (multibulk and
 //! inline), encoding replies, and decoding replies (for clients such as
-//! keel-benchmark). It must not depend on tokio or on any server code, so
-//! the server and the benchmark share one implementation of the protocol.
+//! keel-benchmark), and the Redis Cluster key slot (`slot`), which clients
+//! route by. It must not depend on tokio or on any server code, so the
+//! server and the benchmark share one implementation of the protocol.
 
 pub mod encode;
 pub mod reply;
 pub mod request;
+pub mod slot;
 
 pub use reply::{parse_reply, skip_reply, Value};
 pub use request::{DecodeError, RequestDecoder};

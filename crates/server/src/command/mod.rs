@@ -498,7 +498,7 @@ pub fn execute<'s>(
                 let mut pos = Vec::new();
                 cmd.key_positions(argv, &mut pos);
                 pos.iter()
-                    .map(|&i| crate::storage::slot::key_slot(argv[i]))
+                    .map(|&i| resp::slot::key_slot(argv[i]))
                     .collect::<Vec<usize>>()
             });
             server.snapshots.before_execute(&mut view, slots.as_deref());

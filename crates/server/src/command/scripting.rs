@@ -50,8 +50,8 @@ use crate::client::Client;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use crate::storage::keyspace::{View, SHARDS};
-use crate::storage::slot::key_slot;
 use lua::{ffi, lua_fn, push, push_error, push_error_counted, State, Vm};
+use resp::slot::key_slot;
 
 pub(super) fn register(r: &mut Registry) {
     r.add("eval", eval);

@@ -374,75 +374,21 @@ impl Command {
     /// spec does not fit the arguments (a position out of range, an
     /// unreadable key count, an incomplete spec).
     fn keys_from_specs(&self, argv: &[&[u8]]) -> Option<Vec<(usize, &KeySpec)>> {
-        let argc = argv.len() as i64;
         let mut out = Vec::new();
         for spec in self.key_specs.iter().filter(|s| !s.not_key) {
-            let first = match &spec.begin {
-                BeginSearch::Index(i) => *i,
-                BeginSearch::Keyword { keyword, startfrom } => {
-                    let (start, end) = if *startfrom > 0 {
-                        (*startfrom, argc - 1)
-                    } else {
-                        (argc + startfrom, 1)
-                    };
-                    // As Redis's loop: the end index itself is not tried.
-                    let mut found = None;
-                    let mut i = start;
-                    while i != end {
-                        if i >= argc || i < 1 {
-                            break;
-                        }
-                        if argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
-                            found = Some(i + 1);
-                            break;
-                        }
-                        i += if start <= end { 1 } else { -1 };
-                    }
-                    match found {
-                        Some(f) => f,
-                        // Keyword absent: this spec names no key.
-                        None => continue,
-                    }
-                }
-                BeginSearch::Unknown => return None,
-            };
-            let (first, last, step) = match &spec.find {
-                FindKeys::Range {
-                    lastkey,
-                    keystep,
-                    limit,
-                } => {
-                    let last = if *lastkey >= 0 {
-                        first + lastkey
-                    } else if *limit == 0 {
-                        argc + lastkey
-                    } else {
-                        first + ((argc - first) / limit + lastkey)
-                    };
-                    (first, last, *keystep)
-                }
-                FindKeys::Keynum {
-                    keynumidx,
-                    firstkey,
-                    keystep,
-                } => {
-                    let idx = first + keynumidx;
-                    if *keynumidx >= argc || idx >= argc || idx < 0 {
+            match spec.range(argv) {
+                SpecRange::Absent => continue,
+                SpecRange::Invalid => return None,
+                SpecRange::Keys { first, last, step } => {
+                    if last >= argv.len() as i64 || last < first {
                         return None;
                     }
-                    let numkeys = resp::parse_i64(argv[idx as usize]).filter(|n| *n >= 0)?;
-                    let f = first + firstkey;
-                    (f, f + numkeys - 1, *keystep)
+                    let mut i = first;
+                    while i <= last {
+                        out.push((i as usize, spec));
+                        i += step;
+                    }
                 }
-                FindKeys::Unknown => return None,
-            };
-            if last >= argc || last < first || first >= argc {
-                return None;
-            }
-            let mut i = first;
-            while i <= last {
-                out.push((i as usize, spec));
-                i += step.max(1);
             }
             if spec.incomplete {
                 return None;
@@ -451,85 +397,110 @@ impl Command {
         Some(out)
     }
 
+    /// Every position the specs name that lies inside `argv` (partial
+    /// results, as Redis's GET_KEYSPEC_RETURN_PARTIAL), the `not_key`
+    /// specs included: what dispatch locks and what a write touches. A
+    /// spec that does not fit is skipped; the handler reports the error.
     fn positions(&self, argv: &[&[u8]], out: &mut Vec<usize>, only_written: bool) {
+        let argc = argv.len() as i64;
         for spec in self.key_specs.iter().filter(|s| !only_written || s.write) {
-            self.spec_positions(spec, argv, out);
+            if let SpecRange::Keys { first, last, step } = spec.range(argv) {
+                let mut i = first;
+                while i <= last && i < argc {
+                    out.push(i as usize);
+                    i += step;
+                }
+            }
         }
     }
+}
 
-    fn spec_positions(&self, spec: &KeySpec, argv: &[&[u8]], out: &mut Vec<usize>) {
+/// Where one key spec finds its keys in an argument vector.
+enum SpecRange {
+    /// The spec's keyword is not there: it names no key.
+    Absent,
+    /// It cannot be applied (unknown type, unreadable key count, first key
+    /// outside the arguments).
+    Invalid,
+    /// Keys at `first`, `first + step`, ... up to `last` (which may lie
+    /// past the arguments: callers decide whether that is an error).
+    Keys { first: i64, last: i64, step: i64 },
+}
+
+impl KeySpec {
+    /// The one key-spec evaluator (Redis's getKeysUsingKeySpecs), used by
+    /// locking, WATCH, COMMAND GETKEYS and, later, ACL key patterns and
+    /// cluster slots. Arithmetic saturates: a key count comes from the
+    /// client.
+    fn range(&self, argv: &[&[u8]]) -> SpecRange {
         let argc = argv.len() as i64;
-        {
-            let first = match &spec.begin {
-                BeginSearch::Index(i) => *i,
-                BeginSearch::Keyword { keyword, startfrom } => {
-                    let (start, end) = if *startfrom > 0 {
-                        (*startfrom, argc - 1)
-                    } else {
-                        (argc + startfrom, 1)
-                    };
-                    let mut found = None;
-                    let mut i = start;
-                    loop {
-                        if i >= argc || i < 1 {
-                            break;
-                        }
-                        if argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
-                            found = Some(i + 1);
-                            break;
-                        }
-                        if i == end {
-                            break;
-                        }
-                        i += if start <= end { 1 } else { -1 };
+        let first = match &self.begin {
+            BeginSearch::Index(i) => *i,
+            BeginSearch::Keyword { keyword, startfrom } => {
+                let (start, end) = if *startfrom > 0 {
+                    (*startfrom, argc - 1)
+                } else {
+                    (argc + startfrom, 1)
+                };
+                // As Redis's loop: the end index itself is not tried.
+                let mut found = None;
+                let mut i = start;
+                while i != end {
+                    if i >= argc || i < 1 {
+                        break;
                     }
-                    match found {
-                        Some(f) => f,
-                        None => return,
+                    if argv[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
+                        found = Some(i + 1);
+                        break;
                     }
+                    i += if start <= end { 1 } else { -1 };
                 }
-                BeginSearch::Unknown => return,
-            };
-            let (first, last, step) = match &spec.find {
-                FindKeys::Range {
-                    lastkey,
-                    keystep,
-                    limit,
-                } => {
-                    let last = if *lastkey >= 0 {
-                        first + lastkey
-                    } else if *limit == 0 {
-                        argc + lastkey
-                    } else {
-                        first + ((argc - first) / limit + lastkey)
-                    };
-                    (first, last, *keystep)
+                match found {
+                    Some(f) => f,
+                    None => return SpecRange::Absent,
                 }
-                FindKeys::Keynum {
-                    keynumidx,
-                    firstkey,
-                    keystep,
-                } => {
-                    let Some(arg) = argv.get((first + keynumidx) as usize) else {
-                        return;
-                    };
-                    let Some(numkeys) = resp::parse_i64(arg).filter(|n| *n >= 0) else {
-                        return;
-                    };
-                    let f = first + firstkey;
-                    (f, f + (numkeys - 1) * keystep.max(&1), *keystep)
-                }
-                FindKeys::Unknown => return,
-            };
-            let step = step.max(1);
-            let mut i = first;
-            while i <= last {
-                if i >= argc || i < 1 {
-                    break;
-                }
-                out.push(i as usize);
-                i += step;
             }
+            BeginSearch::Unknown => return SpecRange::Invalid,
+        };
+        let (first, last, step) = match &self.find {
+            FindKeys::Range {
+                lastkey,
+                keystep,
+                limit,
+            } => {
+                let last = if *lastkey >= 0 {
+                    first + lastkey
+                } else if *limit == 0 {
+                    argc + lastkey
+                } else {
+                    first + ((argc - first) / limit + lastkey)
+                };
+                (first, last, *keystep)
+            }
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                keystep,
+            } => {
+                let idx = first + keynumidx;
+                if *keynumidx >= argc || idx >= argc || idx < 0 {
+                    return SpecRange::Invalid;
+                }
+                let Some(numkeys) = resp::parse_i64(argv[idx as usize]).filter(|n| *n >= 0) else {
+                    return SpecRange::Invalid;
+                };
+                let f = first + firstkey;
+                (f, f.saturating_add(numkeys) - 1, *keystep)
+            }
+            FindKeys::Unknown => return SpecRange::Invalid,
+        };
+        if first >= argc || first < 1 {
+            return SpecRange::Invalid;
+        }
+        SpecRange::Keys {
+            first,
+            last,
+            step: step.max(1),
         }
     }
 }

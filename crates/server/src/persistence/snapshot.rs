@@ -26,8 +26,8 @@ use parking_lot::Mutex;
 use super::rdb;
 use crate::server::Server;
 use crate::storage::keyspace::{View, SHARDS};
-use crate::storage::slot::SLOTS;
 use crate::storage::value::Entry;
+use resp::slot::SLOTS;
 
 /// Copies that commands took, waiting for the saving thread; past this
 /// many a command encodes what it takes itself (bounds the memory: a copy

@@ -19,8 +19,8 @@ use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::slot::{key_slot, SLOTS};
 use super::value::{Entry, Value};
+use resp::slot::{key_slot, SLOTS};
 
 /// Number of locks the keyspace is split into. A power of two well above
 /// any core count we target, so two threads rarely meet on one lock.

@@ -6,7 +6,6 @@ pub mod keymap;
 pub mod keyspace;
 pub mod list;
 pub mod set;
-pub mod slot;
 pub mod stream;
 pub mod value;
 pub mod varint;
