@@ -124,6 +124,10 @@ pub struct Client {
     pub block: Option<BlockRequest>,
     /// True while a blocked command runs again after a wake-up.
     pub woken: bool,
+    /// The reply being written is a push ((un)subscribe confirmations):
+    /// it leaves even under CLIENT REPLY OFF/SKIP, as Redis's
+    /// CLIENT_PUSHING.
+    pub pushing: bool,
     /// Commands queued since MULTI (owned: the read buffer moves on).
     pub multi: Option<Vec<Vec<Vec<u8>>>>,
     /// A command failed to queue: EXEC must abort (EXECABORT).
@@ -152,6 +156,7 @@ impl Client {
             close_after_reply: false,
             block: None,
             woken: false,
+            pushing: false,
             multi: None,
             multi_error: false,
             multi_writes: false,

@@ -550,14 +550,19 @@ pub fn execute<'s>(
     }
 }
 
-/// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written.
+/// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written,
+/// unless it is a push.
 #[inline]
 fn finish_reply(client: &mut Client, out: &mut Vec<u8>, mark: usize) {
+    let keep = std::mem::take(&mut client.pushing);
     match client.reply_mode {
         ReplyMode::On => {}
+        ReplyMode::Off if keep => {}
         ReplyMode::Off => out.truncate(mark),
         ReplyMode::Skip => {
-            out.truncate(mark);
+            if !keep {
+                out.truncate(mark);
+            }
             client.reply_mode = ReplyMode::On;
         }
         ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skip,

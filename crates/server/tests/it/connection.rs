@@ -455,3 +455,43 @@ async fn client_errors_and_help() {
         "{lines:?}"
     );
 }
+
+/// Subscribe confirmations and messages are pushes: they arrive under
+/// CLIENT REPLY OFF (RESP3 and RESP2 alike, as Redis 7.0), the ordinary
+/// replies do not.
+#[test]
+fn pushes_arrive_with_replies_off() {
+    let s = Server::under_test();
+    let mut publisher = s.raw();
+    for (proto, head) in [("3", b'>'), ("2", b'*')] {
+        let mut sub = s.raw();
+        sub.cmd(&["HELLO", proto]);
+        sub.send_cmd(&["CLIENT", "REPLY", "OFF"]);
+        sub.send_cmd(&["SUBSCRIBE", "ch"]);
+        let confirm = sub.read_reply();
+        assert_eq!(confirm[0], head, "{}", escape(&confirm));
+        assert!(
+            confirm.ends_with(b"$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"),
+            "{}",
+            escape(&confirm)
+        );
+        sub.send_cmd(&["PING"]);
+        assert_eq!(publisher.cmd(&["PUBLISH", "ch", "hello"]), b":1\r\n");
+        let msg = sub.read_reply();
+        assert_eq!(msg[0], head, "{}", escape(&msg));
+        assert!(
+            msg.ends_with(b"$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n"),
+            "{}",
+            escape(&msg)
+        );
+        sub.send_cmd(&["UNSUBSCRIBE", "ch"]);
+        let confirm = sub.read_reply();
+        assert!(
+            confirm.ends_with(b"$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n"),
+            "{}",
+            escape(&confirm)
+        );
+        sub.send_cmd(&["CLIENT", "REPLY", "ON"]);
+        assert_eq!(sub.read_reply(), b"+OK\r\n");
+    }
+}
