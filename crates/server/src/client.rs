@@ -50,9 +50,49 @@ pub struct ClientInfo {
     /// Set by the balancer: the worker to move to at the next batch
     /// boundary (`net::balance::NO_MIGRATION` for none).
     pub migrate_to: AtomicUsize,
+    /// The connection waits for a request with nothing half-read: while
+    /// its worker is stuck in a busy script, the script's hook may answer
+    /// it (`net::busy`).
+    pub parked_idle: AtomicBool,
+    /// The connection's transaction state (`net::busy::TxShadow`),
+    /// published when it parks.
+    pub tx_state: AtomicU8,
+    /// The hook answered this connection: apply `busy_shadow` on resume.
+    pub busy_changed: AtomicBool,
+    pub busy_shadow: Mutex<crate::net::busy::BusyShadow>,
 }
 
 impl ClientInfo {
+    /// A client's shared state at connection time (`fd` -1 for the
+    /// log loader's pseudo-client).
+    pub fn new(id: u64, addr: String, laddr: String, fd: i32, unix: bool) -> ClientInfo {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            fd,
+            unix,
+            created: Instant::now(),
+            name: Mutex::new(Vec::new()),
+            lib_name: Mutex::new(Vec::new()),
+            lib_ver: Mutex::new(Vec::new()),
+            db: AtomicU32::new(0),
+            resp: AtomicU8::new(2),
+            last_interaction_ms: AtomicU64::new(0),
+            last_cmd: AtomicU32::new(u32::MAX),
+            no_evict: AtomicBool::new(false),
+            killed: AtomicBool::new(false),
+            qbuf: AtomicU64::new(0),
+            obuf: AtomicU64::new(0),
+            worker: AtomicUsize::new(0),
+            migrate_to: AtomicUsize::new(crate::net::balance::NO_MIGRATION),
+            parked_idle: AtomicBool::new(false),
+            tx_state: AtomicU8::new(0),
+            busy_changed: AtomicBool::new(false),
+            busy_shadow: Mutex::new(Default::default()),
+        }
+    }
+
     pub fn idle_secs(&self) -> u64 {
         let now = self.created.elapsed().as_millis() as u64;
         now.saturating_sub(self.last_interaction_ms.load(Relaxed)) / 1000
@@ -212,6 +252,11 @@ impl Clients {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Every registered client (alias of `snapshot`, for the busy hook).
+    pub fn all(&self) -> Vec<Arc<ClientInfo>> {
+        self.snapshot()
     }
 
     pub fn snapshot(&self) -> Vec<Arc<ClientInfo>> {

@@ -358,11 +358,13 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
 /// SHUTDOWN.
 pub fn run(config: Config) -> Result<(), StartError> {
     let server = Arc::new(Server::new(config)?);
+    command::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
     load_persistence(&server)?;
     server.aof.start_writer()?;
     let mut senders = Vec::new();
-    for i in 0..server.threads {
+    // Every worker, the standby included (see `Workers::regular`).
+    for i in 0..server.workers.len() {
         let (tx, rx) = mpsc::unbounded_channel::<Incoming>();
         senders.push(tx);
         let server = server.clone();

@@ -18,6 +18,7 @@ mod hash;
 mod keys;
 mod list;
 mod multi;
+pub use multi::discard_transaction;
 pub mod propagate;
 pub mod pubsub;
 pub mod scripting;

@@ -169,8 +169,20 @@ pub struct Scripting {
 /// Busy scripts in the process: lets dispatch skip the BUSY check with
 /// one load of a line that is almost never written.
 static ANY_BUSY: AtomicU64 = AtomicU64::new(0);
-/// Workers (bit per worker, first 64) running a busy script.
-static BUSY_WORKERS: AtomicU64 = AtomicU64::new(0);
+/// What a worker does from its busy script's hook for the connections
+/// it cannot serve meanwhile: set once by the network layer, which owns
+/// the sockets (`net::busy::answer_stuck`). Arguments: the server, the
+/// worker, the BUSY error text, the worker's statistics.
+pub type BusyDuty = fn(&Server, usize, &str, &ThreadStats);
+static BUSY_DUTY: std::sync::OnceLock<BusyDuty> = std::sync::OnceLock::new();
+
+/// Installs the duty of a worker stuck in a busy script.
+pub fn set_busy_duty(duty: BusyDuty) {
+    let _ = BUSY_DUTY.set(duty);
+}
+
+/// How often a busy script's hook answers the stuck connections.
+const BUSY_DUTY_EVERY: Duration = Duration::from_millis(10);
 
 /// The scripting state of `server`.
 ///
@@ -241,16 +253,22 @@ pub fn busy_error(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<&'st
     })
 }
 
+/// The BUSY error of the script running past busy-reply-threshold, if
+/// one does (SHUTDOWN without NOSAVE is refused with it, as in Redis).
+pub fn busy_reply(server: &Server) -> Option<&'static str> {
+    if ANY_BUSY.load(Relaxed) == 0 {
+        return None;
+    }
+    let running = state(server).running.lock();
+    running
+        .first()
+        .map(|r| if r.is_eval { BUSY_EVAL } else { BUSY_FUNCTION })
+}
+
 /// Whether a script anywhere runs past busy-reply-threshold (background
 /// duties that would wait for every shard hold off meanwhile).
 pub fn any_busy() -> bool {
     ANY_BUSY.load(Relaxed) != 0
-}
-
-/// Whether worker `worker` is stuck in a busy script (new connections
-/// should go elsewhere: nothing else runs on that thread until it ends).
-pub fn worker_is_busy(worker: usize) -> bool {
-    worker < 64 && BUSY_WORKERS.load(Relaxed) & (1 << worker) != 0
 }
 
 #[inline]
@@ -959,6 +977,9 @@ struct Run<'a, 's> {
     repl_aof: bool,
     start: Instant,
     busy: Option<Arc<Running>>,
+    /// When the busy duty last ran, and whether it ran at all.
+    last_duty: Instant,
+    duty_done: bool,
     /// The hook fires on every line (killed or restarting).
     line_hook: bool,
     is_eval: bool,
@@ -1099,6 +1120,7 @@ impl Run<'_, '_> {
                 self.become_busy();
             }
         }
+        self.busy_duty();
         let done = execute(
             self.server,
             self.client,
@@ -1155,10 +1177,30 @@ impl Run<'_, '_> {
         st.running.lock().push(r.clone());
         st.busy_shards.fetch_or(shards, Relaxed);
         ANY_BUSY.fetch_add(1, Relaxed);
-        if worker < 64 {
-            BUSY_WORKERS.fetch_or(1 << worker, Relaxed);
-        }
+        self.server.workers.set_busy(worker, true);
         self.busy = Some(r);
+        self.last_duty = Instant::now();
+        self.busy_duty();
+    }
+
+    /// While busy: answers the worker's other connections (see
+    /// `BusyDuty`), at most every `BUSY_DUTY_EVERY`.
+    fn busy_duty(&mut self) {
+        let Some(duty) = BUSY_DUTY.get() else {
+            return;
+        };
+        if self.busy.is_none() || (self.last_duty.elapsed() < BUSY_DUTY_EVERY && self.duty_done) {
+            return;
+        }
+        self.last_duty = Instant::now();
+        self.duty_done = true;
+        let text = if self.is_eval {
+            BUSY_EVAL
+        } else {
+            BUSY_FUNCTION
+        };
+        let worker = self.client.info.worker.load(Relaxed);
+        duty(self.server, worker, text, self.stats);
     }
 
     fn end_busy(&mut self) {
@@ -1170,8 +1212,8 @@ impl Run<'_, '_> {
         running.retain(|x| !Arc::ptr_eq(x, &r));
         let shards = running.iter().fold(0, |a, x| a | x.shards);
         st.busy_shards.store(shards, Relaxed);
-        if r.worker < 64 && !running.iter().any(|x| x.worker == r.worker) {
-            BUSY_WORKERS.fetch_and(!(1 << r.worker), Relaxed);
+        if !running.iter().any(|x| x.worker == r.worker) {
+            self.server.workers.set_busy(r.worker, false);
         }
         ANY_BUSY.fetch_sub(1, Relaxed);
     }
@@ -1404,8 +1446,10 @@ unsafe fn hook_check(l: State) -> bool {
         push_error(l, RESTART);
         return true;
     }
-    if let Some(b) = &run.busy {
-        if b.kill.load(Relaxed) {
+    if run.busy.is_some() {
+        // The duty may bring SCRIPT KILL from a connection of this worker.
+        run.busy_duty();
+        if b_killed(run) {
             if !run.line_hook {
                 tracing::warn!("Lua script killed by user with SCRIPT KILL.");
                 ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE, 0);
@@ -1421,6 +1465,11 @@ unsafe fn hook_check(l: State) -> bool {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.become_busy()));
     }
     false
+}
+
+/// Whether the busy run was asked to stop.
+fn b_killed(run: &Run) -> bool {
+    run.busy.as_ref().is_some_and(|b| b.kill.load(Relaxed))
 }
 
 fn busy_threshold(server: &Server) -> u64 {
@@ -1594,6 +1643,8 @@ fn run_once(
         repl_aof: true,
         start: Instant::now(),
         busy: None,
+        last_duty: Instant::now(),
+        duty_done: false,
         line_hook: false,
         is_eval,
         name,

@@ -696,6 +696,13 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if has("NOSAVE") && has("SAVE") {
         return Err(error::SYNTAX);
     }
+    // Saving would wait for the shards the script holds: only NOSAVE
+    // while a script is busy, as Redis.
+    if !has("NOSAVE") {
+        if let Some(busy) = super::scripting::busy_reply(cx.server) {
+            return Err(CmdError::new(busy));
+        }
+    }
     tracing::warn!("User requested shutdown...");
     let mode = if has("NOSAVE") {
         crate::server::SHUTDOWN_NOSAVE

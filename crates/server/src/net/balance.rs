@@ -11,13 +11,12 @@
 //! socket and session state to the target worker), so long-lived client
 //! pools spread too, not only new connections.
 
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::Incoming;
-use crate::command::scripting;
 use crate::server::Server;
 
 /// Marks "no migration requested" in `ClientInfo::migrate_to`.
@@ -31,16 +30,40 @@ pub struct Workers {
     pub conns: Vec<AtomicUsize>,
     /// Kernel thread ids, to read each worker's CPU time.
     pub tids: Vec<AtomicI32>,
+    /// Workers stuck in a script past busy-reply-threshold (set by the
+    /// script, on its own worker): nothing else runs there until it ends.
+    busy: Vec<AtomicBool>,
 }
 
 impl Workers {
+    /// `n` workers plus the standby one.
     pub fn new(n: usize) -> Workers {
+        let all = n + 1;
         Workers {
             senders: OnceLock::new(),
             active: AtomicUsize::new(1),
-            conns: (0..n).map(|_| AtomicUsize::new(0)).collect(),
-            tids: (0..n).map(|_| AtomicI32::new(0)).collect(),
+            conns: (0..all).map(|_| AtomicUsize::new(0)).collect(),
+            tids: (0..all).map(|_| AtomicI32::new(0)).collect(),
+            busy: (0..all).map(|_| AtomicBool::new(false)).collect(),
         }
+    }
+
+    /// The workers the balancer activates (`threads`); the last thread,
+    /// the standby, only takes new connections while every one of them is
+    /// stuck in a busy script, so SCRIPT KILL and SHUTDOWN NOSAVE from a
+    /// new connection always get through. Idle, it costs nothing.
+    pub fn regular(&self) -> usize {
+        self.len() - 1
+    }
+
+    pub fn set_busy(&self, worker: usize, busy: bool) {
+        if let Some(b) = self.busy.get(worker) {
+            b.store(busy, Relaxed);
+        }
+    }
+
+    pub fn is_busy(&self, worker: usize) -> bool {
+        self.busy.get(worker).is_some_and(|b| b.load(Relaxed))
     }
 
     pub fn set_senders(&self, senders: Vec<UnboundedSender<Incoming>>) {
@@ -60,8 +83,8 @@ impl Workers {
     /// (nothing else runs on it until the script ends), even if that
     /// means using an inactive one, so SCRIPT KILL can get through.
     pub fn place(&self) -> usize {
-        let active = self.active.load(Relaxed).clamp(1, self.len());
-        let free = |i: &usize| !scripting::worker_is_busy(*i);
+        let active = self.active.load(Relaxed).clamp(1, self.regular());
+        let free = |i: &usize| !self.is_busy(*i);
         (0..active)
             .filter(free)
             .min_by_key(|&i| self.conns[i].load(Relaxed))
@@ -168,15 +191,15 @@ impl Balancer {
         } else {
             0.0
         };
-        let active = w.active.load(Relaxed).clamp(1, w.len());
+        let active = w.active.load(Relaxed).clamp(1, w.regular());
         let min_active =
-            (server.config.read().get_int("active-threads-min").max(1) as usize).min(w.len());
+            (server.config.read().get_int("active-threads-min").max(1) as usize).min(w.regular());
         if active < min_active {
             w.active.store(min_active, Relaxed);
             self.spread(server, min_active);
             return;
         }
-        if active < w.len()
+        if active < w.regular()
             && util[..active].iter().all(|&u| u > SATURATED)
             && idle_cores > IDLE_NEEDED
         {
@@ -219,7 +242,7 @@ impl Balancer {
                 continue;
             }
             if let Some(to) =
-                (0..active).find(|&i| counts[i] < target && !scripting::worker_is_busy(i))
+                (0..active).find(|&i| counts[i] < target && !server.workers.is_busy(i))
             {
                 counts[from] -= 1;
                 counts[to] += 1;

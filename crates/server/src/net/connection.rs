@@ -7,13 +7,10 @@
 //! `balance`): its [`Session`] travels with the socket.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{
-    AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
-};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use parking_lot::Mutex;
 use resp::RequestDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -51,27 +48,13 @@ fn client_info(
     fd: i32,
     unix: bool,
 ) -> Arc<ClientInfo> {
-    Arc::new(ClientInfo {
-        id: server.clients.next_id(),
+    Arc::new(ClientInfo::new(
+        server.clients.next_id(),
         addr,
         laddr,
         fd,
         unix,
-        created: Instant::now(),
-        name: Mutex::new(Vec::new()),
-        lib_name: Mutex::new(Vec::new()),
-        lib_ver: Mutex::new(Vec::new()),
-        db: AtomicU32::new(0),
-        resp: AtomicU8::new(2),
-        last_interaction_ms: AtomicU64::new(0),
-        last_cmd: AtomicU32::new(u32::MAX),
-        no_evict: AtomicBool::new(false),
-        killed: AtomicBool::new(false),
-        qbuf: AtomicU64::new(0),
-        obuf: AtomicU64::new(0),
-        worker: AtomicUsize::new(0),
-        migrate_to: AtomicUsize::new(NO_MIGRATION),
-    })
+    ))
 }
 
 fn raw_fd(s: &RawStream) -> i32 {
@@ -261,6 +244,17 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     result
 }
 
+/// The client's transaction state as `net::busy` encodes it.
+fn tx_state(client: &Client) -> u8 {
+    use super::busy::TxShadow;
+    match (&client.multi, client.multi_error) {
+        (None, _) => TxShadow::None,
+        (Some(_), false) => TxShadow::Open,
+        (Some(_), true) => TxShadow::Doomed,
+    }
+    .to_u8()
+}
+
 /// Gives an empty vector of argument slices a new lifetime, keeping its
 /// allocation (in-place collect), so no request allocates its argv.
 fn recycle<'b>(mut v: Vec<&[u8]>) -> Vec<&'b [u8]> {
@@ -379,15 +373,33 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         continue;
                     }
                 }
-            } else if timeout > 0 {
-                match tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf))
-                    .await
-                {
-                    Ok(r) => r?,
-                    Err(_) => return Ok(Exit::Closed),
-                }
             } else {
-                stream.read_buf(rbuf).await?
+                // Parked with nothing half-read: a busy script on this
+                // worker may answer the requests that arrive meanwhile
+                // (`net::busy`).
+                let idle = *start == rbuf.len();
+                if idle {
+                    client.info.tx_state.store(tx_state(client), Relaxed);
+                    client.info.parked_idle.store(true, Relaxed);
+                }
+                let r = if timeout > 0 {
+                    tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf))
+                        .await
+                        .ok()
+                } else {
+                    Some(stream.read_buf(rbuf).await)
+                };
+                if idle {
+                    client.info.parked_idle.store(false, Relaxed);
+                    let unsent = super::busy::resume(server, client);
+                    if !unsent.is_empty() {
+                        stream.write_all(&unsent).await?;
+                    }
+                }
+                match r {
+                    Some(r) => r?,
+                    None => return Ok(Exit::Closed),
+                }
             };
             if n == 0 || client.info.killed.load(Relaxed) {
                 return Ok(Exit::Closed);

@@ -2,6 +2,7 @@
 //! connection to a worker thread.
 
 pub mod balance;
+pub mod busy;
 pub mod connection;
 pub mod idle_poll;
 

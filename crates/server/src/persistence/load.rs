@@ -15,29 +15,14 @@ use crate::server::Server;
 
 /// The pseudo-client commands are replayed as.
 fn loading_client(server: &Server) -> Client {
-    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize};
-    let info = Arc::new(ClientInfo {
-        id: server.clients.next_id(),
-        addr: "aof-loader".into(),
-        laddr: String::new(),
-        fd: -1,
-        unix: false,
-        created: std::time::Instant::now(),
-        name: Default::default(),
-        lib_name: Default::default(),
-        lib_ver: Default::default(),
-        db: AtomicU32::new(0),
-        resp: AtomicU8::new(2),
-        last_interaction_ms: AtomicU64::new(0),
-        last_cmd: AtomicU32::new(u32::MAX),
-        no_evict: AtomicBool::new(false),
-        killed: AtomicBool::new(false),
-        qbuf: AtomicU64::new(0),
-        obuf: AtomicU64::new(0),
-        worker: AtomicUsize::new(0),
-        migrate_to: AtomicUsize::new(crate::net::balance::NO_MIGRATION),
-    });
-    Client::new(info)
+    let info = ClientInfo::new(
+        server.clients.next_id(),
+        "aof-loader".into(),
+        String::new(),
+        -1,
+        false,
+    );
+    Client::new(Arc::new(info))
 }
 
 /// Replays `files` in order. A record cut short at the end of the last

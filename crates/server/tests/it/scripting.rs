@@ -847,3 +847,65 @@ fn busy_script_answers_busy_to_others() {
         .starts_with(b"-ERR Script killed by user with SCRIPT KILL..."));
     assert_eq!(b.cmd(&["GET", "foo"]), b"$-1\r\n");
 }
+
+/// With one worker, a script past busy-reply-threshold does not make the
+/// server deaf: connections that share its thread get -BUSY (a MULTI among
+/// them ends in EXECABORT, nothing applied), and a new connection gets
+/// SCRIPT KILL through. As Redis (`KEEL_IT_AGAINST_REDIS=1` passes).
+#[test]
+fn busy_script_on_the_only_worker_leaves_the_server_reachable() {
+    let s = if std::env::var("KEEL_IT_AGAINST_REDIS").is_ok_and(|v| v == "1") {
+        Server::redis()
+    } else {
+        Server::keel_with(&["--threads", "1"])
+    };
+    let busy = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+    let mut a = s.raw();
+    // `b` shares the script's thread: it exists before the script runs.
+    let mut b = s.raw();
+    assert_eq!(
+        b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        b"+OK\r\n"
+    );
+    a.send_cmd(&["EVAL", "while true do end", "0"]);
+    // Whenever it arrives, PING is answered once the script is busy.
+    assert_eq!(escape(&b.cmd(&["PING"])), escape(busy.as_bytes()));
+    assert_eq!(b.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(escape(&b.cmd(&["SET", "x", "1"])), escape(busy.as_bytes()));
+    assert_eq!(
+        escape(&b.cmd(&["EXEC"])),
+        "-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\\r\\n"
+    );
+    // A connection made now: saving would wait for the script.
+    let mut c = s.raw();
+    assert_eq!(escape(&c.cmd(&["SHUTDOWN"])), escape(busy.as_bytes()));
+    assert_eq!(c.cmd(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    assert!(a
+        .read_reply()
+        .starts_with(b"-ERR Script killed by user with SCRIPT KILL..."));
+    assert_eq!(b.cmd(&["GET", "x"]), b"$-1\r\n");
+    assert_eq!(b.cmd(&["EXEC"]), b"-ERR EXEC without MULTI\r\n");
+    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(a.cmd(&["PING"]), b"+PONG\r\n");
+}
+
+/// SHUTDOWN NOSAVE from a connection on the busy script's own thread
+/// stops the server.
+#[test]
+fn shutdown_nosave_reaches_a_server_stuck_in_a_script() {
+    let mut s = Server::keel_with(&["--threads", "1"]);
+    let mut a = s.raw();
+    let mut b = s.raw();
+    assert_eq!(
+        b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        b"+OK\r\n"
+    );
+    a.send_cmd(&["EVAL", "while true do end", "0"]);
+    assert!(b.cmd(&["PING"]).starts_with(b"-BUSY"));
+    b.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+    let status = s.wait_exit(Duration::from_secs(20));
+    assert!(
+        status.is_some(),
+        "keel-server still running after SHUTDOWN NOSAVE"
+    );
+}
