@@ -8,7 +8,10 @@ p99, the keel/redis rps ratio, and requests per server CPU-second (from
 /proc/PID/stat utime+stime) for both.
 
 Usage: bench/compare.py [--runs 3] [--keel-args "..."] [--redis-args "..."]
-                        [--label text] -- <redis-benchmark args>
+                        [--label text] [--baseline BIN] -- <redis-benchmark args>
+
+With --baseline, the other server is that keel-server binary (an earlier
+build, same --keel-args) instead of redis-server: what a change costs.
 Example: bench/compare.py -- -q -n 100000 -c 50 -t set,get
          bench/compare.py -- -n 100000 -r 100000 eval "return 1" 0
 """
@@ -136,6 +139,8 @@ def main():
     ap.add_argument("--tool", default="redis-benchmark",
                     help="load generator with redis-benchmark's CLI, e.g. target/release/keel-benchmark "
                          "(which also takes command sequences: MULTI ';' INCR a ';' EXEC)")
+    ap.add_argument("--baseline", default="",
+                    help="compare against this keel-server binary (an earlier build) instead of redis-server")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     global TOOL, PRELOAD
@@ -152,8 +157,12 @@ def main():
     os.mkdir(redis_dir)
     kport, rport = free_port(), free_port()
     keel = start([KEEL, "--port", str(kport), "--save", ""] + shlex.split(a.keel_args), kport, keel_dir)
-    redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
-                  + shlex.split(a.redis_args), rport, redis_dir)
+    if a.baseline:
+        redis = start([os.path.abspath(a.baseline), "--port", str(rport), "--save", ""]
+                      + shlex.split(a.keel_args), rport, redis_dir)
+    else:
+        redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
+                      + shlex.split(a.redis_args), rport, redis_dir)
     servers = {"redis": (redis, rport), "keel": (keel, kport)}
     results = {}  # (name, server) -> list of rows
     try:
@@ -181,7 +190,8 @@ def main():
             names.append(t)
     label = a.label or " ".join(shlex.quote(x) for x in bench)
     print(f"\n`{os.path.basename(TOOL)} {label}`, median of {a.runs} runs\n")
-    print("| test | redis rps | keel rps | keel/redis | redis p50 ms | keel p50 ms | redis p99 ms | keel p99 ms | redis req/CPU-s | keel req/CPU-s | keel/redis req/CPU-s |")
+    o = "baseline" if a.baseline else "redis"
+    print(f"| test | {o} rps | keel rps | keel/{o} | {o} p50 ms | keel p50 ms | {o} p99 ms | keel p99 ms | {o} req/CPU-s | keel req/CPU-s | keel/{o} req/CPU-s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t in names:
         r, k = results.get((t, "redis"), []), results.get((t, "keel"), [])

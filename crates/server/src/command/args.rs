@@ -26,34 +26,6 @@ pub fn parse_float(arg: &[u8]) -> Option<f64> {
     Some(v)
 }
 
-/// Formats a float as INCRBYFLOAT/HINCRBYFLOAT reply it: fixed notation,
-/// shortest digits that round-trip, no trailing zeros.
-pub fn format_float(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    format!("{v}")
-}
-
-/// Formats a double the way Redis replies with scores (`%.17g`, shortest
-/// round-trip in Redis 7): `inf`, `-inf`, integers without `.0`.
-pub fn format_double(v: f64) -> String {
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let s = format!("{v}");
-    // Rust prints large/small magnitudes without exponent; Redis's %.17g
-    // switches to exponent form past 17 digits.
-    if v != 0.0 && (v.abs() >= 1e17 || v.abs() < 1e-4) {
-        let e = format!("{v:e}");
-        if let Some((m, exp)) = e.split_once('e') {
-            let exp: i32 = exp.parse().unwrap_or(0);
-            return format!("{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
-        }
-    }
-    s
-}
-
 /// A blocking command's timeout in seconds (decimals allowed; 0 =
 /// forever), as Redis's getTimeoutFromObjectOrReply.
 pub fn timeout(arg: &[u8]) -> Result<Option<std::time::Duration>, CmdError> {
@@ -107,6 +79,50 @@ pub fn scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
     parse_strtoul(arg).ok_or_else(|| CmdError::new("ERR invalid cursor"))
 }
 
+/// The options of SCAN, SSCAN, HSCAN and ZSCAN.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ScanOptions<'a> {
+    /// MATCH, unless it is `*` (which matches everything).
+    pub pattern: Option<&'a [u8]>,
+    /// COUNT, default 10.
+    pub count: usize,
+    /// TYPE (SCAN only).
+    pub type_filter: Option<&'a [u8]>,
+}
+
+/// Parses `[MATCH pattern] [COUNT count]` (and `[TYPE type]` when
+/// `with_type`) from `argv[from..]`, as Redis's scanGenericCommand: a
+/// COUNT below 1 or anything else is a syntax error.
+pub fn scan_options<'a>(
+    argv: &[&'a [u8]],
+    from: usize,
+    with_type: bool,
+) -> Result<ScanOptions<'a>, CmdError> {
+    let mut o = ScanOptions {
+        count: 10,
+        ..ScanOptions::default()
+    };
+    let mut j = from;
+    while j < argv.len() {
+        let has_value = j + 1 < argv.len();
+        if is(argv[j], "COUNT") && has_value {
+            let n = int(argv[j + 1])?;
+            if n < 1 {
+                return Err(error::SYNTAX);
+            }
+            o.count = n as usize;
+        } else if is(argv[j], "MATCH") && has_value {
+            o.pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
+        } else if with_type && is(argv[j], "TYPE") && has_value {
+            o.type_filter = Some(argv[j + 1]);
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 2;
+    }
+    Ok(o)
+}
+
 fn parse_strtoul(arg: &[u8]) -> Option<u64> {
     if arg
         .first()
@@ -150,11 +166,6 @@ mod tests {
         assert_eq!(float(b"5.0e3"), Ok(5000.0));
         assert!(float(b" 1").is_err());
         assert!(float(b"nan").is_err());
-        assert_eq!(format_float(10.5 + 0.1), "10.6");
-        assert_eq!(format_float(5200.0), "5200");
-        assert_eq!(format_double(1.5), "1.5");
-        assert_eq!(format_double(f64::INFINITY), "inf");
-        assert_eq!(format_double(3.0), "3");
     }
 
     #[test]
@@ -172,5 +183,29 @@ mod tests {
         assert!(scan_cursor(b"+").is_err());
         assert!(scan_cursor(b"1.5").is_err());
         assert!(scan_cursor(b"abc").is_err());
+    }
+
+    #[test]
+    fn scan_options_as_redis() {
+        let argv: Vec<&[u8]> = vec![
+            b"SCAN", b"0", b"MATCH", b"a*", b"COUNT", b"5", b"TYPE", b"list",
+        ];
+        let o = scan_options(&argv, 2, true);
+        assert_eq!(
+            o,
+            Ok(ScanOptions {
+                pattern: Some(b"a*".as_slice()),
+                count: 5,
+                type_filter: Some(b"list".as_slice()),
+            })
+        );
+        // TYPE belongs to SCAN only; COUNT must be positive; `*` is no filter.
+        assert_eq!(scan_options(&argv, 2, false), Err(error::SYNTAX));
+        let zero: Vec<&[u8]> = vec![b"SSCAN", b"k", b"0", b"COUNT", b"0"];
+        assert_eq!(scan_options(&zero, 3, false), Err(error::SYNTAX));
+        let star: Vec<&[u8]> = vec![b"SSCAN", b"k", b"0", b"MATCH", b"*"];
+        assert_eq!(scan_options(&star, 3, false).map(|o| o.pattern), Ok(None));
+        let dangling: Vec<&[u8]> = vec![b"SSCAN", b"k", b"0", b"MATCH"];
+        assert_eq!(scan_options(&dangling, 3, false), Err(error::SYNTAX));
     }
 }

@@ -409,27 +409,11 @@ fn keys(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn scan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let cursor = args::scan_cursor(argv[1])?;
-    let mut pattern: Option<&[u8]> = None;
-    let mut count = 10usize;
-    let mut type_filter: Option<&[u8]> = None;
-    let mut j = 2;
-    while j < argv.len() {
-        let has_value = j + 1 < argv.len();
-        if is(argv[j], "COUNT") && has_value {
-            let n = args::int(argv[j + 1])?;
-            if n < 1 {
-                return Err(error::SYNTAX);
-            }
-            count = n as usize;
-        } else if is(argv[j], "MATCH") && has_value {
-            pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
-        } else if is(argv[j], "TYPE") && has_value {
-            type_filter = Some(argv[j + 1]);
-        } else {
-            return Err(error::SYNTAX);
-        }
-        j += 2;
-    }
+    let args::ScanOptions {
+        pattern,
+        count,
+        type_filter,
+    } = args::scan_options(argv, 2, true)?;
     let mut found: Vec<Vec<u8>> = Vec::new();
     let next = cx.view.scan(db, cursor, count, now, |k, e| {
         if pattern.is_some_and(|p| !glob::matches(p, k, false)) {

@@ -13,10 +13,12 @@ pub mod error;
 pub mod table;
 
 mod connection;
+pub mod double;
 pub mod gates;
 mod hash;
 mod keys;
 mod list;
+pub mod long_double;
 mod multi;
 pub use multi::discard_transaction;
 pub mod propagate;

@@ -620,63 +620,15 @@ fn sintercard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// A SCAN-family cursor as Redis's parseScanCursorOrReply (strtoull: an
-/// optional sign, digits; a negative value wraps).
-pub(super) fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    let invalid = || CmdError::new("ERR invalid cursor");
-    let (neg, digits) = match arg.first() {
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(invalid());
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add((c - b'0') as u64))
-            .ok_or_else(invalid)?;
-    }
-    Ok(if neg { v.wrapping_neg() } else { v })
-}
-
-/// MATCH/COUNT options of SSCAN/ZSCAN/HSCAN (no TYPE): (pattern, count).
-pub(super) fn parse_scan_options<'a>(
-    argv: &[&'a [u8]],
-    from: usize,
-) -> Result<(Option<&'a [u8]>, usize), CmdError> {
-    let mut pattern = None;
-    let mut count = 10usize;
-    let mut j = from;
-    while j < argv.len() {
-        let has_value = j + 1 < argv.len();
-        if is(argv[j], "COUNT") && has_value {
-            let n = args::int(argv[j + 1])?;
-            if n < 1 {
-                return Err(error::SYNTAX);
-            }
-            count = n as usize;
-        } else if is(argv[j], "MATCH") && has_value {
-            pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
-        } else {
-            return Err(error::SYNTAX);
-        }
-        j += 2;
-    }
-    Ok((pattern, count))
-}
-
 /// SSCAN key cursor [MATCH pattern] [COUNT count]
 fn sscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let cursor = parse_cursor(argv[2])?;
+    let cursor = args::scan_cursor(argv[2])?;
     let (db, now) = (cx.db(), cx.now_ms);
     let Some(s) = view_set(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };
-    let (pattern, count) = parse_scan_options(argv, 3)?;
+    let args::ScanOptions { pattern, count, .. } = args::scan_options(argv, 3, false)?;
     let mut found: Vec<Vec<u8>> = Vec::new();
     let next = s.scan(cursor, count, |e| {
         e.with_bytes(|b| {

@@ -14,7 +14,6 @@ use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::set::{parse_cursor, parse_scan_options};
 use super::table::Registry;
 use super::{Ctx, TimeoutReply};
 use crate::glob;
@@ -233,82 +232,13 @@ fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
     parse_score(arg).ok_or(error::NOT_FLOAT)
 }
 
-/// `%.17g`, as Redis 7.0 formats every score it replies with.
-pub(super) fn fmt_score(v: f64, out: &mut Vec<u8>) {
-    if v.is_infinite() {
-        out.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
-        return;
-    }
-    if v.is_nan() {
-        out.extend_from_slice(b"nan");
-        return;
-    }
-    // Integers below 2^53 print as integers (the common case, no float
-    // formatting).
-    if v.fract() == 0.0 && v.abs() < 9007199254740992.0 && !(v == 0.0 && v.is_sign_negative()) {
-        out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
-        return;
-    }
-    let e = format!("{v:.16e}");
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (neg, mant) = match mant.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mant),
-    };
-    let digits: Vec<u8> = mant.bytes().filter(|c| c.is_ascii_digit()).collect();
-    if neg {
-        out.push(b'-');
-    }
-    if !(-4..17).contains(&exp) {
-        out.push(digits[0]);
-        let frac = trim_zeros(&digits[1..]);
-        if !frac.is_empty() {
-            out.push(b'.');
-            out.extend_from_slice(frac);
-        }
-        out.push(b'e');
-        out.push(if exp < 0 { b'-' } else { b'+' });
-        let a = exp.unsigned_abs();
-        if a < 10 {
-            out.push(b'0');
-        }
-        out.extend_from_slice(itoa::Buffer::new().format(a).as_bytes());
-    } else if exp >= 0 {
-        let k = exp as usize + 1;
-        out.extend_from_slice(&digits[..k]);
-        let frac = trim_zeros(&digits[k..]);
-        if !frac.is_empty() {
-            out.push(b'.');
-            out.extend_from_slice(frac);
-        }
-    } else {
-        out.extend_from_slice(b"0.");
-        for _ in 0..(-exp - 1) {
-            out.push(b'0');
-        }
-        out.extend_from_slice(trim_zeros(&digits));
-    }
-}
-
-fn trim_zeros(d: &[u8]) -> &[u8] {
-    let n = d.iter().rposition(|&c| c != b'0').map_or(0, |p| p + 1);
-    &d[..n]
-}
+pub(super) use super::double::{fmt_score, reply_double};
 
 #[cfg(test)]
 fn score_string(v: f64) -> Vec<u8> {
     let mut s = Vec::with_capacity(24);
     fmt_score(v, &mut s);
     s
-}
-
-/// Redis's addReplyDouble: a bulk string in RESP2, `,` in RESP3.
-#[inline]
-fn reply_double(out: &mut Vec<u8>, v: f64, proto: u8) {
-    let mut buf = Vec::with_capacity(24);
-    fmt_score(v, &mut buf);
-    encode::double_text(out, &buf, proto);
 }
 
 /// The header of `n` (member, score) pairs: nested pairs or a flat array.
@@ -1539,13 +1469,13 @@ fn zrandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
 fn zscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let cursor = parse_cursor(argv[2])?;
+    let cursor = args::scan_cursor(argv[2])?;
     let (db, now) = (cx.db(), cx.now_ms);
     let Some(z) = view_zset(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };
-    let (pattern, count) = parse_scan_options(argv, 3)?;
+    let args::ScanOptions { pattern, count, .. } = args::scan_options(argv, 3, false)?;
     let mut found: Vec<(Vec<u8>, f64)> = Vec::new();
     let next = z.scan(cursor, count, |s, m| {
         if pattern.is_none_or(|p| glob::matches(p, m, false)) {

@@ -15,10 +15,9 @@ use resp::RequestDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::balance::NO_MIGRATION;
-use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream};
+use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream, Stream};
 use crate::client::{Client, ClientInfo};
 use crate::command;
-use crate::persistence::aof::{Durable, Fsync};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 
@@ -96,54 +95,12 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
     server.workers.conns[me].fetch_add(1, Relaxed);
     let exit = match stream {
         RawStream::Tcp(s) => match into_tokio_tcp(s) {
-            Ok(mut s) => {
-                let exit = run(&server, &mut s, &mut session, me, &stats).await;
-                match exit {
-                    Exit::Migrate(to) => match s.into_std() {
-                        Ok(std) => Some((to, RawStream::Tcp(std))),
-                        Err(_) => None,
-                    },
-                    Exit::Closed => {
-                        // Before the socket closes, so CLIENT KILL never
-                        // shuts down a reused fd.
-                        server.clients.unregister(info.id);
-                        server.watches.unwatch_all(&session.client.watch);
-                        command::pubsub::unsubscribe_all(&server, &mut session.client);
-                        None
-                    }
-                }
-            }
-            Err(_) => {
-                server.clients.unregister(info.id);
-                server.watches.unwatch_all(&session.client.watch);
-                command::pubsub::unsubscribe_all(&server, &mut session.client);
-                None
-            }
+            Ok(s) => serve_stream(&server, s, &mut session, me, &stats).await,
+            Err(_) => close_session(&server, &mut session),
         },
         RawStream::Unix(s) => match into_tokio_unix(s) {
-            Ok(mut s) => {
-                let exit = run(&server, &mut s, &mut session, me, &stats).await;
-                match exit {
-                    Exit::Migrate(to) => match s.into_std() {
-                        Ok(std) => Some((to, RawStream::Unix(std))),
-                        Err(_) => None,
-                    },
-                    Exit::Closed => {
-                        // Before the socket closes, so CLIENT KILL never
-                        // shuts down a reused fd.
-                        server.clients.unregister(info.id);
-                        server.watches.unwatch_all(&session.client.watch);
-                        command::pubsub::unsubscribe_all(&server, &mut session.client);
-                        None
-                    }
-                }
-            }
-            Err(_) => {
-                server.clients.unregister(info.id);
-                server.watches.unwatch_all(&session.client.watch);
-                command::pubsub::unsubscribe_all(&server, &mut session.client);
-                None
-            }
+            Ok(s) => serve_stream(&server, s, &mut session, me, &stats).await,
+            Err(_) => close_session(&server, &mut session),
         },
     };
     server.workers.conns[me].fetch_sub(1, Relaxed);
@@ -152,6 +109,33 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
             .workers
             .send(to, Incoming::Resume { stream, session });
     }
+}
+
+/// Runs the connection loop on `stream`: where to move it next, or None
+/// once it closed.
+async fn serve_stream<S: Stream>(
+    server: &Server,
+    mut stream: S,
+    session: &mut Session,
+    me: usize,
+    stats: &ThreadStats,
+) -> Option<(usize, RawStream)> {
+    if let Exit::Migrate(to) = run(server, &mut stream, session, me, stats).await {
+        if let Ok(raw) = stream.into_raw() {
+            return Some((to, raw));
+        }
+    }
+    // Before the socket closes, so CLIENT KILL never shuts down a reused
+    // fd.
+    close_session(server, session)
+}
+
+/// A closed connection leaves the registries.
+fn close_session(server: &Server, session: &mut Session) -> Option<(usize, RawStream)> {
+    server.clients.unregister(session.client.info.id);
+    server.watches.unwatch_all(&session.client.watch);
+    command::pubsub::unsubscribe_all(server, &mut session.client);
+    None
 }
 
 async fn reject(stream: RawStream) {
@@ -280,36 +264,19 @@ async fn run<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-/// appendfsync everysec/no: the log is handed to the OS (written, not
-/// fsynced) before the replies acknowledging its records leave.
-fn written_before_reply(server: &Server, client: &Client) {
-    if client.aof_offset > 0 && server.aof.enabled() && server.aof.fsync_policy() != Fsync::Always {
-        server.aof.write_to_os(client.aof_offset);
-    }
-}
-
-/// appendfsync always: acknowledged means on disk, so replies after a
-/// write leave only once the log holds it. Every client that wrote since
-/// the last fsync waits for the same one.
-/// Returns whether the reply waited for the log. If the log cannot be
-/// written, the connection ends without its replies: what they would
-/// acknowledge is not on disk (Redis exits in this case).
+/// What the log needs before replies that acknowledge this client's
+/// writes leave (see `Aof::durable_before_reply`); `company`: other
+/// connections on this worker may join the same fsync.
 async fn durable_before_reply(
     server: &Server,
     client: &Client,
     me: usize,
 ) -> std::io::Result<bool> {
-    if client.aof_offset > 0 && server.aof.fsync_policy() == Fsync::Always && server.aof.enabled() {
-        let company = server.workers.conns[me].load(Relaxed) > 1;
-        return match server.aof.wait_durable(client.aof_offset, company).await {
-            Durable::Already => Ok(false),
-            Durable::Waited => Ok(true),
-            Durable::Failed => Err(std::io::Error::other(
-                "append-only log write failed: replies withheld",
-            )),
-        };
-    }
-    Ok(false)
+    let company = server.workers.conns[me].load(Relaxed) > 1;
+    server
+        .aof
+        .durable_before_reply(client.aof_offset, company)
+        .await
 }
 
 async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
@@ -435,7 +402,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         // Replies of the requests before this one leave now.
                         if !out.is_empty() {
                             durable_before_reply(server, client, me).await?;
-                            written_before_reply(server, client);
+                            server.aof.written_before_reply(client.aof_offset);
                             stream.write_all(&out).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
@@ -453,7 +420,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     }
                     if out.len() >= FLUSH_AT {
                         durable_before_reply(server, client, me).await?;
-                        written_before_reply(server, client);
+                        server.aof.written_before_reply(client.aof_offset);
                         stream.write_all(&out).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
@@ -486,7 +453,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             }
             // After the yield: the round's first connection here writes
             // the whole round's records in one system call.
-            written_before_reply(server, client);
+            server.aof.written_before_reply(client.aof_offset);
             stream.write_all(&out).await?;
             out.clear();
             if out.capacity() > FLUSH_AT * 4 {

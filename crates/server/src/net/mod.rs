@@ -182,6 +182,25 @@ fn tune_tcp(server: &Server, s: &TcpStream) {
     }
 }
 
+/// A connection's socket on a worker's runtime, whatever its kind (TCP,
+/// Unix; TLS next): the one connection loop reads and writes it, and
+/// hands it back as a [`RawStream`] to move it to another worker.
+pub trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {
+    fn into_raw(self) -> std::io::Result<RawStream>;
+}
+
+impl Stream for TcpStream {
+    fn into_raw(self) -> std::io::Result<RawStream> {
+        self.into_std().map(RawStream::Tcp)
+    }
+}
+
+impl Stream for UnixStream {
+    fn into_raw(self) -> std::io::Result<RawStream> {
+        self.into_std().map(RawStream::Unix)
+    }
+}
+
 /// Reconstitutes a tokio stream on the worker's runtime.
 pub fn into_tokio_tcp(s: std::net::TcpStream) -> std::io::Result<TcpStream> {
     s.set_nonblocking(true)?;

@@ -664,6 +664,34 @@ impl Aof {
         self.last_fsync_ns.load(Relaxed) < SLOW_FSYNC.as_nanos() as u64
     }
 
+    /// Before replies that acknowledge writes up to `offset` leave: under
+    /// `always`, waits until the log is durable that far (every client that
+    /// wrote since the last fsync waits for the same one) and returns
+    /// whether it waited; if the log cannot be written, an error: the
+    /// connection ends without its replies, since what they acknowledge is
+    /// not on disk (Redis exits in this case). Otherwise nothing to wait for.
+    pub async fn durable_before_reply(&self, offset: u64, company: bool) -> std::io::Result<bool> {
+        if offset == 0 || self.fsync_policy() != Fsync::Always || !self.enabled() {
+            return Ok(false);
+        }
+        match self.wait_durable(offset, company).await {
+            Durable::Already => Ok(false),
+            Durable::Waited => Ok(true),
+            Durable::Failed => Err(std::io::Error::other(
+                "append-only log write failed: replies withheld",
+            )),
+        }
+    }
+
+    /// Under everysec/no: the log is handed to the OS (written, not
+    /// fsynced) up to `offset` before the replies acknowledging it leave,
+    /// so a crash of the process loses nothing acknowledged.
+    pub fn written_before_reply(&self, offset: u64) {
+        if offset > 0 && self.enabled() && self.fsync_policy() != Fsync::Always {
+            self.write_to_os(offset);
+        }
+    }
+
     /// Waits until the log is durable up to `offset` (appendfsync always).
     ///
     /// Group commit: one fsync makes durable everything appended before

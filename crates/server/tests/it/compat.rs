@@ -1379,6 +1379,15 @@ OBJECT ENCODING big
 ~SMEMBERS big
 SADD big x
 ~SSCAN big 0 COUNT 100
+~SSCAN big "" COUNT 100
+SSCAN big -
+SSCAN big 0 COUNT 0
+SSCAN big 0 MATCH
+SSCAN big 0 TYPE string
+SSCAN nokey "" BADOPT
+ZSCAN nokey ""
+HSCAN nokey ""
+SCAN 0 TYPE
 SREM big 1 2 3 4 x
 EXISTS big
 CONFIG SET set-max-intset-entries 512

@@ -186,50 +186,6 @@ pub(crate) use lua_fn;
 // ---------------------------------------------------------------------------
 // Number formatting as C's printf.
 
-/// Appends `v` formatted as C's `%.{prec}g` (glibc: `inf`, `-nan`...).
-pub fn fmt_g(out: &mut Vec<u8>, v: f64, prec: usize) {
-    if v.is_nan() {
-        out.extend_from_slice(if v.is_sign_negative() {
-            b"-nan"
-        } else {
-            b"nan"
-        });
-        return;
-    }
-    if v.is_infinite() {
-        out.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
-        return;
-    }
-    if v == 0.0 {
-        out.extend_from_slice(if v.is_sign_negative() { b"-0" } else { b"0" });
-        return;
-    }
-    let prec = prec.max(1);
-    let e = format!("{:.*e}", prec - 1, v);
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= prec as i32 {
-        out.extend_from_slice(strip_zeros(mant).as_bytes());
-        out.push(b'e');
-        out.push(if exp < 0 { b'-' } else { b'+' });
-        if exp.abs() < 10 {
-            out.push(b'0');
-        }
-        out.extend_from_slice(exp.abs().to_string().as_bytes());
-    } else {
-        let s = format!("{:.*}", (prec as i32 - 1 - exp).max(0) as usize, v);
-        out.extend_from_slice(strip_zeros(&s).as_bytes());
-    }
-}
-
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
-}
-
 /// `(long long)d` as C on x86-64: truncation, and the "integer indefinite"
 /// value for NaN and out-of-range numbers.
 #[inline]
@@ -593,12 +549,7 @@ unsafe fn count_pairs(l: State, t: c_int) -> usize {
     n
 }
 
-/// Redis's addReplyDouble: `%.17g`, `inf`/`-inf` spelled out.
-pub fn write_double(out: &mut Vec<u8>, d: f64, proto: u8) {
-    let mut s = Vec::with_capacity(24);
-    fmt_g(&mut s, d, 17);
-    resp::encode::double_text(out, &s, proto);
-}
+pub use crate::command::double::{fmt_g, reply_double as write_double};
 
 // ---------------------------------------------------------------------------
 // The sandbox.
