@@ -10,7 +10,7 @@ use super::Ctx;
 use crate::client::{ClientInfo, ReplyMode};
 
 pub(super) fn register(r: &mut Registry) {
-    r.add_flagged("ping", ping, flag::SUBSCRIBED_OK);
+    r.add_flagged("ping", ping, flag::SUBSCRIBED_OK | flag::MISCONF_TOO);
     r.add("echo", echo);
     r.add_flagged("quit", quit, flag::SUBSCRIBED_OK | flag::TX_CONTROL);
     r.add_flagged("reset", reset, flag::SUBSCRIBED_OK | flag::TX_CONTROL);

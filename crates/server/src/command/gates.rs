@@ -105,9 +105,8 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
     if (cmd.has(flag::DENYOOM) || queued) && w.out_of_memory() {
         return reject(OOM);
     }
-    let is_exec = cmd.name == "exec";
-    let writes = cmd.has(flag::WRITE) || (is_exec && w.multi_writes());
-    if writes || cmd.name == "ping" {
+    let writes = cmd.has(flag::WRITE) || (cmd.has(flag::EXEC) && w.multi_writes());
+    if writes || cmd.has(flag::MISCONF_TOO) {
         if let Some(e) = w.disk_error() {
             return reject(e);
         }

@@ -315,6 +315,10 @@ impl gates::World for Gates<'_> {
 
     #[inline]
     fn disk_error(&self) -> Option<CmdError> {
+        // Three loads in the common case; the error path is out of line.
+        if self.server.snapshots.last_ok.load(Relaxed) && self.server.aof.write_ok() {
+            return None;
+        }
         disk_error(self.server)
     }
 
@@ -325,6 +329,9 @@ impl gates::World for Gates<'_> {
 
     #[inline]
     fn busy(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+        if !scripting::any_busy() {
+            return None;
+        }
         scripting::busy_error(self.server, cmd, argv).map(CmdError::new)
     }
 }
@@ -332,17 +339,23 @@ impl gates::World for Gates<'_> {
 /// The MISCONF error while writes are refused after a failed save or log
 /// write, in Redis's order (writeCommandsDeniedByDiskError): the snapshot
 /// first, then the log. Dispatch's gate and scripts' `redis.call` ask.
+#[inline]
 pub fn disk_error(server: &Server) -> Option<CmdError> {
     if server.rdb_writes_refused() {
         Some(error::MISCONF_RDB)
     } else if server.aof.enabled() && !server.aof.write_ok() {
-        Some(CmdError::new(format!(
-            "MISCONF Errors writing to the AOF file: {}",
-            server.aof.last_error()
-        )))
+        Some(aof_misconf(server))
     } else {
         None
     }
+}
+
+#[cold]
+fn aof_misconf(server: &Server) -> CmdError {
+    CmdError::new(format!(
+        "MISCONF Errors writing to the AOF file: {}",
+        server.aof.last_error()
+    ))
 }
 
 /// Runs one request and appends its reply to `out`.
@@ -422,7 +435,7 @@ fn reject(
 ) {
     stats.rejected_calls.fetch_add(1, Relaxed);
     if client.multi.is_some() {
-        if cmd.is_some_and(|c| c.name == "exec") {
+        if cmd.is_some_and(|c| c.has(table::flag::EXEC)) {
             multi::discard_transaction(server, client);
             let msg = format!("EXECABORT Transaction discarded because of: {}", e.0);
             encode::error(out, msg.as_bytes());

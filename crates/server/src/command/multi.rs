@@ -18,7 +18,7 @@ use crate::server::Server;
 
 pub(super) fn register(r: &mut Registry) {
     r.add_flagged("multi", multi, flag::TX_CONTROL);
-    r.add_flagged("exec", exec, flag::TX_CONTROL);
+    r.add_flagged("exec", exec, flag::TX_CONTROL | flag::EXEC);
     r.add_flagged("discard", discard, flag::TX_CONTROL);
     r.add_flagged("watch", watch, flag::TX_CONTROL);
     r.add("unwatch", unwatch);

@@ -119,7 +119,15 @@ impl Ctx<'_, '_> {
     /// Propagates the keys this command found expired so far, now (WATCH
     /// does, before it registers its keys: a key already expired when
     /// watched must not mark its own watcher).
+    #[inline]
     pub fn propagate_expired(&mut self) {
+        if self.view.has_expired() {
+            self.propagate_expired_slow();
+        }
+    }
+
+    #[cold]
+    fn propagate_expired_slow(&mut self) {
         for (db, key) in self.view.take_expired() {
             expired(self.server, Some(&mut *self.client), db, &key);
         }

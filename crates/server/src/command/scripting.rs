@@ -267,6 +267,7 @@ pub fn busy_reply(server: &Server) -> Option<&'static str> {
 
 /// Whether a script anywhere runs past busy-reply-threshold (background
 /// duties that would wait for every shard hold off meanwhile).
+#[inline]
 pub fn any_busy() -> bool {
     ANY_BUSY.load(Relaxed) != 0
 }

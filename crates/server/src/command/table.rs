@@ -51,6 +51,12 @@ pub mod flag {
     /// keel's column: allowed to a RESP2 client in subscribed mode (the
     /// (un)subscribe commands, PING, QUIT, RESET).
     pub const SUBSCRIBED_OK: u32 = 1 << 31;
+    /// keel's column: EXEC, which the gates treat as a write when writes
+    /// are queued (Redis's processCommand names execCommand).
+    pub const EXEC: u32 = 1 << 29;
+    /// keel's column: refused with MISCONF like a write (Redis's
+    /// processCommand names pingCommand, so health checks see it).
+    pub const MISCONF_TOO: u32 = 1 << 28;
 
     pub fn from_name(s: &str) -> u32 {
         match s {

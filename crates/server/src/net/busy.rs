@@ -246,10 +246,18 @@ fn answer(
 }
 
 /// The connection's side, when it runs again: applies what the hook did.
-pub fn resume(server: &Server, client: &mut Client) -> Vec<u8> {
-    if !client.info.busy_changed.swap(false, Relaxed) {
-        return Vec::new();
+#[inline]
+pub fn resume(server: &Server, client: &mut Client) -> Option<Vec<u8>> {
+    // A plain load first: a swap is a locked instruction, on every read.
+    if !client.info.busy_changed.load(Relaxed) {
+        return None;
     }
+    Some(apply_shadow(server, client))
+}
+
+#[cold]
+fn apply_shadow(server: &Server, client: &mut Client) -> Vec<u8> {
+    client.info.busy_changed.store(false, Relaxed);
     let shadow = std::mem::take(&mut *client.info.busy_shadow.lock());
     match shadow.tx {
         TxShadow::None if client.multi.is_some() => {

@@ -272,6 +272,11 @@ async fn durable_before_reply(
     client: &Client,
     me: usize,
 ) -> std::io::Result<bool> {
+    // A client that never wrote waits for nothing (the common case: no
+    // nested future).
+    if client.aof_offset == 0 {
+        return Ok(false);
+    }
     let company = server.workers.conns[me].load(Relaxed) > 1;
     server
         .aof
@@ -358,9 +363,10 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 };
                 if idle {
                     client.info.parked_idle.store(false, Relaxed);
-                    let unsent = super::busy::resume(server, client);
-                    if !unsent.is_empty() {
-                        stream.write_all(&unsent).await?;
+                    if let Some(unsent) = super::busy::resume(server, client) {
+                        if !unsent.is_empty() {
+                            stream.write_all(&unsent).await?;
+                        }
                     }
                 }
                 match r {

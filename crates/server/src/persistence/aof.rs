@@ -486,6 +486,7 @@ impl Aof {
 
     /// Whether the log is being written and fsynced without errors
     /// (INFO `aof_last_write_status`; otherwise writes get MISCONF).
+    #[inline]
     pub fn write_ok(&self) -> bool {
         !self.write_failed.load(Relaxed) && !self.fsync_failed.load(Relaxed)
     }

@@ -457,6 +457,17 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Whether keys were deleted on access since the last `take_expired`
+    /// (checked after every command: one load for a one-shard view).
+    #[inline]
+    pub fn has_expired(&self) -> bool {
+        match &self.guards {
+            Guards::None => false,
+            Guards::One(_, g) => !g.pending_expired.is_empty(),
+            Guards::Many(v) => v.iter().flatten().any(|g| !g.pending_expired.is_empty()),
+        }
+    }
+
     /// Keys deleted on access because they had expired, since the last call.
     pub fn take_expired(&mut self) -> Vec<(usize, Vec<u8>)> {
         match &mut self.guards {
