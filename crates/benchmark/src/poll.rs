@@ -92,6 +92,7 @@ pub fn process_cpu() -> (f64, f64) {
 fn rusage(who: libc::c_int) -> (f64, f64) {
     // SAFETY: getrusage fills the zeroed struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid rusage for getrusage to fill.
     let rc = unsafe { libc::getrusage(who, &mut ru) };
     if rc != 0 {
         return (0.0, 0.0);
@@ -127,6 +128,7 @@ impl Timer {
             return Err(io::Error::last_os_error());
         }
         // Default timer slack is 50 µs; ask for 1 µs on this thread.
+        // SAFETY: PR_SET_TIMERSLACK takes a plain integer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         Ok(Timer {
             // SAFETY: fd is a fresh, valid descriptor we own.

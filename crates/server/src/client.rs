@@ -102,7 +102,7 @@ impl ClientInfo {
     /// socket down; the task then sees EOF and cleans up.
     pub fn kill(&self) {
         self.killed.store(true, Relaxed);
-        // SAFETY-free: shutdown(2) on an fd the registry keeps open (the
+        // SAFETY: shutdown(2) on an fd the registry keeps open (the
         // connection unregisters before its socket is dropped).
         unsafe {
             libc::shutdown(self.fd, libc::SHUT_RDWR);

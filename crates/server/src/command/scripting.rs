@@ -732,32 +732,40 @@ fn load_library(vm: &Vm, body: &[u8]) -> Result<Vec<Registered>, String> {
 
 /// Points the globals proxy's reads at registry table `r`.
 unsafe fn set_globals_index(vm: &Vm, r: c_int) {
-    let l = vm.l;
-    vm.push_ref(vm.globals_meta);
-    push(l, b"__index");
-    vm.push_ref(r);
-    ffi::lua_rawset(l, -3);
-    ffi::lua_pop(l, 1);
+    // SAFETY: `vm` is this thread's live interpreter and `r` a registry
+    // reference it holds (the caller's contract).
+    unsafe {
+        let l = vm.l;
+        vm.push_ref(vm.globals_meta);
+        push(l, b"__index");
+        vm.push_ref(r);
+        ffi::lua_rawset(l, -3);
+        ffi::lua_pop(l, 1);
+    }
 }
 
 /// luaExtractErrorInformation's message for the error value on top.
 unsafe fn error_message(l: State) -> Vec<u8> {
-    match ffi::lua_type(l, -1) {
-        ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
-            let mut m = b"ERR ".to_vec();
-            m.extend_from_slice(lua::bytes(l, -1).unwrap_or(b""));
-            m
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        match ffi::lua_type(l, -1) {
+            ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
+                let mut m = b"ERR ".to_vec();
+                m.extend_from_slice(lua::bytes(l, -1).unwrap_or(b""));
+                m
+            }
+            ffi::LUA_TTABLE => {
+                let msg = if lua::raw_field(l, -1, c"err") == ffi::LUA_TSTRING {
+                    lua::bytes(l, -1).unwrap_or(b"").to_vec()
+                } else {
+                    b"ERR unknown error".to_vec()
+                };
+                ffi::lua_pop(l, 1);
+                msg
+            }
+            _ => b"ERR unknown error".to_vec(),
         }
-        ffi::LUA_TTABLE => {
-            let msg = if lua::raw_field(l, -1, c"err") == ffi::LUA_TSTRING {
-                lua::bytes(l, -1).unwrap_or(b"").to_vec()
-            } else {
-                b"ERR unknown error".to_vec()
-            };
-            ffi::lua_pop(l, 1);
-            msg
-        }
-        _ => b"ERR unknown error".to_vec(),
     }
 }
 
@@ -770,175 +778,189 @@ fn resume_panic() {
 
 lua_fn!(fn register_function => register_function_impl);
 unsafe fn register_function_impl(l: State) -> c_int {
-    let ctx = LOADING.get();
-    if ctx.is_null() {
-        push_error(
-            l,
-            b"redis.register_function can only be called on FUNCTION LOAD command",
-        );
-        return -1;
-    }
-    let ctx = &mut *ctx;
-    let argc = ffi::lua_gettop(l);
-    let reg = match argc {
-        1 => register_named(l),
-        2 => register_positional(l),
-        _ => Err("wrong number of arguments to redis.register_function"),
-    };
-    let reg = match reg {
-        Ok(r) => r,
-        Err(e) => {
-            push_error(l, e.as_bytes());
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let ctx = LOADING.get();
+        if ctx.is_null() {
+            push_error(
+                l,
+                b"redis.register_function can only be called on FUNCTION LOAD command",
+            );
             return -1;
         }
-    };
-    let dup = ctx
-        .functions
-        .iter()
-        .any(|f| f.name.eq_ignore_ascii_case(&reg.name));
-    if !valid_name(reg.name.as_bytes()) || dup {
-        ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, reg.fref);
-        let msg: &[u8] = if dup {
-            b"Function already exists in the library"
-        } else {
-            LIB_NAME_RULE.as_bytes()
+        let ctx = &mut *ctx;
+        let argc = ffi::lua_gettop(l);
+        let reg = match argc {
+            1 => register_named(l),
+            2 => register_positional(l),
+            _ => Err("wrong number of arguments to redis.register_function"),
         };
-        push_error(l, msg);
-        return -1;
+        let reg = match reg {
+            Ok(r) => r,
+            Err(e) => {
+                push_error(l, e.as_bytes());
+                return -1;
+            }
+        };
+        let dup = ctx
+            .functions
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(&reg.name));
+        if !valid_name(reg.name.as_bytes()) || dup {
+            ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, reg.fref);
+            let msg: &[u8] = if dup {
+                b"Function already exists in the library"
+            } else {
+                LIB_NAME_RULE.as_bytes()
+            };
+            push_error(l, msg);
+            return -1;
+        }
+        ctx.functions.push(reg);
+        0
     }
-    ctx.functions.push(reg);
-    0
 }
 
 unsafe fn register_positional(l: State) -> Result<Registered, &'static str> {
-    if ffi::lua_isstring(l, 1) == 0 {
-        return Err("first argument to redis.register_function must be a string");
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        if ffi::lua_isstring(l, 1) == 0 {
+            return Err("first argument to redis.register_function must be a string");
+        }
+        let name = String::from_utf8_lossy(lua::bytes(l, 1).unwrap_or(b"")).into_owned();
+        if ffi::lua_type(l, 2) != ffi::LUA_TFUNCTION {
+            return Err("second argument to redis.register_function must be a function");
+        }
+        let fref = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        Ok(Registered {
+            name,
+            desc: None,
+            fref,
+            flags: 0,
+        })
     }
-    let name = String::from_utf8_lossy(lua::bytes(l, 1).unwrap_or(b"")).into_owned();
-    if ffi::lua_type(l, 2) != ffi::LUA_TFUNCTION {
-        return Err("second argument to redis.register_function must be a function");
-    }
-    let fref = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-    Ok(Registered {
-        name,
-        desc: None,
-        fref,
-        flags: 0,
-    })
 }
 
 unsafe fn register_named(l: State) -> Result<Registered, &'static str> {
-    if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
-        return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
-    }
-    let mut name: Option<String> = None;
-    let mut desc: Option<Vec<u8>> = None;
-    let mut fref: Option<c_int> = None;
-    let mut flags = 0;
-    let fail = |l: State, fref: Option<c_int>, e: &'static str| {
-        if let Some(r) = fref {
-            ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).");
         }
-        Err(e)
-    };
-    ffi::lua_pushnil(l);
-    while ffi::lua_next(l, 1) != 0 {
-        if ffi::lua_type(l, -2) != ffi::LUA_TSTRING {
-            return fail(
-                l,
-                fref,
-                "named argument key given to redis.register_function is not a string",
-            );
-        }
-        let key = lua::bytes(l, -2).unwrap_or(b"").to_ascii_lowercase();
-        match key.as_slice() {
-            b"function_name" => {
-                if ffi::lua_isstring(l, -1) == 0 {
-                    return fail(
+        let mut name: Option<String> = None;
+        let mut desc: Option<Vec<u8>> = None;
+        let mut fref: Option<c_int> = None;
+        let mut flags = 0;
+        let fail = |l: State, fref: Option<c_int>, e: &'static str| {
+            if let Some(r) = fref {
+                ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
+            }
+            Err(e)
+        };
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, 1) != 0 {
+            if ffi::lua_type(l, -2) != ffi::LUA_TSTRING {
+                return fail(
+                    l,
+                    fref,
+                    "named argument key given to redis.register_function is not a string",
+                );
+            }
+            let key = lua::bytes(l, -2).unwrap_or(b"").to_ascii_lowercase();
+            match key.as_slice() {
+                b"function_name" => {
+                    if ffi::lua_isstring(l, -1) == 0 {
+                        return fail(
                         l,
                         fref,
                         "function_name argument given to redis.register_function must be a string",
                     );
+                    }
+                    name = Some(
+                        String::from_utf8_lossy(lua::bytes(l, -1).unwrap_or(b"")).into_owned(),
+                    );
                 }
-                name = Some(String::from_utf8_lossy(lua::bytes(l, -1).unwrap_or(b"")).into_owned());
-            }
-            b"description" => {
-                if ffi::lua_isstring(l, -1) == 0 {
-                    return fail(
+                b"description" => {
+                    if ffi::lua_isstring(l, -1) == 0 {
+                        return fail(
                         l,
                         fref,
                         "description argument given to redis.register_function must be a string",
                     );
+                    }
+                    desc = Some(lua::bytes(l, -1).unwrap_or(b"").to_vec());
                 }
-                desc = Some(lua::bytes(l, -1).unwrap_or(b"").to_vec());
-            }
-            b"callback" => {
-                if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
-                    return fail(
-                        l,
-                        fref,
-                        "callback argument given to redis.register_function must be a function",
-                    );
+                b"callback" => {
+                    if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
+                        return fail(
+                            l,
+                            fref,
+                            "callback argument given to redis.register_function must be a function",
+                        );
+                    }
+                    if let Some(r) = fref.take() {
+                        ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
+                    }
+                    fref = Some(ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX));
+                    continue;
                 }
-                if let Some(r) = fref.take() {
-                    ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
-                }
-                fref = Some(ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX));
-                continue;
-            }
-            b"flags" => {
-                if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
-                    return fail(
+                b"flags" => {
+                    if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+                        return fail(
                         l,
                         fref,
                         "flags argument to redis.register_function must be a table representing function flags",
                     );
-                }
-                let t = ffi::lua_gettop(l);
-                let mut j = 1;
-                loop {
-                    ffi::lua_rawgeti(l, t, j);
-                    j += 1;
-                    if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+                    }
+                    let t = ffi::lua_gettop(l);
+                    let mut j = 1;
+                    loop {
+                        ffi::lua_rawgeti(l, t, j);
+                        j += 1;
+                        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+                            ffi::lua_pop(l, 1);
+                            break;
+                        }
+                        let found = if ffi::lua_isstring(l, -1) != 0 {
+                            let f = lua::bytes(l, -1).unwrap_or(b"");
+                            FLAG_NAMES
+                                .iter()
+                                .find(|(_, n)| n.as_bytes().eq_ignore_ascii_case(f))
+                                .map(|(b, _)| *b)
+                        } else {
+                            None
+                        };
                         ffi::lua_pop(l, 1);
-                        break;
-                    }
-                    let found = if ffi::lua_isstring(l, -1) != 0 {
-                        let f = lua::bytes(l, -1).unwrap_or(b"");
-                        FLAG_NAMES
-                            .iter()
-                            .find(|(_, n)| n.as_bytes().eq_ignore_ascii_case(f))
-                            .map(|(b, _)| *b)
-                    } else {
-                        None
-                    };
-                    ffi::lua_pop(l, 1);
-                    match found {
-                        Some(b) => flags |= b,
-                        None => return fail(l, fref, "unknown flag given"),
+                        match found {
+                            Some(b) => flags |= b,
+                            None => return fail(l, fref, "unknown flag given"),
+                        }
                     }
                 }
+                _ => return fail(l, fref, "unknown argument given to redis.register_function"),
             }
-            _ => return fail(l, fref, "unknown argument given to redis.register_function"),
+            ffi::lua_pop(l, 1);
         }
-        ffi::lua_pop(l, 1);
-    }
-    let Some(name) = name else {
-        return fail(
-            l,
+        let Some(name) = name else {
+            return fail(
+                l,
+                fref,
+                "redis.register_function must get a function name argument",
+            );
+        };
+        let Some(fref) = fref else {
+            return Err("redis.register_function must get a callback argument");
+        };
+        Ok(Registered {
+            name,
+            desc,
             fref,
-            "redis.register_function must get a function name argument",
-        );
-    };
-    let Some(fref) = fref else {
-        return Err("redis.register_function must get a callback argument");
-    };
-    Ok(Registered {
-        name,
-        desc,
-        fref,
-        flags,
-    })
+            flags,
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -999,11 +1021,16 @@ thread_local! {
 /// runner's stack while CURRENT points at it) nor be held across another
 /// call to this function.
 unsafe fn current<'x>() -> Option<&'x mut Run<'static, 'static>> {
-    let p = CURRENT.get();
-    if p.is_null() {
-        None
-    } else {
-        Some(&mut *p)
+    // SAFETY: CURRENT is null or points at the `Run` on the runner's stack
+    // for as long as the script runs; the caller keeps the reference
+    // within that (this function's contract).
+    unsafe {
+        let p = CURRENT.get();
+        if p.is_null() {
+            None
+        } else {
+            Some(&mut *p)
+        }
     }
 }
 
@@ -1230,242 +1257,268 @@ fn recycle<'b>(mut v: Vec<&[u8]>) -> Vec<&'b [u8]> {
 
 lua_fn!(fn redis_call => redis_call_impl);
 unsafe fn redis_call_impl(l: State) -> c_int {
-    call_generic(l, true)
+    // SAFETY: `l` is the live state Lua called this function with.
+    unsafe { call_generic(l, true) }
 }
 
 lua_fn!(fn redis_pcall_cmd => redis_pcall_cmd_impl);
 unsafe fn redis_pcall_cmd_impl(l: State) -> c_int {
-    call_generic(l, false)
+    // SAFETY: `l` is the live state Lua called this function with.
+    unsafe { call_generic(l, false) }
 }
 
 /// redis.call (`raise`) and redis.pcall.
 unsafe fn call_generic(l: State, raise: bool) -> c_int {
-    let Some(run) = current() else {
-        push_error(
-            l,
-            b"redis.call/pcall can only be called inside a script invocation",
-        );
-        return -1;
-    };
-    if run.restart.is_some() {
-        push_error(l, RESTART);
-        return -1;
-    }
-    let argc = ffi::lua_gettop(l);
-    if argc == 0 {
-        push_error(
-            l,
-            b"Please specify at least one argument for this redis lib call",
-        );
-        return if raise { -1 } else { 1 };
-    }
-    // Numbers are formatted with %.17g (Lua's own conversion loses
-    // precision); strings are used in place on the Lua stack.
-    run.nums.clear();
-    let mut bad = false;
-    for i in 1..=argc {
-        match ffi::lua_type(l, i) {
-            ffi::LUA_TNUMBER => {
-                lua::fmt_g(run.nums, ffi::lua_tonumber(l, i), 17);
-                run.nums.push(0);
-            }
-            ffi::LUA_TSTRING => {}
-            _ => {
-                bad = true;
-                break;
-            }
-        }
-    }
-    if bad {
-        ffi::lua_settop(l, 0);
-        push_error(
-            l,
-            b"Lua redis lib command arguments must be strings or integers",
-        );
-        return if raise { -1 } else { 1 };
-    }
-    let nums = std::mem::take(run.nums);
-    let mut argv = recycle(std::mem::take(&mut run.argv_store));
-    {
-        let mut rest: &[u8] = &nums;
-        for i in 1..=argc {
-            if ffi::lua_type(l, i) == ffi::LUA_TNUMBER {
-                let end = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
-                argv.push(&rest[..end]);
-                rest = rest.get(end + 1..).unwrap_or_default();
-            } else {
-                // The string stays on the Lua stack until the command ran.
-                argv.push(lua::bytes(l, i).unwrap_or_default());
-            }
-        }
-    }
-    let result = run.exec(&argv);
-    run.argv_store = recycle(argv);
-    *run.nums = nums;
-    ffi::lua_settop(l, 0);
-    match result {
-        Ok(()) => {
-            lua::push_reply(l, run.reply, 0);
-            if raise && run.reply.first() == Some(&b'-') {
-                -1
-            } else {
-                1
-            }
-        }
-        Err(Fail::Msg(m)) => {
-            push_error_counted(l, m);
-            if raise {
-                -1
-            } else {
-                1
-            }
-        }
-        Err(Fail::Restart) => {
-            // Unwind the script as fast as possible, even through pcall.
-            ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE, 0);
-            run.line_hook = true;
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let Some(run) = current() else {
+            push_error(
+                l,
+                b"redis.call/pcall can only be called inside a script invocation",
+            );
+            return -1;
+        };
+        if run.restart.is_some() {
             push_error(l, RESTART);
-            -1
+            return -1;
+        }
+        let argc = ffi::lua_gettop(l);
+        if argc == 0 {
+            push_error(
+                l,
+                b"Please specify at least one argument for this redis lib call",
+            );
+            return if raise { -1 } else { 1 };
+        }
+        // Numbers are formatted with %.17g (Lua's own conversion loses
+        // precision); strings are used in place on the Lua stack.
+        run.nums.clear();
+        let mut bad = false;
+        for i in 1..=argc {
+            match ffi::lua_type(l, i) {
+                ffi::LUA_TNUMBER => {
+                    lua::fmt_g(run.nums, ffi::lua_tonumber(l, i), 17);
+                    run.nums.push(0);
+                }
+                ffi::LUA_TSTRING => {}
+                _ => {
+                    bad = true;
+                    break;
+                }
+            }
+        }
+        if bad {
+            ffi::lua_settop(l, 0);
+            push_error(
+                l,
+                b"Lua redis lib command arguments must be strings or integers",
+            );
+            return if raise { -1 } else { 1 };
+        }
+        let nums = std::mem::take(run.nums);
+        let mut argv = recycle(std::mem::take(&mut run.argv_store));
+        {
+            let mut rest: &[u8] = &nums;
+            for i in 1..=argc {
+                if ffi::lua_type(l, i) == ffi::LUA_TNUMBER {
+                    let end = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+                    argv.push(&rest[..end]);
+                    rest = rest.get(end + 1..).unwrap_or_default();
+                } else {
+                    // The string stays on the Lua stack until the command ran.
+                    argv.push(lua::bytes(l, i).unwrap_or_default());
+                }
+            }
+        }
+        let result = run.exec(&argv);
+        run.argv_store = recycle(argv);
+        *run.nums = nums;
+        ffi::lua_settop(l, 0);
+        match result {
+            Ok(()) => {
+                lua::push_reply(l, run.reply, 0);
+                if raise && run.reply.first() == Some(&b'-') {
+                    -1
+                } else {
+                    1
+                }
+            }
+            Err(Fail::Msg(m)) => {
+                push_error_counted(l, m);
+                if raise {
+                    -1
+                } else {
+                    1
+                }
+            }
+            Err(Fail::Restart) => {
+                // Unwind the script as fast as possible, even through pcall.
+                ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE, 0);
+                run.line_hook = true;
+                push_error(l, RESTART);
+                -1
+            }
         }
     }
 }
 
 lua_fn!(fn redis_setresp => redis_setresp_impl);
 unsafe fn redis_setresp_impl(l: State) -> c_int {
-    let Some(run) = current() else {
-        push_error(
-            l,
-            b"redis.setresp can only be called inside a script invocation",
-        );
-        return -1;
-    };
-    if ffi::lua_gettop(l) != 1 {
-        push_error(l, b"redis.setresp() requires one argument.");
-        return -1;
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let Some(run) = current() else {
+            push_error(
+                l,
+                b"redis.setresp can only be called inside a script invocation",
+            );
+            return -1;
+        };
+        if ffi::lua_gettop(l) != 1 {
+            push_error(l, b"redis.setresp() requires one argument.");
+            return -1;
+        }
+        let resp = ffi::lua_tonumber(l, -1) as i64;
+        if resp != 2 && resp != 3 {
+            push_error(l, b"RESP version must be 2 or 3.");
+            return -1;
+        }
+        run.resp = resp as u8;
+        0
     }
-    let resp = ffi::lua_tonumber(l, -1) as i64;
-    if resp != 2 && resp != 3 {
-        push_error(l, b"RESP version must be 2 or 3.");
-        return -1;
-    }
-    run.resp = resp as u8;
-    0
 }
 
 lua_fn!(fn redis_set_repl => redis_set_repl_impl);
 unsafe fn redis_set_repl_impl(l: State) -> c_int {
-    let Some(run) = current() else {
-        push_error(
-            l,
-            b"redis.set_repl can only be called inside a script invocation",
-        );
-        return -1;
-    };
-    if ffi::lua_gettop(l) != 1 {
-        push_error(l, b"redis.set_repl() requires two arguments.");
-        return -1;
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let Some(run) = current() else {
+            push_error(
+                l,
+                b"redis.set_repl can only be called inside a script invocation",
+            );
+            return -1;
+        };
+        if ffi::lua_gettop(l) != 1 {
+            push_error(l, b"redis.set_repl() requires two arguments.");
+            return -1;
+        }
+        let flags = ffi::lua_tonumber(l, -1) as i64;
+        if flags & !3 != 0 {
+            push_error(
+                l,
+                b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+            );
+            return -1;
+        }
+        run.repl_aof = flags & 1 != 0;
+        0
     }
-    let flags = ffi::lua_tonumber(l, -1) as i64;
-    if flags & !3 != 0 {
-        push_error(
-            l,
-            b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-        );
-        return -1;
-    }
-    run.repl_aof = flags & 1 != 0;
-    0
 }
 
 lua_fn!(fn redis_acl_check_cmd => redis_acl_check_cmd_impl);
 unsafe fn redis_acl_check_cmd_impl(l: State) -> c_int {
-    let Some(run) = current() else {
-        push_error(
-            l,
-            b"redis.acl_check_cmd can only be called inside a script invocation",
-        );
-        return -1;
-    };
-    let argc = ffi::lua_gettop(l);
-    if argc == 0 {
-        push_error(
-            l,
-            b"Please specify at least one argument for this redis lib call",
-        );
-        return -1;
-    }
-    for i in 1..=argc {
-        if ffi::lua_isstring(l, i) == 0 {
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let Some(run) = current() else {
             push_error(
                 l,
-                b"Lua redis lib command arguments must be strings or integers",
+                b"redis.acl_check_cmd can only be called inside a script invocation",
+            );
+            return -1;
+        };
+        let argc = ffi::lua_gettop(l);
+        if argc == 0 {
+            push_error(
+                l,
+                b"Please specify at least one argument for this redis lib call",
             );
             return -1;
         }
+        for i in 1..=argc {
+            if ffi::lua_isstring(l, i) == 0 {
+                push_error(
+                    l,
+                    b"Lua redis lib command arguments must be strings or integers",
+                );
+                return -1;
+            }
+        }
+        let name = lua::bytes(l, 1).unwrap_or_default();
+        let table = &run.server.commands;
+        let found = match table.lookup(name) {
+            Some(c) if !c.subcommands.is_empty() && argc >= 2 => table
+                .subcommand(c, lua::bytes(l, 2).unwrap_or_default())
+                .is_some(),
+            Some(_) => true,
+            None => false,
+        };
+        if !found {
+            push_error(l, b"Invalid command passed to redis.acl_check_cmd()");
+            return -1;
+        }
+        // keel has a single, all-powerful user.
+        ffi::lua_pushboolean(l, 1);
+        1
     }
-    let name = lua::bytes(l, 1).unwrap_or_default();
-    let table = &run.server.commands;
-    let found = match table.lookup(name) {
-        Some(c) if !c.subcommands.is_empty() && argc >= 2 => table
-            .subcommand(c, lua::bytes(l, 2).unwrap_or_default())
-            .is_some(),
-        Some(_) => true,
-        None => false,
-    };
-    if !found {
-        push_error(l, b"Invalid command passed to redis.acl_check_cmd()");
-        return -1;
-    }
-    // keel has a single, all-powerful user.
-    ffi::lua_pushboolean(l, 1);
-    1
 }
 
 /// The count hook: busy detection, SCRIPT KILL, restarts, and the
 /// FUNCTION LOAD timeout.
 unsafe extern "C-unwind" fn hook(l: State, _ar: *mut ffi::lua_Debug) {
-    if hook_check(l) {
-        ffi::lua_error(l);
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        if hook_check(l) {
+            ffi::lua_error(l);
+        }
     }
 }
 
 /// True when an error was pushed and must be raised.
 unsafe fn hook_check(l: State) -> bool {
-    let load = LOADING.get();
-    if !load.is_null() {
-        if (*load).start.elapsed() > LOAD_TIMEOUT {
-            ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE, 0);
-            push_error(l, b"FUNCTION LOAD timeout");
-            return true;
-        }
-        return false;
-    }
-    let Some(run) = current() else {
-        return false;
-    };
-    if run.restart.is_some() {
-        push_error(l, RESTART);
-        return true;
-    }
-    if run.busy.is_some() {
-        // The duty may bring SCRIPT KILL from a connection of this worker.
-        run.busy_duty();
-        if b_killed(run) {
-            if !run.line_hook {
-                tracing::warn!("Lua script killed by user with SCRIPT KILL.");
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let load = LOADING.get();
+        if !load.is_null() {
+            if (*load).start.elapsed() > LOAD_TIMEOUT {
                 ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE, 0);
-                run.line_hook = true;
+                push_error(l, b"FUNCTION LOAD timeout");
+                return true;
             }
-            push_error(l, KILLED);
+            return false;
+        }
+        let Some(run) = current() else {
+            return false;
+        };
+        if run.restart.is_some() {
+            push_error(l, RESTART);
             return true;
         }
-        return false;
+        if run.busy.is_some() {
+            // The duty may bring SCRIPT KILL from a connection of this worker.
+            run.busy_duty();
+            if b_killed(run) {
+                if !run.line_hook {
+                    tracing::warn!("Lua script killed by user with SCRIPT KILL.");
+                    ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE, 0);
+                    run.line_hook = true;
+                }
+                push_error(l, KILLED);
+                return true;
+            }
+            return false;
+        }
+        let threshold = busy_threshold(run.server);
+        if threshold > 0 && run.start.elapsed() >= Duration::from_millis(threshold) {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.become_busy()));
+        }
+        false
     }
-    let threshold = busy_threshold(run.server);
-    if threshold > 0 && run.start.elapsed() >= Duration::from_millis(threshold) {
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.become_busy()));
-    }
-    false
 }
 
 /// Whether the busy run was asked to stop.
@@ -1715,53 +1768,61 @@ fn run_once(
 
 /// Pushes `items` as a Lua array.
 unsafe fn push_array(l: State, items: &[&[u8]]) {
-    ffi::lua_createtable(l, items.len() as c_int, 0);
-    for (i, it) in items.iter().enumerate() {
-        push(l, it);
-        ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        ffi::lua_createtable(l, items.len() as c_int, 0);
+        for (i, it) in items.iter().enumerate() {
+            push(l, it);
+            ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+        }
     }
 }
 
 /// The reply for a script that raised an error: `-<err> script: <name>,
 /// on <source>:<line>.` from the table the error handler built.
 unsafe fn write_script_error(l: State, out: &mut Vec<u8>, name: &str) {
-    if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
-        let msg = lua::bytes(l, -1).unwrap_or(b"execution failure").to_vec();
-        let mut m = format!("ERR Error running script {name}, ").into_bytes();
-        m.extend_from_slice(&msg[..msg.len().min(100)]);
-        encode::error(out, &m);
-        return;
-    }
-    let t = ffi::lua_gettop(l);
-    let err = if lua::raw_field(l, t, c"err") == ffi::LUA_TSTRING {
-        lua::bytes(l, -1).unwrap_or(b"").to_vec()
-    } else {
-        b"ERR unknown error".to_vec()
-    };
-    ffi::lua_pop(l, 1);
-    let field = |f: &CStr| -> Option<Vec<u8>> {
-        lua::raw_field(l, t, f);
-        let v = if ffi::lua_isstring(l, -1) != 0 {
-            Some(lua::bytes(l, -1).unwrap_or(b"").to_vec())
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+            let msg = lua::bytes(l, -1).unwrap_or(b"execution failure").to_vec();
+            let mut m = format!("ERR Error running script {name}, ").into_bytes();
+            m.extend_from_slice(&msg[..msg.len().min(100)]);
+            encode::error(out, &m);
+            return;
+        }
+        let t = ffi::lua_gettop(l);
+        let err = if lua::raw_field(l, t, c"err") == ffi::LUA_TSTRING {
+            lua::bytes(l, -1).unwrap_or(b"").to_vec()
         } else {
-            None
+            b"ERR unknown error".to_vec()
         };
         ffi::lua_pop(l, 1);
-        v
-    };
-    let source = field(c"source");
-    let line = field(c"line");
-    let mut m = err;
-    if let (Some(source), Some(line)) = (source, line) {
-        m.extend_from_slice(b" script: ");
-        m.extend_from_slice(name.as_bytes());
-        m.extend_from_slice(b", on ");
-        m.extend_from_slice(&source);
-        m.push(b':');
-        m.extend_from_slice(&line);
-        m.push(b'.');
+        let field = |f: &CStr| -> Option<Vec<u8>> {
+            lua::raw_field(l, t, f);
+            let v = if ffi::lua_isstring(l, -1) != 0 {
+                Some(lua::bytes(l, -1).unwrap_or(b"").to_vec())
+            } else {
+                None
+            };
+            ffi::lua_pop(l, 1);
+            v
+        };
+        let source = field(c"source");
+        let line = field(c"line");
+        let mut m = err;
+        if let (Some(source), Some(line)) = (source, line) {
+            m.extend_from_slice(b" script: ");
+            m.extend_from_slice(name.as_bytes());
+            m.extend_from_slice(b", on ");
+            m.extend_from_slice(&source);
+            m.push(b':');
+            m.extend_from_slice(&line);
+            m.push(b'.');
+        }
+        encode::error(out, &m);
     }
-    encode::error(out, &m);
 }
 
 // ---------------------------------------------------------------------------

@@ -75,6 +75,7 @@ fn cpu_times() -> ((f64, f64), (f64, f64)) {
     fn usage(who: libc::c_int) -> (f64, f64) {
         // SAFETY: getrusage fills the zeroed struct we pass.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `ru` is a valid rusage for getrusage to fill.
         unsafe { libc::getrusage(who, &mut ru) };
         let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
         (t(ru.ru_utime), t(ru.ru_stime))
@@ -187,6 +188,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 let total_mem = {
                     // SAFETY: sysconf has no preconditions.
                     let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+                    // SAFETY: as above.
                     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
                     (pages.max(0) as u64) * (size.max(0) as u64)
                 };

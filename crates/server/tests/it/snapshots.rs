@@ -238,6 +238,7 @@ fn save_then_restart_restores_everything() {
             Some("ok")
         );
         // SIGKILL: nothing but the snapshot carries the data over.
+        // SAFETY: kill(2) on our own child's pid.
         unsafe {
             libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
         }
@@ -283,6 +284,7 @@ fn bgsave_is_point_in_time_while_clients_write() {
         raw.read_reply();
     }
     wait_no_bgsave(&mut raw);
+    // SAFETY: kill(2) on our own child's pid.
     unsafe {
         libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
     }

@@ -14,11 +14,15 @@ const MAXALIGN: usize = 8;
 
 /// Pushes the library table.
 pub unsafe fn open(l: State) {
-    ffi::lua_createtable(l, 0, 3);
-    let t = ffi::lua_gettop(l);
-    set_fn(l, t, c"pack", pack);
-    set_fn(l, t, c"unpack", unpack);
-    set_fn(l, t, c"size", size);
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        ffi::lua_createtable(l, 0, 3);
+        let t = ffi::lua_gettop(l);
+        set_fn(l, t, c"pack", pack);
+        set_fn(l, t, c"unpack", unpack);
+        set_fn(l, t, c"size", size);
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -34,10 +38,14 @@ const DEFAULT: Header = Header {
 
 /// The format string up to its first NUL, read as C does.
 unsafe fn format<'a>(l: State) -> &'a [u8] {
-    let mut len = 0usize;
-    let p = ffi::luaL_checklstring(l, 1, &mut len);
-    let f = std::slice::from_raw_parts(p.cast::<u8>(), len);
-    &f[..f.iter().position(|&c| c == 0).unwrap_or(len)]
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let mut len = 0usize;
+        let p = ffi::luaL_checklstring(l, 1, &mut len);
+        let f = std::slice::from_raw_parts(p.cast::<u8>(), len);
+        &f[..f.iter().position(|&c| c == 0).unwrap_or(len)]
+    }
 }
 
 /// getnum: a decimal count after an option, or `df`.
@@ -121,16 +129,20 @@ fn controloptions(opt: u8, fmt: &[u8], i: &mut usize, h: &mut Header) -> Result<
 
 /// Raises `f` (returns -1 for the trampoline).
 unsafe fn raise(l: State, f: Fail) -> c_int {
-    match f {
-        Fail::Msg(m) => {
-            push_where(l, m.as_bytes());
-            -1
-        }
-        Fail::Arg(n, m) => {
-            push(l, m.as_bytes());
-            drop(m);
-            ffi::luaL_argerror(l, n, ffi::lua_tostring(l, -1));
-            -1
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        match f {
+            Fail::Msg(m) => {
+                push_where(l, m.as_bytes());
+                -1
+            }
+            Fail::Arg(n, m) => {
+                push(l, m.as_bytes());
+                drop(m);
+                ffi::luaL_argerror(l, n, ffi::lua_tostring(l, -1));
+                -1
+            }
         }
     }
 }
@@ -158,99 +170,115 @@ fn put_int(out: &mut Vec<u8>, mut v: u64, big: bool, size: usize) {
 
 lua_fn!(fn pack => pack_impl);
 unsafe fn pack_impl(l: State) -> c_int {
-    let fmt = format(l);
-    // As struct.c: a nil separates the arguments from the result (and is
-    // what a missing argument reads as).
-    ffi::lua_pushnil(l);
-    match pack_body(l, fmt) {
-        Ok(out) => {
-            push(l, &out);
-            1
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let fmt = format(l);
+        // As struct.c: a nil separates the arguments from the result (and is
+        // what a missing argument reads as).
+        ffi::lua_pushnil(l);
+        match pack_body(l, fmt) {
+            Ok(out) => {
+                push(l, &out);
+                1
+            }
+            Err(f) => raise(l, f),
         }
-        Err(f) => raise(l, f),
     }
 }
 
 unsafe fn check_number(l: State, arg: c_int) -> Result<f64, Fail> {
-    if ffi::lua_isnumber(l, arg) == 0 {
-        return Err(Fail::Arg(
-            arg,
-            format!("number expected, got {}", type_name(l, arg)),
-        ));
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        if ffi::lua_isnumber(l, arg) == 0 {
+            return Err(Fail::Arg(
+                arg,
+                format!("number expected, got {}", type_name(l, arg)),
+            ));
+        }
+        Ok(ffi::lua_tonumber(l, arg))
     }
-    Ok(ffi::lua_tonumber(l, arg))
 }
 
 unsafe fn type_name(l: State, idx: c_int) -> String {
-    std::ffi::CStr::from_ptr(ffi::lua_typename(l, ffi::lua_type(l, idx)))
-        .to_string_lossy()
-        .into_owned()
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        std::ffi::CStr::from_ptr(ffi::lua_typename(l, ffi::lua_type(l, idx)))
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 unsafe fn pack_body(l: State, fmt: &[u8]) -> Result<Vec<u8>, Fail> {
-    let mut out = Vec::new();
-    let mut h = DEFAULT;
-    let mut arg = 2;
-    let mut total = 0usize;
-    let mut i = 0;
-    while i < fmt.len() {
-        let opt = fmt[i];
-        i += 1;
-        let mut size = optsize(opt, fmt, &mut i).map_err(Fail::Msg)?;
-        let toalign = gettoalign(total, &h, opt, size);
-        total += toalign;
-        out.resize(out.len() + toalign, 0);
-        match opt {
-            b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
-                let n = check_number(l, arg)?;
-                arg += 1;
-                put_int(&mut out, to_u64(n), h.big, size);
-            }
-            b'x' => out.push(0),
-            b'f' => {
-                let f = check_number(l, arg)? as f32;
-                arg += 1;
-                out.extend_from_slice(&if h.big {
-                    f.to_be_bytes()
-                } else {
-                    f.to_le_bytes()
-                });
-            }
-            b'd' => {
-                let d = check_number(l, arg)?;
-                arg += 1;
-                out.extend_from_slice(&if h.big {
-                    d.to_be_bytes()
-                } else {
-                    d.to_le_bytes()
-                });
-            }
-            b'c' | b's' => {
-                if ffi::lua_isstring(l, arg) == 0 {
-                    return Err(Fail::Arg(
-                        arg,
-                        format!("string expected, got {}", type_name(l, arg)),
-                    ));
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let mut out = Vec::new();
+        let mut h = DEFAULT;
+        let mut arg = 2;
+        let mut total = 0usize;
+        let mut i = 0;
+        while i < fmt.len() {
+            let opt = fmt[i];
+            i += 1;
+            let mut size = optsize(opt, fmt, &mut i).map_err(Fail::Msg)?;
+            let toalign = gettoalign(total, &h, opt, size);
+            total += toalign;
+            out.resize(out.len() + toalign, 0);
+            match opt {
+                b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
+                    let n = check_number(l, arg)?;
+                    arg += 1;
+                    put_int(&mut out, to_u64(n), h.big, size);
                 }
-                let s = super::lua::bytes(l, arg).unwrap_or(b"");
-                arg += 1;
-                if size == 0 {
-                    size = s.len();
+                b'x' => out.push(0),
+                b'f' => {
+                    let f = check_number(l, arg)? as f32;
+                    arg += 1;
+                    out.extend_from_slice(&if h.big {
+                        f.to_be_bytes()
+                    } else {
+                        f.to_le_bytes()
+                    });
                 }
-                if s.len() < size {
-                    return Err(Fail::Arg(arg, "string too short".into()));
+                b'd' => {
+                    let d = check_number(l, arg)?;
+                    arg += 1;
+                    out.extend_from_slice(&if h.big {
+                        d.to_be_bytes()
+                    } else {
+                        d.to_le_bytes()
+                    });
                 }
-                out.extend_from_slice(&s[..size]);
-                if opt == b's' {
-                    out.push(0);
-                    size += 1;
+                b'c' | b's' => {
+                    if ffi::lua_isstring(l, arg) == 0 {
+                        return Err(Fail::Arg(
+                            arg,
+                            format!("string expected, got {}", type_name(l, arg)),
+                        ));
+                    }
+                    let s = super::lua::bytes(l, arg).unwrap_or(b"");
+                    arg += 1;
+                    if size == 0 {
+                        size = s.len();
+                    }
+                    if s.len() < size {
+                        return Err(Fail::Arg(arg, "string too short".into()));
+                    }
+                    out.extend_from_slice(&s[..size]);
+                    if opt == b's' {
+                        out.push(0);
+                        size += 1;
+                    }
                 }
+                _ => controloptions(opt, fmt, &mut i, &mut h)?,
             }
-            _ => controloptions(opt, fmt, &mut i, &mut h)?,
+            total += size;
         }
-        total += size;
+        Ok(out)
     }
-    Ok(out)
 }
 
 fn get_int(b: &[u8], big: bool, signed: bool, size: usize) -> f64 {
@@ -271,125 +299,133 @@ fn get_int(b: &[u8], big: bool, signed: bool, size: usize) -> f64 {
 
 lua_fn!(fn unpack => unpack_impl);
 unsafe fn unpack_impl(l: State) -> c_int {
-    let fmt = format(l);
-    let mut ld = 0usize;
-    let p = ffi::luaL_checklstring(l, 2, &mut ld);
-    let data = std::slice::from_raw_parts(p.cast::<u8>(), ld);
-    let pos = ffi::luaL_optinteger(l, 3, 1);
-    if pos <= 0 {
-        ffi::luaL_argerror(l, 3, c"offset must be 1 or greater".as_ptr());
-    }
-    let mut pos = (pos - 1) as usize;
-    let mut h = DEFAULT;
-    let mut n: c_int = 0;
-    let mut i = 0;
-    while i < fmt.len() {
-        let opt = fmt[i];
-        i += 1;
-        let mut size = match optsize(opt, fmt, &mut i) {
-            Ok(s) => s,
-            Err(m) => return raise(l, Fail::Msg(m)),
-        };
-        pos += gettoalign(pos, &h, opt, size);
-        if size > ld || pos > ld - size {
-            ffi::luaL_argerror(l, 2, c"data string too short".as_ptr());
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let fmt = format(l);
+        let mut ld = 0usize;
+        let p = ffi::luaL_checklstring(l, 2, &mut ld);
+        let data = std::slice::from_raw_parts(p.cast::<u8>(), ld);
+        let pos = ffi::luaL_optinteger(l, 3, 1);
+        if pos <= 0 {
+            ffi::luaL_argerror(l, 3, c"offset must be 1 or greater".as_ptr());
         }
-        ffi::luaL_checkstack(l, 2, c"too many results".as_ptr());
-        match opt {
-            b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
-                let v = get_int(
-                    &data[pos..pos + size],
-                    h.big,
-                    opt.is_ascii_lowercase(),
-                    size,
-                );
-                ffi::lua_pushnumber(l, v);
-                n += 1;
+        let mut pos = (pos - 1) as usize;
+        let mut h = DEFAULT;
+        let mut n: c_int = 0;
+        let mut i = 0;
+        while i < fmt.len() {
+            let opt = fmt[i];
+            i += 1;
+            let mut size = match optsize(opt, fmt, &mut i) {
+                Ok(s) => s,
+                Err(m) => return raise(l, Fail::Msg(m)),
+            };
+            pos += gettoalign(pos, &h, opt, size);
+            if size > ld || pos > ld - size {
+                ffi::luaL_argerror(l, 2, c"data string too short".as_ptr());
             }
-            b'x' => {}
-            b'f' => {
-                let b: [u8; 4] = data[pos..pos + 4].try_into().unwrap_or_default();
-                let f = if h.big {
-                    f32::from_be_bytes(b)
-                } else {
-                    f32::from_le_bytes(b)
-                };
-                ffi::lua_pushnumber(l, f as f64);
-                n += 1;
-            }
-            b'd' => {
-                let b: [u8; 8] = data[pos..pos + 8].try_into().unwrap_or_default();
-                let d = if h.big {
-                    f64::from_be_bytes(b)
-                } else {
-                    f64::from_le_bytes(b)
-                };
-                ffi::lua_pushnumber(l, d);
-                n += 1;
-            }
-            b'c' => {
-                if size == 0 {
-                    if n == 0 || ffi::lua_isnumber(l, -1) == 0 {
-                        push_where(l, b"format 'c0' needs a previous size");
+            ffi::luaL_checkstack(l, 2, c"too many results".as_ptr());
+            match opt {
+                b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
+                    let v = get_int(
+                        &data[pos..pos + size],
+                        h.big,
+                        opt.is_ascii_lowercase(),
+                        size,
+                    );
+                    ffi::lua_pushnumber(l, v);
+                    n += 1;
+                }
+                b'x' => {}
+                b'f' => {
+                    let b: [u8; 4] = data[pos..pos + 4].try_into().unwrap_or_default();
+                    let f = if h.big {
+                        f32::from_be_bytes(b)
+                    } else {
+                        f32::from_le_bytes(b)
+                    };
+                    ffi::lua_pushnumber(l, f as f64);
+                    n += 1;
+                }
+                b'd' => {
+                    let b: [u8; 8] = data[pos..pos + 8].try_into().unwrap_or_default();
+                    let d = if h.big {
+                        f64::from_be_bytes(b)
+                    } else {
+                        f64::from_le_bytes(b)
+                    };
+                    ffi::lua_pushnumber(l, d);
+                    n += 1;
+                }
+                b'c' => {
+                    if size == 0 {
+                        if n == 0 || ffi::lua_isnumber(l, -1) == 0 {
+                            push_where(l, b"format 'c0' needs a previous size");
+                            return -1;
+                        }
+                        size = ffi::lua_tonumber(l, -1) as usize;
+                        ffi::lua_pop(l, 1);
+                        n -= 1;
+                        if size > ld || pos > ld - size {
+                            ffi::luaL_argerror(l, 2, c"data string too short".as_ptr());
+                        }
+                    }
+                    push(l, &data[pos..pos + size]);
+                    n += 1;
+                }
+                b's' => {
+                    let Some(e) = data[pos..].iter().position(|&c| c == 0) else {
+                        push_where(l, b"unfinished string in data");
                         return -1;
-                    }
-                    size = ffi::lua_tonumber(l, -1) as usize;
-                    ffi::lua_pop(l, 1);
-                    n -= 1;
-                    if size > ld || pos > ld - size {
-                        ffi::luaL_argerror(l, 2, c"data string too short".as_ptr());
+                    };
+                    push(l, &data[pos..pos + e]);
+                    size = e + 1;
+                    n += 1;
+                }
+                _ => {
+                    if let Err(f) = controloptions(opt, fmt, &mut i, &mut h) {
+                        return raise(l, f);
                     }
                 }
-                push(l, &data[pos..pos + size]);
-                n += 1;
             }
-            b's' => {
-                let Some(e) = data[pos..].iter().position(|&c| c == 0) else {
-                    push_where(l, b"unfinished string in data");
-                    return -1;
-                };
-                push(l, &data[pos..pos + e]);
-                size = e + 1;
-                n += 1;
-            }
-            _ => {
-                if let Err(f) = controloptions(opt, fmt, &mut i, &mut h) {
-                    return raise(l, f);
-                }
-            }
+            pos += size;
         }
-        pos += size;
+        ffi::lua_pushinteger(l, pos as ffi::lua_Integer + 1);
+        n + 1
     }
-    ffi::lua_pushinteger(l, pos as ffi::lua_Integer + 1);
-    n + 1
 }
 
 lua_fn!(fn size => size_impl);
 unsafe fn size_impl(l: State) -> c_int {
-    let fmt = format(l);
-    let mut h = DEFAULT;
-    let mut pos = 0usize;
-    let mut i = 0;
-    while i < fmt.len() {
-        let opt = fmt[i];
-        i += 1;
-        let size = match optsize(opt, fmt, &mut i) {
-            Ok(s) => s,
-            Err(m) => return raise(l, Fail::Msg(m)),
-        };
-        pos += gettoalign(pos, &h, opt, size);
-        if opt == b's' {
-            ffi::luaL_argerror(l, 1, c"option 's' has no fixed size".as_ptr());
-        } else if opt == b'c' && size == 0 {
-            ffi::luaL_argerror(l, 1, c"option 'c0' has no fixed size".as_ptr());
-        }
-        if !opt.is_ascii_alphanumeric() {
-            if let Err(f) = controloptions(opt, fmt, &mut i, &mut h) {
-                return raise(l, f);
+    // SAFETY: this function's contract (callers pass a live Lua state of
+    // this thread and stack slots it holds) covers every call below.
+    unsafe {
+        let fmt = format(l);
+        let mut h = DEFAULT;
+        let mut pos = 0usize;
+        let mut i = 0;
+        while i < fmt.len() {
+            let opt = fmt[i];
+            i += 1;
+            let size = match optsize(opt, fmt, &mut i) {
+                Ok(s) => s,
+                Err(m) => return raise(l, Fail::Msg(m)),
+            };
+            pos += gettoalign(pos, &h, opt, size);
+            if opt == b's' {
+                ffi::luaL_argerror(l, 1, c"option 's' has no fixed size".as_ptr());
+            } else if opt == b'c' && size == 0 {
+                ffi::luaL_argerror(l, 1, c"option 'c0' has no fixed size".as_ptr());
             }
+            if !opt.is_ascii_alphanumeric() {
+                if let Err(f) = controloptions(opt, fmt, &mut i, &mut h) {
+                    return raise(l, f);
+                }
+            }
+            pos += size;
         }
-        pos += size;
+        ffi::lua_pushinteger(l, pos as ffi::lua_Integer);
+        1
     }
-    ffi::lua_pushinteger(l, pos as ffi::lua_Integer);
-    1
 }
