@@ -824,10 +824,7 @@ fn quote(s: &str) -> String {
 }
 
 fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp-rewrite");
-    std::fs::write(&tmp, data)?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, path)
+    crate::persistence::atomic_file::write(path, "tmp-rewrite", data)
 }
 
 #[cfg(test)]

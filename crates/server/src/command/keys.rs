@@ -1,8 +1,6 @@
 //! Generic key commands: deletion, existence, expiry, renaming, copying,
 //! iteration (KEYS, SCAN, RANDOMKEY), database-wide commands and OBJECT.
 
-use resp::encode;
-
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
@@ -607,14 +605,6 @@ fn object_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "HELP",
         "    Prints this help.",
     ];
-    help_reply(cx, lines);
+    cx.help(lines);
     Ok(())
-}
-
-/// A HELP reply: an array of status lines, as Redis's addReplyHelp.
-pub(super) fn help_reply(cx: &mut Ctx, lines: &[&str]) {
-    encode::array(cx.out, lines.len());
-    for l in lines {
-        encode::simple(cx.out, l.as_bytes());
-    }
 }

@@ -258,6 +258,14 @@ impl Ctx<'_, '_> {
         encode::verbatim(self.out, b"txt", s, self.client.proto);
     }
 
+    /// A HELP reply: an array of status lines, as Redis's addReplyHelp.
+    pub fn help(&mut self, lines: &[&str]) {
+        encode::array(self.out, lines.len());
+        for l in lines {
+            encode::simple(self.out, l.as_bytes());
+        }
+    }
+
     pub fn error(&mut self, msg: &str) {
         encode::error(self.out, msg.as_bytes());
     }

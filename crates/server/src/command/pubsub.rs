@@ -4,7 +4,6 @@
 use resp::encode;
 
 use super::error::CmdResult;
-use super::keys::help_reply;
 use super::table::{flag, Registry};
 use super::Ctx;
 use crate::client::PubSubState;
@@ -223,24 +222,21 @@ fn pubsub_numpat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// PUBSUB HELP
 fn pubsub_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    help_reply(
-        cx,
-        &[
-            "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "CHANNELS [<pattern>]",
-            "    Return the currently active channels matching a <pattern> (default: '*').",
-            "NUMPAT",
-            "    Return number of subscriptions to patterns.",
-            "NUMSUB [<channel> ...]",
-            "    Return the number of subscribers for the specified channels, excluding",
-            "    pattern subscriptions(default: no channels).",
-            "SHARDCHANNELS [<pattern>]",
-            "    Return the currently active shard level channels matching a <pattern> (default: '*').",
-            "SHARDNUMSUB [<shardchannel> ...]",
-            "    Return the number of subscribers for the specified shard level channel(s)",
-            "HELP",
-            "    Prints this help.",
-        ],
-    );
+    cx.help(&[
+        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        "HELP",
+        "    Prints this help.",
+    ]);
     Ok(())
 }

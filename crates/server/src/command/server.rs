@@ -7,7 +7,6 @@ use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::keys::help_reply;
 use super::table::{write_tagged, Command, Registry};
 use super::Ctx;
 use crate::glob;
@@ -408,22 +407,19 @@ fn config_rewrite(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// CONFIG HELP
 fn config_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    help_reply(
-        cx,
-        &[
-            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "GET <pattern>",
-            "    Return parameters matching the glob-like <pattern> and their values.",
-            "SET <directive> <value>",
-            "    Set the configuration <directive> to <value>.",
-            "RESETSTAT",
-            "    Reset statistics reported by the INFO command.",
-            "REWRITE",
-            "    Rewrite the configuration file.",
-            "HELP",
-            "    Prints this help.",
-        ],
-    );
+    cx.help(&[
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Prints this help.",
+    ]);
     Ok(())
 }
 
@@ -593,32 +589,29 @@ fn command_getkeysandflags(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// COMMAND HELP
 fn command_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    help_reply(
-        cx,
-        &[
-            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "(no subcommand)",
-            "    Return details about all Redis commands.",
-            "COUNT",
-            "    Return the total number of commands in this Redis server.",
-            "LIST",
-            "    Return a list of all commands in this Redis server.",
-            "INFO [<command-name> ...]",
-            "    Return details about multiple Redis commands.",
-            "    If no command names are given, documentation details for all",
-            "    commands are returned.",
-            "DOCS [<command-name> ...]",
-            "    Return documentation details about multiple Redis commands.",
-            "    If no command names are given, documentation details for all",
-            "    commands are returned.",
-            "GETKEYS <full-command>",
-            "    Return the keys from a full Redis command.",
-            "GETKEYSANDFLAGS <full-command>",
-            "    Return the keys and the access flags from a full Redis command.",
-            "HELP",
-            "    Prints this help.",
-        ],
-    );
+    cx.help(&[
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
+        "HELP",
+        "    Prints this help.",
+    ]);
     Ok(())
 }
 
@@ -754,30 +747,27 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     } else if is(sub, "POPULATE") && (3..=5).contains(&argv.len()) {
         debug_populate(cx, &argv[2..])
     } else if is(sub, "HELP") {
-        help_reply(
-            cx,
-            &[
-                "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                "RELOAD [option ...]",
-                "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
-                "    * MERGE: Merge the content of the RDB file into the current dataset.",
-                "    * NOFLUSH: Do not empty the dataset before loading the RDB file.",
-                "    * NOSAVE: Do not save the current dataset before reloading it.",
-                "POPULATE <count> [<prefix>] [<size>]",
-                "    Create <count> string keys named key:<num>. If <prefix> is specified then",
-                "    it is used instead of the 'key' prefix. These are not propagated to",
-                "    replicas. Cluster slots are not respected so keys not belonging to the",
-                "    current node can be created in cluster mode.",
-                "SET-ACTIVE-EXPIRE <0|1>",
-                "    Setting it to 0 disables expiring keys in background when they are not",
-                "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-                "    default.",
-                "SLEEP <seconds>",
-                "    Stop the server for <seconds>. Decimals allowed.",
-                "HELP",
-                "    Prints this help.",
-            ],
-        );
+        cx.help(&[
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "RELOAD [option ...]",
+            "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+            "    * MERGE: Merge the content of the RDB file into the current dataset.",
+            "    * NOFLUSH: Do not empty the dataset before loading the RDB file.",
+            "    * NOSAVE: Do not save the current dataset before reloading it.",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+            "    it is used instead of the 'key' prefix. These are not propagated to",
+            "    replicas. Cluster slots are not respected so keys not belonging to the",
+            "    current node can be created in cluster mode.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background when they are not",
+            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+            "    default.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+            "HELP",
+            "    Prints this help.",
+        ]);
         Ok(())
     } else {
         Err(CmdError::new(format!(

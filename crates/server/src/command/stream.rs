@@ -1201,28 +1201,25 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// XGROUP HELP
 fn xgroup_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    super::keys::help_reply(
-        cx,
-        &[
-            "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "CREATE <key> <groupname> <id|$> [option]",
-            "    Create a new consumer group. Options are:",
-            "    * MKSTREAM",
-            "      Create the empty stream if it does not exist.",
-            "    * ENTRIESREAD entries_read",
-            "      Set the group's entries_read counter (internal use).",
-            "CREATECONSUMER <key> <groupname> <consumer>",
-            "    Create a new consumer in the specified group.",
-            "DELCONSUMER <key> <groupname> <consumer>",
-            "    Remove the specified consumer.",
-            "DESTROY <key> <groupname>",
-            "    Remove the specified group.",
-            "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-            "    Set the current group ID and entries_read counter.",
-            "HELP",
-            "    Prints this help.",
-        ],
-    );
+    cx.help(&[
+        "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+        "HELP",
+        "    Prints this help.",
+    ]);
     Ok(())
 }
 
@@ -1814,20 +1811,17 @@ fn xinfo_consumers(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// XINFO HELP
 fn xinfo_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    super::keys::help_reply(
-        cx,
-        &[
-            "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "CONSUMERS <key> <groupname>",
-            "    Show consumers of <groupname>.",
-            "GROUPS <key>",
-            "    Show the stream consumer groups.",
-            "STREAM <key> [FULL [COUNT <count>]",
-            "    Show information about the stream.",
-            "HELP",
-            "    Prints this help.",
-        ],
-    );
+    cx.help(&[
+        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+        "HELP",
+        "    Prints this help.",
+    ]);
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //! file and incremental files in `appenddirname`), group commit, loading
 //! and rewriting.
 //!
-//! Every write reaches the log through `command::Ctx::propagate`, under the
+//! Every write reaches the log through the propagation path
+//! (`command::propagate`), under the
 //! shard locks of the keys it wrote, so the log order is a valid
 //! serialisation of what clients saw. Appending only copies bytes into a
 //! buffer; one writer thread writes the buffer and, with `appendfsync
@@ -18,6 +19,10 @@
 //! writes that shard first (`before_execute`), so the base holds each shard
 //! exactly as it was before any command logged in the new incremental
 //! file. A crash at any point leaves a manifest naming a complete history.
+//!
+//! Layout: here, appending, the writer thread and the files; `durable.rs`,
+//! waiting for durability before replies; `fsync_pool.rs`, the slow
+//! disk's fsync threads; `manifest.rs`; `rewrite.rs`.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -35,6 +40,18 @@ use resp::encode;
 use super::log_file::LogFile;
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::{Entry, Value};
+
+mod durable;
+mod fsync_pool;
+mod manifest;
+mod rewrite;
+
+pub use durable::Durable;
+use durable::*;
+use fsync_pool::*;
+use manifest::*;
+use rewrite::*;
+pub use rewrite::{rebuild_commands, BaseFormat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fsync {
@@ -73,255 +90,12 @@ const FSYNC_PARALLEL: usize = 8;
 /// An fsync this slow means a slow disk: overlap fsyncs (see `gather`).
 const SLOW_FSYNC: Duration = Duration::from_millis(1);
 
-/// Threads that fsync written groups under `always`. An fsync makes
-/// durable everything written before it was called, so fsyncs of later
-/// groups may overlap earlier ones and complete in any order: the durable
-/// offset is the largest end of a completed fsync. On a slow disk (a
-/// network volume) a client then waits for one fsync, not for the one in
-/// flight plus its own.
-#[derive(Default)]
-struct FsyncPool {
-    jobs: Mutex<FsyncJobs>,
-    work: Condvar,
-    slot_free: Condvar,
-}
-
-#[derive(Default)]
-struct FsyncJobs {
-    queue: std::collections::VecDeque<(Arc<File>, u64)>,
-    in_flight: usize,
-    stop: bool,
-}
-
-impl FsyncPool {
-    /// Queues an fsync of `file` that makes offset `end` durable; waits
-    /// while FSYNC_PARALLEL are in flight.
-    fn submit(&self, file: Arc<File>, end: u64) {
-        let mut j = self.jobs.lock();
-        while j.in_flight >= FSYNC_PARALLEL && !j.stop {
-            self.slot_free.wait(&mut j);
-        }
-        j.in_flight += 1;
-        j.queue.push_back((file, end));
-        self.work.notify_one();
-    }
-
-    fn next(&self) -> Option<(Arc<File>, u64)> {
-        let mut j = self.jobs.lock();
-        loop {
-            if let Some(job) = j.queue.pop_front() {
-                return Some(job);
-            }
-            if j.stop {
-                return None;
-            }
-            self.work.wait(&mut j);
-        }
-    }
-
-    fn done(&self) {
-        let mut j = self.jobs.lock();
-        j.in_flight -= 1;
-        self.slot_free.notify_one();
-    }
-
-    fn stop(&self) {
-        self.jobs.lock().stop = true;
-        self.work.notify_all();
-        self.slot_free.notify_all();
-    }
-}
-
-/// How [`Aof::wait_durable`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Durable {
-    /// Durable before the call.
-    Already,
-    /// Durable after waiting for an fsync (or the log was turned off).
-    Waited,
-    /// Writing or fsyncing the log failed: the writes are not durable
-    /// and must not be acknowledged.
-    Failed,
-}
-
-/// Ends this worker's group commit leadership however the leader's
-/// wait ends (see `Aof::wait_durable`).
-struct StandDown;
-
-impl Drop for StandDown {
-    fn drop(&mut self) {
-        LEADING.with(|l| l.set(false));
-    }
-}
-
-/// A worker's relay of "durable moved" to its waiting connections (see
-/// `Aof::relay_durable`).
-#[derive(Default)]
-struct Relay {
-    /// Wakes this worker's connections waiting in `wait_durable`.
-    changed: tokio::sync::Notify,
-    /// Wakes the relay when the first connection starts waiting.
-    wanted: tokio::sync::Notify,
-    /// This worker's connections waiting in `wait_durable`.
-    waiters: std::cell::Cell<usize>,
-}
-
-/// Counts a connection out of its worker's `Relay::waiters`.
-struct LocalWaiter(std::rc::Rc<Relay>);
-
-impl LocalWaiter {
-    fn arrives(relay: std::rc::Rc<Relay>) -> LocalWaiter {
-        let n = relay.waiters.get() + 1;
-        relay.waiters.set(n);
-        if n == 1 {
-            relay.wanted.notify_one();
-        }
-        LocalWaiter(relay)
-    }
-}
-
-impl Drop for LocalWaiter {
-    fn drop(&mut self) {
-        self.0.waiters.set(self.0.waiters.get() - 1);
-    }
-}
-
-/// Counts a connection out of `Aof::waiting` however its wait ends.
-struct WaiterGuard<'a>(&'a AtomicU64);
-
-impl Drop for WaiterGuard<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Relaxed);
-    }
-}
-
 thread_local! {
     /// A connection of this worker leads a group commit (fast disk).
     static LEADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// This worker's relay of durability notifications (`relay_durable`).
     static LOCAL_DURABLE: std::cell::RefCell<Option<std::rc::Rc<Relay>>> =
         const { std::cell::RefCell::new(None) };
-}
-
-/// What the manifest lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct ManifestFile {
-    name: String,
-    seq: u64,
-    kind: char,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Manifest {
-    files: Vec<ManifestFile>,
-}
-
-impl Manifest {
-    fn parse(text: &str) -> Manifest {
-        let mut files = Vec::new();
-        for line in text.lines() {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let mut name = None;
-            let mut seq = 0;
-            let mut kind = 'i';
-            for pair in words.chunks(2) {
-                match pair {
-                    ["file", v] => name = Some(v.to_string()),
-                    ["seq", v] => seq = v.parse().unwrap_or(0),
-                    ["type", v] => kind = v.chars().next().unwrap_or('i'),
-                    _ => {}
-                }
-            }
-            if let Some(name) = name {
-                files.push(ManifestFile { name, seq, kind });
-            }
-        }
-        Manifest { files }
-    }
-
-    fn render(&self) -> String {
-        self.files
-            .iter()
-            .map(|f| format!("file {} seq {} type {}\n", f.name, f.seq, f.kind))
-            .collect()
-    }
-
-    fn base(&self) -> Option<&ManifestFile> {
-        self.files.iter().find(|f| f.kind == 'b')
-    }
-
-    fn incrs(&self) -> impl Iterator<Item = &ManifestFile> {
-        self.files.iter().filter(|f| f.kind == 'i')
-    }
-
-    fn next_seq(&self, kind: char) -> u64 {
-        self.files
-            .iter()
-            .filter(|f| f.kind == kind)
-            .map(|f| f.seq)
-            .max()
-            .unwrap_or(0)
-            + 1
-    }
-}
-
-struct Rewrite {
-    done: [bool; SHARDS],
-    base: Base,
-    base_name: String,
-    base_seq: u64,
-    started: Instant,
-    /// A shard a command's write made us copy could not be written.
-    failed: Option<std::io::Error>,
-}
-
-/// The new base file being written: commands, or (aof-use-rdb-preamble
-/// yes) an RDB image, as Redis 7's `.base.aof` / `.base.rdb`.
-enum Base {
-    Commands(BufWriter<File>),
-    Rdb(Box<super::rdb::Writer<BufWriter<File>>>),
-}
-
-/// How a rewrite writes its base.
-pub struct BaseFormat {
-    /// `Some((rdbcompression, rdbchecksum))` for an RDB base.
-    pub rdb: Option<(bool, bool)>,
-    /// The function libraries' code, saved with the data.
-    pub functions: Vec<Vec<u8>>,
-}
-
-impl Base {
-    fn write_shard(&mut self, view: &mut View, shard: usize) -> std::io::Result<()> {
-        match self {
-            Base::Commands(out) => write_shard(out, view, shard),
-            Base::Rdb(out) => {
-                let mut current_db = usize::MAX;
-                let mut result = Ok(());
-                view.for_each_in_shard(shard, |db, key, entry| {
-                    if result.is_err() {
-                        return;
-                    }
-                    if db != current_db {
-                        current_db = db;
-                        result = out.select_db(db);
-                    }
-                    if result.is_ok() {
-                        result = out.entry(key, entry);
-                    }
-                });
-                result
-            }
-        }
-    }
-
-    fn finish(self) -> std::io::Result<File> {
-        let mut buf = match self {
-            Base::Commands(b) => b,
-            Base::Rdb(w) => w.finish()?,
-        };
-        buf.flush()?;
-        buf.into_inner().map_err(|e| e.into_error())
-    }
 }
 
 struct Inner {
@@ -406,17 +180,7 @@ fn strerror(e: &std::io::Error) -> String {
 }
 
 fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = path.parent() {
-        File::open(dir)?.sync_all()?;
-    }
-    Ok(())
+    super::atomic_file::write(path, "tmp", data)
 }
 
 impl Aof {
@@ -663,160 +427,6 @@ impl Aof {
     /// duration, so a disk that slows down or recovers switches mode.
     fn fsync_inline(&self) -> bool {
         self.last_fsync_ns.load(Relaxed) < SLOW_FSYNC.as_nanos() as u64
-    }
-
-    /// Before replies that acknowledge writes up to `offset` leave: under
-    /// `always`, waits until the log is durable that far (every client that
-    /// wrote since the last fsync waits for the same one) and returns
-    /// whether it waited; if the log cannot be written, an error: the
-    /// connection ends without its replies, since what they acknowledge is
-    /// not on disk (Redis exits in this case). Otherwise nothing to wait for.
-    pub async fn durable_before_reply(&self, offset: u64, company: bool) -> std::io::Result<bool> {
-        if offset == 0 || self.fsync_policy() != Fsync::Always || !self.enabled() {
-            return Ok(false);
-        }
-        match self.wait_durable(offset, company).await {
-            Durable::Already => Ok(false),
-            Durable::Waited => Ok(true),
-            Durable::Failed => Err(std::io::Error::other(
-                "append-only log write failed: replies withheld",
-            )),
-        }
-    }
-
-    /// Under everysec/no: the log is handed to the OS (written, not
-    /// fsynced) up to `offset` before the replies acknowledging it leave,
-    /// so a crash of the process loses nothing acknowledged.
-    pub fn written_before_reply(&self, offset: u64) {
-        if offset > 0 && self.enabled() && self.fsync_policy() != Fsync::Always {
-            self.write_to_os(offset);
-        }
-    }
-
-    /// Waits until the log is durable up to `offset` (appendfsync always).
-    ///
-    /// Group commit: one fsync makes durable everything appended before
-    /// it, for every connection on every thread; whatever is appended
-    /// during it goes into the next one.
-    ///
-    /// On a fast disk (an fsync under `SLOW_FSYNC`) the waiting
-    /// connections elect a leader, which first lets every other ready
-    /// connection of its worker run (they append their writes: the end of
-    /// the event-loop round, where Redis fsyncs), then writes and fsyncs
-    /// the log on its own thread while the others wait for it. Handing the
-    /// fsync to another thread instead costs two cross-thread wake-ups per
-    /// group, which on a fast disk cost more CPU than the fsync itself
-    /// (measured: 0.67x of the no-log rate, against Redis's 0.87x).
-    ///
-    /// On a slow disk (a network volume) the log thread forms groups and
-    /// the fsync threads overlap their fsyncs (see `gather`): the worker
-    /// keeps serving while a group's fsync is in flight.
-    ///
-    /// `company`: the calling worker serves other connections, which may
-    /// be about to append.
-    pub async fn wait_durable(&self, offset: u64, company: bool) -> Durable {
-        if self.durable.load(Relaxed) >= offset {
-            return Durable::Already;
-        }
-        // On a worker, wait on its local relay (see `relay_durable`).
-        let local = LOCAL_DURABLE
-            .with(|l| l.borrow().clone())
-            .map(LocalWaiter::arrives);
-        self.waiter_arrives();
-        let _left = WaiterGuard(&self.waiting);
-        loop {
-            let notified = match &local {
-                Some(l) => l.0.changed.notified(),
-                None => self.durable_changed.notified(),
-            };
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if self.durable.load(SeqCst) >= offset || !self.enabled() {
-                return Durable::Waited;
-            }
-            if !self.write_ok() {
-                return Durable::Failed;
-            }
-            if self.fsync_inline() && !LEADING.with(|l| l.replace(true)) {
-                let leader = StandDown;
-                // Let the worker's other ready connections append first,
-                // unless it has no others (then the yield is pure
-                // latency). Who waits right now is no guide: the first
-                // connection of a round finds nobody waiting yet, and
-                // fsyncing at once would give every connection its own
-                // fsync, one after another.
-                if company || self.waiting.load(SeqCst) > 1 {
-                    tokio::task::yield_now().await;
-                }
-                self.sync_inline();
-                // Stand down before waking the others: one whose write
-                // missed this fsync must be able to lead the next. A
-                // connection that starts waiting after the load below sees
-                // the new durable offset (SeqCst), or leads itself.
-                drop(leader);
-                if self.waiting.load(SeqCst) > 1 {
-                    self.durable_changed.notify_waiters();
-                }
-                continue;
-            }
-            notified.await;
-        }
-    }
-
-    /// Runs on each worker thread: relays the log thread's "durable
-    /// offset moved" to the connections of this thread waiting in
-    /// `wait_durable`. The log thread then wakes one task per worker per
-    /// fsync (a cross-thread wake-up is an eventfd write and often a
-    /// context switch) instead of one per waiting connection.
-    pub async fn relay_durable(self: Arc<Self>) {
-        let relay = std::rc::Rc::new(Relay::default());
-        LOCAL_DURABLE.with(|l| *l.borrow_mut() = Some(relay.clone()));
-        loop {
-            // Listen only while a connection of this worker waits: a worker
-            // without any would otherwise be woken by every fsync of the
-            // others (measured: 0.4 s of CPU per 200k `always` writes on
-            // the second, idle worker).
-            while relay.waiters.get() == 0 {
-                relay.wanted.notified().await;
-            }
-            let mut notified = Box::pin(self.durable_changed.notified());
-            notified.as_mut().enable();
-            // A waiter that checked `durable` before this registration
-            // checks it again now, so no change is missed in between.
-            relay.changed.notify_waiters();
-            loop {
-                notified.as_mut().await;
-                // Register for the next change before waking the waiters:
-                // a change between the two is then seen by the waiters'
-                // own check of `durable`, or wakes this loop again.
-                let mut next = Box::pin(self.durable_changed.notified());
-                next.as_mut().enable();
-                relay.changed.notify_waiters();
-                // The woken waiters have not run yet: yield so that they
-                // leave (or wait again) before deciding to stop listening.
-                tokio::task::yield_now().await;
-                if relay.waiters.get() == 0 {
-                    break;
-                }
-                notified = next;
-            }
-        }
-    }
-
-    /// `everysec`/`no`: hands the log to the OS up to `offset` before the
-    /// replies that acknowledge it leave, as Redis writes the log in
-    /// beforeSleep, so a crash of the process (not of the machine) loses
-    /// nothing acknowledged. The first connection of a round to get here
-    /// writes what the whole round appended; the others find it written.
-    pub fn write_to_os(&self, offset: u64) {
-        if self.durable.load(Acquire) >= offset {
-            return;
-        }
-        let sink = self.sink.lock();
-        if self.durable.load(Acquire) >= offset {
-            return;
-        }
-        self.write_out(sink, false);
     }
 
     /// `always` on a fast disk: writes what was appended and fsyncs it on
@@ -1216,183 +826,6 @@ impl Aof {
         Ok(out)
     }
 
-    /// True if a rewrite must serialise some of `view`'s shards before a
-    /// command runs in it.
-    #[inline]
-    pub fn before_execute(&self, view: &mut View) {
-        if !self.rewriting.load(Relaxed) {
-            return;
-        }
-        let mut inner = self.inner.lock();
-        let Some(rw) = inner.rewrite.as_mut() else {
-            return;
-        };
-        for shard in view.held_shards() {
-            if !rw.done[shard] {
-                // A shard the new base misses would lose its keys once the
-                // base replaces the old files: the rewrite fails instead.
-                if let Err(e) = rw.base.write_shard(view, shard) {
-                    rw.failed.get_or_insert(e);
-                }
-                rw.done[shard] = true;
-            }
-        }
-    }
-
-    /// BGREWRITEAOF: switches to a new incremental file now (the caller
-    /// holds every shard) and returns; `finish_rewrite` writes the
-    /// remaining shards and installs the new base.
-    pub fn start_rewrite(&self, all_shards: &mut View, format: BaseFormat) -> Result<(), AofError> {
-        std::fs::create_dir_all(&self.dir)?;
-        let mut sink = self.sink.lock();
-        let mut inner = self.inner.lock();
-        if inner.rewrite.is_some() {
-            return Ok(());
-        }
-        // Whatever was appended before the switch belongs to the old file
-        // (kept in the buffer if it cannot be written: nothing is lost).
-        if let Some(s) = sink.as_mut() {
-            let chunk = std::mem::take(&mut inner.buf);
-            if let Err((rest, e)) = s.write(chunk) {
-                inner.buf = rest;
-                drop(inner);
-                self.write_error(&e);
-                return Err(e.into());
-            }
-            if let Err(e) = s.file.sync_data() {
-                drop(inner);
-                self.fsync_error(&e);
-                return Err(e.into());
-            }
-        }
-        let mut manifest = self.manifest.lock();
-        let incr_seq = manifest.next_seq('i');
-        let incr = self.incr_name(incr_seq);
-        let file = self.open_incr(&incr)?;
-        manifest.files.push(ManifestFile {
-            name: incr.clone(),
-            seq: incr_seq,
-            kind: 'i',
-        });
-        if let Err(e) = write_atomically(&self.manifest_path(), manifest.render().as_bytes()) {
-            // The manifest on disk still names the current file: go on
-            // writing to it.
-            manifest.files.pop();
-            let _ = std::fs::remove_file(self.dir.join(&incr));
-            return Err(e.into());
-        }
-        // The old file is complete: without its preallocated zeros it is
-        // plain Redis AOF (cut only now: had the switch failed, it would
-        // have stayed the live file, preallocated).
-        if let Some(old) = sink.replace(file) {
-            if let Err(e) = old.trim() {
-                tracing::warn!("cannot cut the preallocated end of the previous AOF file: {e}");
-            }
-        }
-        // A new file replays from database 0 (and starts with its own
-        // timestamp annotation, if they are on).
-        inner.db = -1;
-        inner.annotated_at = 0;
-        let base_seq = manifest.next_seq('b').max(incr_seq);
-        let base_name = self.base_name(base_seq, format.rdb.is_some());
-        let file = BufWriter::new(File::create(self.dir.join(format!("{base_name}.tmp")))?);
-        let base = match format.rdb {
-            Some((compress, checksum)) => {
-                let mut w = super::rdb::Writer::new(file, compress, checksum, true)?;
-                for code in &format.functions {
-                    w.function_library(code)?;
-                }
-                Base::Rdb(Box::new(w))
-            }
-            None => {
-                let mut file = file;
-                let mut buf = Vec::new();
-                for code in &format.functions {
-                    encode::command(
-                        &mut buf,
-                        &[b"FUNCTION".as_slice(), b"LOAD", b"REPLACE", code],
-                    );
-                }
-                file.write_all(&buf)?;
-                Base::Commands(file)
-            }
-        };
-        inner.rewrite = Some(Rewrite {
-            done: [false; SHARDS],
-            base,
-            base_name,
-            base_seq,
-            started: Instant::now(),
-            failed: None,
-        });
-        self.rewriting.store(true, Relaxed);
-        drop(manifest);
-        let _ = all_shards;
-        Ok(())
-    }
-
-    /// Writes the shards no command has written yet, then installs the new
-    /// base and drops the files it replaces.
-    pub fn finish_rewrite(&self, keyspace: &Keyspace) -> Result<(), AofError> {
-        for shard in 0..SHARDS {
-            let mut view = keyspace.lock_shard(shard);
-            let mut inner = self.inner.lock();
-            let Some(rw) = inner.rewrite.as_mut() else {
-                return Ok(());
-            };
-            if let Some(e) = rw.failed.take() {
-                return Err(e.into());
-            }
-            if !rw.done[shard] {
-                rw.base.write_shard(&mut view, shard)?;
-                rw.done[shard] = true;
-            }
-        }
-        let rw = {
-            let mut inner = self.inner.lock();
-            self.rewriting.store(false, Relaxed);
-            inner.rewrite.take()
-        };
-        let Some(rw) = rw else { return Ok(()) };
-        let file = rw.base.finish()?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(
-            self.dir.join(format!("{}.tmp", rw.base_name)),
-            self.dir.join(&rw.base_name),
-        )?;
-        let mut manifest = self.manifest.lock();
-        let current_incr = manifest.incrs().last().cloned();
-        let old: Vec<ManifestFile> = manifest
-            .files
-            .iter()
-            .filter(|f| Some(*f) != current_incr.as_ref())
-            .cloned()
-            .collect();
-        manifest.files = vec![ManifestFile {
-            name: rw.base_name.clone(),
-            seq: rw.base_seq,
-            kind: 'b',
-        }];
-        manifest.files.extend(current_incr);
-        write_atomically(&self.manifest_path(), manifest.render().as_bytes())?;
-        for f in old {
-            let _ = std::fs::remove_file(self.dir.join(&f.name));
-        }
-        self.rewrites.fetch_add(1, Relaxed);
-        self.last_rewrite_secs
-            .store(rw.started.elapsed().as_secs(), Relaxed);
-        Ok(())
-    }
-
-    pub fn abort_rewrite(&self) {
-        let mut inner = self.inner.lock();
-        self.rewriting.store(false, Relaxed);
-        if let Some(rw) = inner.rewrite.take() {
-            let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", rw.base_name)));
-        }
-    }
-
     /// Bytes of the files the manifest lists.
     pub fn size_on_disk(&self) -> u64 {
         // The live file's preallocated zeros are not part of the log.
@@ -1416,43 +849,6 @@ impl Aof {
         self.stop.store(true, Relaxed);
         self.wake.notify_one();
         self.pool.stop();
-    }
-}
-
-/// Writes every key of `shard` (held by `view`) as commands that rebuild
-/// it: SELECT, then per key the commands of its type and a PEXPIREAT.
-fn write_shard(out: &mut impl Write, view: &mut View, shard: usize) -> std::io::Result<()> {
-    let mut buf = Vec::new();
-    let mut result = Ok(());
-    let mut current_db = usize::MAX;
-    view.for_each_in_shard(shard, |db, key, entry| {
-        if result.is_err() {
-            return;
-        }
-        if db != current_db {
-            let dbs = db.to_string();
-            encode::command(&mut buf, &[b"SELECT".as_slice(), dbs.as_bytes()]);
-            current_db = db;
-        }
-        rebuild_commands(&mut buf, key, entry);
-        if buf.len() > 64 * 1024 {
-            result = out.write_all(&buf);
-            buf.clear();
-        }
-    });
-    result?;
-    out.write_all(&buf)
-}
-
-/// Appends the commands that recreate `key` with `entry`'s value and TTL.
-pub fn rebuild_commands(buf: &mut Vec<u8>, key: &[u8], entry: &Entry) {
-    match &entry.value {
-        Value::Str(s) => s.with_bytes(|v| encode::command(buf, &[b"SET".as_slice(), key, v])),
-        other => crate::persistence::rebuild::collection(buf, key, other),
-    }
-    if entry.expire_at != 0 {
-        let at = entry.expire_at.to_string();
-        encode::command(buf, &[b"PEXPIREAT".as_slice(), key, at.as_bytes()]);
     }
 }
 

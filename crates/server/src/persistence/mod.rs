@@ -2,6 +2,7 @@
 //! start.
 
 pub mod aof;
+pub mod atomic_file;
 pub mod check;
 pub mod load;
 pub mod log_file;

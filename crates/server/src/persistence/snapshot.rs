@@ -401,15 +401,7 @@ fn install(
     let mut buf = out.finish()?;
     buf.flush()?;
     let file = buf.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    drop(file);
-    std::fs::rename(tmp, target)?;
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    File::open(dir)?.sync_all()?;
-    Ok(())
+    super::atomic_file::install(file, tmp, target)
 }
 
 /// Loads an RDB image into the (empty) keyspace: keys already expired are
