@@ -600,7 +600,7 @@ fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let from = position(argv[3])?;
     let to = position(argv[4])?;
     let timeout = args::timeout(argv[5])?;
-    if move_generic(cx, argv[1], argv[2], from, to)? {
+    if woken_move(cx, argv[1], argv[2], from, to)? {
         // Logged as the LMOVE it performed, as Redis.
         cx.propagate_instead(vec![[
             b"LMOVE".as_slice(),
@@ -618,10 +618,39 @@ fn blmove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// `move_generic` for the blocking moves: true once the command has its
+/// reply. Woken by a write to the source, a client whose destination holds
+/// another type gets WRONGTYPE, as from Redis (a wrong type at the source
+/// instead makes it wait on: this reply is written here, so dispatch does
+/// not take it for the source's).
+fn woken_move(
+    cx: &mut Ctx,
+    src: &[u8],
+    dst: &[u8],
+    from: bool,
+    to: bool,
+) -> Result<bool, CmdError> {
+    match move_generic(cx, src, dst, from, to) {
+        Err(e) if cx.woken() && e == error::WRONGTYPE => {
+            let (db, now) = (cx.db(), cx.now_ms);
+            let src_is_list = cx
+                .view
+                .peek(db, src, now)
+                .is_some_and(|e| matches!(e.value, Value::List(_)));
+            if !src_is_list {
+                return Err(e);
+            }
+            cx.error(&e.0);
+            Ok(true)
+        }
+        r => r,
+    }
+}
+
 /// BRPOPLPUSH source destination timeout
 fn brpoplpush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let timeout = args::timeout(argv[3])?;
-    if move_generic(cx, argv[1], argv[2], false, true)? {
+    if woken_move(cx, argv[1], argv[2], false, true)? {
         cx.propagate_instead(vec![vec![
             b"RPOPLPUSH".to_vec(),
             argv[1].to_vec(),

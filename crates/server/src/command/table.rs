@@ -14,8 +14,10 @@ use serde_json::Value as Json;
 use super::Handler;
 
 static REDIS_COMMANDS: &str = include_str!("redis_commands.json");
-/// Subcommands newer than Redis 7.0 that keel implements (CLIENT SETINFO,
-/// from Redis 7.2), with the metadata Redis 7.2 gives them.
+/// Commands and subcommands newer than Redis 7.0 that keel implements
+/// (CLIENT SETINFO, from Redis 7.2), with the metadata the newer Redis
+/// gives them: `name` for a command (an `info`/`docs` entry shaped as in
+/// `redis_commands.json`), `container|name` for a subcommand.
 static NEWER_SUBCOMMANDS: &str = include_str!("keel_commands.json");
 
 /// Command flags: every flag of Redis 7.0's COMMAND INFO, then keel's own
@@ -693,7 +695,9 @@ impl CommandTable {
         let mut all: serde_json::Map<String, Json> = serde_json::from_str(REDIS_COMMANDS)?;
         let newer: serde_json::Map<String, Json> = serde_json::from_str(NEWER_SUBCOMMANDS)?;
         for (full, entry) in newer {
+            // A newer top-level command: its metadata as Redis 7.2+ gives it.
             let Some((top, _)) = full.split_once('|') else {
+                all.insert(full, entry);
                 continue;
             };
             let Some(container) = all.get_mut(top) else {

@@ -243,6 +243,27 @@ async fn blocked_client_waits_on_when_a_transaction_leaves_no_list() {
     assert_eq!(pop.await.unwrap(), arr(vec![b("l"), b("y")]));
 }
 
+/// A woken BLMOVE waits on through a source of another type, and gets
+/// WRONGTYPE when the source has a list but the destination does not.
+#[tokio::test]
+async fn woken_blmove_answers_for_its_destination_only() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    ck!(c, "SET dst x", ok());
+    let mut waiter = s.client().await;
+    let mv = tokio::spawn(async move { q!(waiter, "BLMOVE src dst LEFT LEFT 0") });
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "SET src x", ok());
+    ck!(c, "DEL src", int(1));
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "RPUSH src a", int(1));
+    assert_eq!(
+        mv.await.unwrap(),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+    ck!(c, "LRANGE src 0 -1", arr(vec![b("a")]));
+}
+
 #[tokio::test]
 async fn blocked_xreadgroup_ends_when_its_stream_goes_away() {
     let s = Server::under_test();
