@@ -109,9 +109,13 @@ impl Aof {
     /// command runs in it.
     #[inline]
     pub fn before_execute(&self, view: &mut View) {
-        if !self.rewriting.load(Relaxed) {
-            return;
+        if self.rewriting.load(Relaxed) {
+            self.write_shards_first(view);
         }
+    }
+
+    #[cold]
+    fn write_shards_first(&self, view: &mut View) {
         let mut inner = self.inner.lock();
         let Some(rw) = inner.rewrite.as_mut() else {
             return;
