@@ -353,3 +353,32 @@ fn failed_rewrite_manifest_keeps_the_old_log() {
         b"-ERR Can't execute an AOF background rewriting. Please check the server logs for more information.\r\n",
     );
 }
+
+/// MISCONF is a dispatch gate, as in Redis's processCommand: a write
+/// queued while writes are refused dooms its MULTI, and an EXEC of writes
+/// queued before the failure is refused, discarding the transaction.
+#[test]
+fn misconf_inside_multi_aborts_the_transaction() {
+    let disk = Disk::new("enospc-multi");
+    let server = disk.start("everysec");
+    let mut tx = server.raw();
+    assert_eq!(tx.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(tx.cmd(&["SET", "queued", "1"]), b"+QUEUED\r\n");
+    disk.fail('w');
+    set_until(server.port, "refused", MISCONF_ENOSPC);
+    let mut want = b"-EXECABORT Transaction discarded because of: ".to_vec();
+    want.extend_from_slice(&MISCONF_ENOSPC[1..]);
+    assert_eq!(tx.cmd(&["EXEC"]), want);
+    assert_eq!(tx.cmd(&["EXEC"]), b"-ERR EXEC without MULTI\r\n");
+    // Queued while refused: the transaction is doomed; reads still queue.
+    assert_eq!(tx.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(tx.cmd(&["SET", "x", "1"]), MISCONF_ENOSPC);
+    assert_eq!(tx.cmd(&["GET", "x"]), b"+QUEUED\r\n");
+    assert_eq!(
+        tx.cmd(&["EXEC"]),
+        b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
+    disk.heal();
+    set_until(server.port, "after", b"+OK\r\n");
+    assert_eq!(tx.cmd(&["EXISTS", "queued", "x"]), b":0\r\n");
+}
