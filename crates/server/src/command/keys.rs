@@ -476,10 +476,7 @@ fn flushdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let async_free = flush_mode(argv)?;
     let (db, now) = (cx.db(), cx.now_ms);
     let n = cx.view.len(db);
-    let view = &mut cx.view;
-    cx.server
-        .watches
-        .touch_db(db, |k| view.peek(db, k, now).is_some());
+    cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
     let maps = cx.view.flush(db);
     dispose(maps, async_free);
     cx.dirty += n as u64 + 1;
@@ -495,10 +492,7 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let now = cx.now_ms;
     for db in 0..cx.server.keyspace.databases() {
         n += cx.view.len(db);
-        let view = &mut cx.view;
-        cx.server
-            .watches
-            .touch_db(db, |k| view.peek(db, k, now).is_some());
+        cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
         maps.extend(cx.view.flush(db));
     }
     dispose(maps, async_free);
@@ -520,16 +514,12 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if a != b {
         let (a, b, now) = (a as usize, b as usize, cx.now_ms);
         // A watched key changes if it exists in either database.
-        let view = &mut cx.view;
-        cx.server.watches.touch_db(a, |k| {
-            view.peek(a, k, now).is_some() || view.peek(b, k, now).is_some()
-        });
-        cx.server.watches.touch_db(b, |k| {
-            view.peek(a, k, now).is_some() || view.peek(b, k, now).is_some()
-        });
+        let either =
+            |v: &mut View, k: &[u8]| v.peek(a, k, now).is_some() || v.peek(b, k, now).is_some();
+        cx.touch_db(a, either);
+        cx.touch_db(b, either);
         cx.view.swap(a, b);
         cx.dirty += 1;
-        cx.server.blocking.signal_all();
     }
     cx.ok();
     Ok(())

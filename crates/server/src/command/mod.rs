@@ -98,7 +98,7 @@ pub struct Ctx<'a, 's> {
     /// Keys that may now serve clients blocked on them (a push to a list,
     /// an add to a sorted set...): the keys written, recorded by the
     /// propagation path (see `propagate`).
-    pub ready: Vec<(usize, Vec<u8>)>,
+    pub ready: Vec<propagate::Ready>,
 }
 
 /// Time readings for one batch of requests. One clock read per command:
@@ -417,9 +417,7 @@ pub fn dispatch(
     drop(run.view);
     // After the shards are released, so a woken client does not wait on
     // the locks we held.
-    for (db, key) in run.ready {
-        server.blocking.signal(db, &key);
-    }
+    propagate::wake(server, run.ready);
     let end = Instant::now();
     clock.last = end;
     stats.record(
@@ -481,7 +479,7 @@ pub fn lock_for<'s>(server: &'s Server, cmd: &Command, argv: &[&[u8]]) -> View<'
 /// signal once it is released, and whether the command failed.
 pub struct Executed<'s> {
     pub view: View<'s>,
-    pub ready: Vec<(usize, Vec<u8>)>,
+    pub ready: Vec<propagate::Ready>,
     pub failed: bool,
 }
 

@@ -30,9 +30,32 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::Ctx;
 use crate::client::Client;
 use crate::server::Server;
+use crate::storage::keyspace::View;
 
 /// One record of the log: database and argument vector.
 pub type Record = (usize, Vec<Vec<u8>>);
+
+/// What may now serve blocked clients, signalled once the shards are
+/// released.
+#[derive(Debug)]
+pub enum Ready {
+    /// A key of a database changed.
+    Key(usize, Vec<u8>),
+    /// A whole database changed (FLUSHDB, FLUSHALL, SWAPDB): every blocked
+    /// client runs its command again.
+    All,
+}
+
+/// Wakes the clients `ready` names (dispatch, after releasing the shards,
+/// so a woken client does not wait on the locks the writer held).
+pub fn wake(server: &Server, ready: Vec<Ready>) {
+    for r in ready {
+        match r {
+            Ready::Key(db, key) => server.blocking.signal(db, &key),
+            Ready::All => server.blocking.signal_all(),
+        }
+    }
+}
 
 /// Whether any sink takes records (the log now; replicas later). When
 /// none does, no record is built.
@@ -112,7 +135,19 @@ impl Ctx<'_, '_> {
         // registering, so skipping this while nobody is blocked loses
         // nothing.
         if self.server.blocking.blocked_clients() > 0 {
-            self.ready.push((db, key.to_vec()));
+            self.ready.push(Ready::Key(db, key.to_vec()));
+        }
+    }
+
+    /// Records that database `db` changed as a whole (FLUSHDB, FLUSHALL,
+    /// SWAPDB): the WATCHed keys `affected` names are marked, and every
+    /// blocked client looks again (a blocked XREADGROUP whose stream went
+    /// away then gets its error, as from Redis).
+    pub fn touch_db(&mut self, db: usize, mut affected: impl FnMut(&mut View, &[u8]) -> bool) {
+        let view = &mut self.view;
+        self.server.watches.touch_db(db, |k| affected(view, k));
+        if self.server.blocking.blocked_clients() > 0 {
+            self.ready.push(Ready::All);
         }
     }
 

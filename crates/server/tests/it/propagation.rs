@@ -268,7 +268,7 @@ async fn woken_blmove_answers_for_its_destination_only() {
 async fn blocked_xreadgroup_ends_when_its_stream_goes_away() {
     let s = Server::under_test();
     let mut c = s.client().await;
-    for write in ["DEL s", "SET s x"] {
+    for write in ["DEL s", "SET s x", "FLUSHALL", "FLUSHDB"] {
         q!(c, "DEL s").unwrap();
         ck!(c, "XGROUP CREATE s g $ MKSTREAM", ok());
         let mut waiter = s.client().await;

@@ -20,7 +20,7 @@ pub(super) struct Run<'a, 's> {
     pub(super) view: Option<View<'s>>,
     pub(super) stats: &'a ThreadStats,
     pub(super) now_ms: u64,
-    pub(super) ready: &'a mut Vec<(usize, Vec<u8>)>,
+    pub(super) ready: &'a mut Vec<crate::command::propagate::Ready>,
     pub(super) reply: &'a mut Vec<u8>,
     pub(super) nums: &'a mut Vec<u8>,
     pub(super) argv_store: Vec<&'static [u8]>,
