@@ -963,11 +963,20 @@ fn pop_generic(
     shape: Shape,
 ) -> Result<bool, CmdError> {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
+    let woken = cx.woken();
     let mut found = None;
     for &k in keys {
-        if view_zset(&mut cx.view, db, k, now)?.is_some_and(|z| !z.is_empty()) {
-            found = Some(k);
-            break;
+        match view_zset(&mut cx.view, db, k, now) {
+            Ok(Some(z)) if !z.is_empty() => {
+                found = Some(k);
+                break;
+            }
+            Ok(_) => {}
+            // A woken client is served from a key that now holds a sorted
+            // set; another key of another type is passed over (see
+            // list::first_list).
+            Err(_) if woken => {}
+            Err(e) => return Err(e),
         }
     }
     let Some(key) = found else {

@@ -301,3 +301,30 @@ async fn blocked_xreadgroup_ends_when_its_stream_goes_away() {
         ])])
     );
 }
+
+/// A client blocked on several keys is served from the one that gets a
+/// list, even when an earlier key now holds another type.
+#[tokio::test]
+async fn woken_client_is_served_past_a_key_of_another_type() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    let mut waiter = s.client().await;
+    let pop = tokio::spawn(async move { q!(waiter, "BLPOP a b 0") });
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "SET a x", ok());
+    ck!(c, "RPUSH b 1", int(1));
+    assert_eq!(pop.await.unwrap(), arr(vec![b("b"), b("1")]));
+    let mut waiter = s.client().await;
+    let pop = tokio::spawn(async move { q!(waiter, "BZPOPMIN za zb 0") });
+    wait_blocked(&mut c, 1).await;
+    ck!(c, "SET za x", ok());
+    ck!(c, "ZADD zb 1 m", int(1));
+    assert_eq!(pop.await.unwrap(), arr(vec![b("zb"), b("m"), b("1")]));
+    // Not woken: the first key's type is an error, as Redis.
+    ck!(c, "RPUSH b 2", int(1));
+    ck!(
+        c,
+        "BLPOP a b 0",
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+}
