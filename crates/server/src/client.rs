@@ -184,6 +184,9 @@ pub struct Client {
     /// leave as one MULTI ... EXEC block at the end so replay is all or
     /// nothing (see `command::propagate`).
     pub tx_records: Option<Vec<crate::command::propagate::Record>>,
+    /// A script's `redis.set_repl(redis.REPL_NONE)`: the running command's
+    /// records are not logged.
+    pub skip_records: bool,
 }
 
 impl Client {
@@ -204,6 +207,7 @@ impl Client {
             pubsub: None,
             aof_offset: 0,
             tx_records: None,
+            skip_records: false,
         }
     }
 

@@ -178,7 +178,7 @@ impl Ctx<'_, '_> {
             return;
         }
         self.server.dirty.fetch_add(self.dirty, Relaxed);
-        if records_wanted(self.server) {
+        if records_wanted(self.server) && !self.client.skip_records {
             let db = self.client.db;
             let records = match self.propagate_as.take() {
                 Some(cmds) => cmds.into_iter().map(|c| (db, c)).collect(),

@@ -173,7 +173,9 @@ impl Run<'_, '_> {
         self.reply.clear();
         let caller_proto = self.client.proto;
         self.client.proto = self.resp;
-        let aof_mark = self.client.tx_records.as_ref().map(Vec::len);
+        // redis.set_repl(redis.REPL_NONE): the command's own records stay
+        // out of the log (keys it finds expired still leave as DEL).
+        self.client.skip_records = !self.repl_aof;
         let view = self
             .view
             .take()
@@ -211,11 +213,7 @@ impl Run<'_, '_> {
             }
         }
         self.client.proto = caller_proto;
-        if !self.repl_aof {
-            if let (Some(mark), Some(tx)) = (aof_mark, self.client.tx_records.as_mut()) {
-                tx.truncate(mark);
-            }
-        }
+        self.client.skip_records = false;
         self.stats
             .record(cmd.id, start.elapsed().as_micros() as u64, done.failed);
         Ok(())
