@@ -112,13 +112,85 @@ async fn ttl_churn_gives_memory_back() {
     }
 }
 
+/// Turns the append-only log on and waits until it is.
+async fn log_on(c: &mut redis::aio::MultiplexedConnection) {
+    ck!(*c, "CONFIG SET appendonly yes", ok());
+    wait_info(c, "persistence", "aof_rewrite_in_progress", "0").await;
+    wait_info(c, "persistence", "aof_enabled", "1").await;
+}
+
+/// The incremental files of the log, concatenated.
+async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
+    let dir = match q!(*c, "CONFIG GET dir") {
+        Ok(redis::Value::Array(v)) => text(&v[1]),
+        other => panic!("CONFIG GET dir: {other:?}"),
+    };
+    let logdir = std::path::Path::new(&dir).join("appendonlydir");
+    let mut log = Vec::new();
+    for f in std::fs::read_dir(&logdir).unwrap() {
+        let path = f.unwrap().path();
+        if path.to_string_lossy().ends_with(".incr.aof") {
+            log.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    log
+}
+
+fn holds(log: &[u8], record: &[u8]) -> bool {
+    log.windows(record.len()).any(|w| w == record)
+}
+
+/// redis.set_repl(redis.REPL_NONE) keeps a script's writes out of the log,
+/// but not the DEL of a key it found expired.
+#[tokio::test]
+async fn set_repl_none_still_logs_expired_keys() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    log_on(&mut c).await;
+    ck!(c, "DEBUG SET-ACTIVE-EXPIRE 0", ok());
+    ck!(c, "SET gone v PX 1", ok());
+    // PTTL of `gone` would delete it: wait on a key that expires after it.
+    ck!(c, "SET marker v PX 1", ok());
+    while as_int(&q!(c, "PTTL marker")) != -2 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let script = "redis.set_repl(redis.REPL_NONE) redis.call('get', KEYS[1]) redis.call('set', KEYS[2], 'x') return 1";
+    let reply = query(
+        &mut c,
+        &[
+            b"EVAL".as_slice(),
+            script.as_bytes(),
+            b"2",
+            b"gone",
+            b"hidden",
+        ],
+    )
+    .await;
+    assert_eq!(reply, int(1));
+    ck!(c, "SET shown v", ok());
+    let log = incremental_log(&mut c).await;
+    assert!(
+        holds(&log, b"*2\r\n$3\r\nDEL\r\n$4\r\ngone\r\n"),
+        "{}",
+        String::from_utf8_lossy(&log)
+    );
+    assert!(
+        !holds(&log, b"$6\r\nhidden\r\n"),
+        "{}",
+        String::from_utf8_lossy(&log)
+    );
+    assert!(
+        holds(&log, b"$5\r\nshown\r\n"),
+        "{}",
+        String::from_utf8_lossy(&log)
+    );
+}
+
 #[tokio::test]
 async fn keys_expired_on_access_are_published_and_logged() {
     let s = Server::under_test();
     let mut c = s.client().await;
-    ck!(c, "CONFIG SET appendonly yes", ok());
-    wait_info(&mut c, "persistence", "aof_rewrite_in_progress", "0").await;
-    wait_info(&mut c, "persistence", "aof_enabled", "1").await;
+    log_on(&mut c).await;
     ck!(c, "CONFIG SET notify-keyspace-events Ex", ok());
     let mut sub = s.raw();
     sub.cmd(&["SUBSCRIBE", "__keyevent@0__:expired"]);
@@ -138,21 +210,10 @@ async fn keys_expired_on_access_are_published_and_logged() {
         ])
     );
     // The log holds the DEL (in the OS before the reply left).
-    let dir = match q!(c, "CONFIG GET dir") {
-        Ok(redis::Value::Array(v)) => text(&v[1]),
-        other => panic!("CONFIG GET dir: {other:?}"),
-    };
-    let logdir = std::path::Path::new(&dir).join("appendonlydir");
-    let mut log = Vec::new();
-    for f in std::fs::read_dir(&logdir).unwrap() {
-        let path = f.unwrap().path();
-        if path.to_string_lossy().ends_with(".incr.aof") {
-            log.extend(std::fs::read(&path).unwrap());
-        }
-    }
+    let log = incremental_log(&mut c).await;
     let del = b"*2\r\n$3\r\nDEL\r\n$7\r\nlazykey\r\n";
     assert!(
-        log.windows(del.len()).any(|w| w == del),
+        holds(&log, del),
         "no DEL lazykey in {}",
         String::from_utf8_lossy(&log)
     );
