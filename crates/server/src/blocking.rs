@@ -74,7 +74,8 @@ impl Blocking {
         }
     }
 
-    /// SWAPDB: clients blocked in either database may now be served.
+    /// A whole database changed (FLUSHDB, FLUSHALL, SWAPDB): every blocked
+    /// client looks again.
     pub fn signal_all(&self) {
         let q = self.queues.lock();
         for queue in q.values() {
