@@ -258,11 +258,6 @@ impl Clients {
         self.len() == 0
     }
 
-    /// Every registered client (alias of `snapshot`, for the busy hook).
-    pub fn all(&self) -> Vec<Arc<ClientInfo>> {
-        self.snapshot()
-    }
-
     pub fn snapshot(&self) -> Vec<Arc<ClientInfo>> {
         self.by_id.lock().values().cloned().collect()
     }

@@ -77,7 +77,7 @@ const PEEK: usize = 64 * 1024;
 pub fn answer_stuck(server: &Server, worker: usize, busy_error: &str, stats: &ThreadStats) {
     let stuck: Vec<std::sync::Arc<ClientInfo>> = server
         .clients
-        .all()
+        .snapshot()
         .into_iter()
         .filter(|c| c.worker.load(Relaxed) == worker && c.parked_idle.load(Relaxed))
         .collect();
