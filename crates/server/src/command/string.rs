@@ -34,6 +34,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("getrange", getrange);
     r.add("substr", getrange);
     r.add("setrange", setrange);
+    r.add("lcs", lcs);
 }
 
 /// The string stored at `key`, if any, for a command that reads it
@@ -664,5 +665,101 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.dirty += 1;
     cx.notify(notify::STRING, "setrange", key);
     cx.int(len as i64);
+    Ok(())
+}
+
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+fn lcs(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    use crate::storage::lcs;
+    let (db, now) = (cx.db(), cx.now_ms);
+    // As Redis: the keys' types first (a missing key is an empty string),
+    // then the options.
+    let mut strings: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    for (s, key) in strings.iter_mut().zip(&argv[1..3]) {
+        match cx.view.get(db, key, now) {
+            None => {}
+            Some(Entry {
+                value: Value::Str(v),
+                ..
+            }) => *s = v.with_bytes(|b| b.to_vec()),
+            Some(_) => {
+                return Err(CmdError::new(
+                    "ERR The specified keys must contain string values",
+                ))
+            }
+        }
+    }
+    let (mut get_len, mut get_idx, mut with_len, mut min_len) = (false, false, false, 0i64);
+    let mut j = 3;
+    while j < argv.len() {
+        let more = j + 1 < argv.len();
+        if is(argv[j], "IDX") {
+            get_idx = true;
+        } else if is(argv[j], "LEN") {
+            get_len = true;
+        } else if is(argv[j], "WITHMATCHLEN") {
+            with_len = true;
+        } else if is(argv[j], "MINMATCHLEN") && more {
+            min_len = args::int(argv[j + 1])?.max(0);
+            j += 1;
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 1;
+    }
+    if get_idx && get_len {
+        return Err(CmdError::new(
+            "ERR If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    let [a, b] = &strings;
+    if a.len() >= u32::MAX as usize - 1 || b.len() >= u32::MAX as usize - 1 {
+        return Err(CmdError::new("ERR String too long for LCS"));
+    }
+    // The transient table is bounded as in Redis, by proto-max-bulk-len.
+    let limit = cx
+        .server
+        .proto_max_bulk_len
+        .load(std::sync::atomic::Ordering::Relaxed);
+    match lcs::table_bytes(a.len(), b.len()) {
+        Some(n) if n > limit => {
+            return Err(CmdError::new(
+                "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+            ))
+        }
+        Some(_) => {}
+        None => {
+            return Err(CmdError::new(
+                "ERR Insufficient memory, failed allocating transient memory for LCS",
+            ))
+        }
+    }
+    let Some(r) = lcs::lcs(a, b, min_len as usize) else {
+        return Err(CmdError::new(
+            "ERR Insufficient memory, failed allocating transient memory for LCS",
+        ));
+    };
+    if get_idx {
+        cx.map(2);
+        cx.bulk(b"matches");
+        cx.array(r.matches.len());
+        for m in &r.matches {
+            cx.array(if with_len { 3 } else { 2 });
+            for (start, end) in [m.a, m.b] {
+                cx.array(2);
+                cx.int(start as i64);
+                cx.int(end as i64);
+            }
+            if with_len {
+                cx.int(m.match_len() as i64);
+            }
+        }
+        cx.bulk(b"len");
+        cx.int(r.subsequence.len() as i64);
+    } else if get_len {
+        cx.int(r.subsequence.len() as i64);
+    } else {
+        cx.bulk(&r.subsequence);
+    }
     Ok(())
 }

@@ -1,9 +1,11 @@
-//! Pure data: the sharded keyspace, values, slots. No RESP, no I/O; the
+//! Pure data: the sharded keyspace, values, slots, and algorithms over them
+//! (LCS). No RESP, no I/O; the
 //! command layer is the only user.
 
 pub mod hash;
 pub mod keymap;
 pub mod keyspace;
+pub mod lcs;
 pub mod list;
 pub mod set;
 pub mod stream;

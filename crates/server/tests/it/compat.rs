@@ -1400,6 +1400,34 @@ SCARD words
 ~SPOP words 5
 EXISTS words
 
+# ------------------------------------------------------- LCS
+flushall
+set key1 ohmytext
+set key2 mynewtext
+lcs key1 key2
+lcs key1 key2 LEN
+lcs key1 key2 IDX
+lcs key1 key2 IDX MINMATCHLEN 4
+lcs key1 key2 IDX MINMATCHLEN 4 WITHMATCHLEN
+lcs key1 key2 idx withmatchlen minmatchlen -5
+lcs key1 key2 IDX LEN
+lcs key1 key2 MINMATCHLEN
+lcs key1 key2 MINMATCHLEN x
+lcs key1 key2 BADOPT
+lcs key1 nokey
+lcs nokey1 nokey2 IDX
+lcs key1 key1 IDX WITHMATCHLEN
+set n1 1234567890
+set n2 0987654321
+lcs n1 n2 IDX WITHMATCHLEN
+set r1 aaaaabbbbbaaaaa
+set r2 ababababab
+lcs r1 r2
+lcs r1 r2 IDX WITHMATCHLEN
+rpush alist x
+lcs alist key1 BADOPT
+lcs key1 alist
+
 # ------------------------------------------------------- sorted sets
 flushall
 zadd z 1.1 a -0 b 1e300 c 0.1 d 123456789012345678 e 1e-5 f inf g 3 h

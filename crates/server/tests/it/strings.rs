@@ -600,3 +600,44 @@ async fn wrongtype_on_other_types() {
     ck!(c, "TYPE l", status("string"));
     ck!(c, "GET l", bulk("v"));
 }
+
+/// LCS on random strings of a small alphabet (many ties, the walk's
+/// choices matter): the same replies, byte for byte, as redis-server.
+#[test]
+fn lcs_matches_redis_on_random_strings() {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let (mut k, mut r) = (keel.raw(), redis.raw());
+    // A fixed xorshift: the same cases on every run.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for case in 0..300 {
+        let mut word = |n: u64| -> Vec<u8> {
+            let len = (next() % n) as usize;
+            (0..len).map(|_| b"abc"[(next() % 3) as usize]).collect()
+        };
+        let (a, b) = (word(24), word(24));
+        let min = (next() % 4).to_string();
+        for conn in [&mut k, &mut r] {
+            conn.cmd(&[b"SET".as_slice(), b"a", &a]);
+            conn.cmd(&[b"SET".as_slice(), b"b", &b]);
+        }
+        for argv in [
+            vec!["LCS", "a", "b"],
+            vec!["LCS", "a", "b", "IDX", "WITHMATCHLEN", "MINMATCHLEN", &min],
+        ] {
+            assert_eq!(
+                escape(&k.cmd(&argv)),
+                escape(&r.cmd(&argv)),
+                "case {case}: {argv:?} on {:?} / {:?}",
+                String::from_utf8_lossy(&a),
+                String::from_utf8_lossy(&b)
+            );
+        }
+    }
+}
