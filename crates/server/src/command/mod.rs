@@ -9,6 +9,7 @@
 //! they never lock, never await.
 
 pub mod args;
+mod bitmap;
 pub mod error;
 pub mod table;
 
@@ -51,6 +52,7 @@ pub type Handler = fn(&mut Ctx, &[&[u8]]) -> CmdResult;
 pub fn build_table() -> Result<CommandTable, table::TableError> {
     let mut r = Registry::default();
     string::register(&mut r);
+    bitmap::register(&mut r);
     keys::register(&mut r);
     list::register(&mut r);
     hash::register(&mut r);

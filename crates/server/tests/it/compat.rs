@@ -1400,6 +1400,61 @@ SCARD words
 ~SPOP words 5
 EXISTS words
 
+# ------------------------------------------------------- bitmaps
+flushall
+setbit bm 7 1
+get bm
+setbit bm 7 1
+setbit bm 7 0
+getbit bm 7
+getbit bm 0
+getbit bm 100000
+getbit nokey 3
+setbit bm 100 1
+strlen bm
+object encoding bm
+setbit bm -1 1
+setbit bm 1 2
+setbit bm 1 -1
+setbit bm x 1
+setbit bm 4294967296 1
+setbit bm 4294967295 0
+getbit bm 4294967296
+getbit bm -1
+set num 12345
+getbit num 2
+setbit num 0 1
+get num
+object encoding num
+bitcount num
+set s foobar
+bitcount s
+bitcount s 0 0
+bitcount s 1 1
+bitcount s 1 -1
+bitcount s -2 -1
+bitcount s -1 -2
+bitcount s -1 -2 FOO
+bitcount s 5 30
+bitcount s 0 -1 BIT
+bitcount s 5 30 BIT
+bitcount s -7 -3 bit
+bitcount s 0 0 byte
+bitcount s 0
+bitcount s 0 1 2 3
+bitcount s 0 1 WORD
+bitcount s a b
+bitcount nokey
+bitcount nokey 0
+bitcount nokey a b c d
+set empty ""
+bitcount empty
+bitcount empty 0 -1 BIT
+rpush l a
+setbit l 0 1
+getbit l 0
+bitcount l
+
 # ------------------------------------------------------- LCS
 flushall
 set key1 ohmytext

@@ -641,3 +641,46 @@ fn lcs_matches_redis_on_random_strings() {
         }
     }
 }
+
+/// BITCOUNT with random ranges (negative, reversed, past the end) in BYTE
+/// and BIT units, and GETBIT/SETBIT at random offsets: the same replies
+/// as redis-server.
+#[test]
+fn bitmaps_match_redis_on_random_ranges() {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let (mut k, mut r) = (keel.raw(), redis.raw());
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for case in 0..300 {
+        let len = (next() % 12) as usize;
+        let value: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        for conn in [&mut k, &mut r] {
+            conn.cmd(&[b"SET".as_slice(), b"bm", &value]);
+        }
+        let start = (next() % 120) as i64 - 60;
+        let end = (next() % 120) as i64 - 60;
+        let offset = (next() % 120).to_string();
+        let bit = (next() % 2).to_string();
+        let (s, e) = (start.to_string(), end.to_string());
+        for argv in [
+            vec!["BITCOUNT", "bm", &s, &e],
+            vec!["BITCOUNT", "bm", &s, &e, "BIT"],
+            vec!["GETBIT", "bm", &offset],
+            vec!["SETBIT", "bm", &offset, &bit],
+            vec!["GET", "bm"],
+        ] {
+            assert_eq!(
+                escape(&k.cmd(&argv)),
+                escape(&r.cmd(&argv)),
+                "case {case}: {argv:?} on {}",
+                escape(&value)
+            );
+        }
+    }
+}
