@@ -251,12 +251,7 @@ pub fn busy_error(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<&'st
     if !touches {
         return None;
     }
-    let running = st.running.lock();
-    Some(if running.iter().any(|r| r.is_eval) {
-        BUSY_EVAL
-    } else {
-        BUSY_FUNCTION
-    })
+    busy_reply(server)
 }
 
 /// The BUSY error of the script running past busy-reply-threshold, if
@@ -266,9 +261,14 @@ pub fn busy_reply(server: &Server) -> Option<&'static str> {
         return None;
     }
     let running = state(server).running.lock();
-    running
-        .first()
-        .map(|r| if r.is_eval { BUSY_EVAL } else { BUSY_FUNCTION })
+    if running.is_empty() {
+        return None;
+    }
+    Some(if running.iter().any(|r| r.is_eval) {
+        BUSY_EVAL
+    } else {
+        BUSY_FUNCTION
+    })
 }
 
 /// Whether a script anywhere runs past busy-reply-threshold (background

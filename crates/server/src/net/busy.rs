@@ -200,7 +200,7 @@ fn answer(
     };
     if !cmd.has(flag::ALLOW_BUSY) {
         stats.rejected_calls.fetch_add(1, Relaxed);
-        if cmd.name == "exec" && shadow.tx != TxShadow::None {
+        if cmd.has(flag::EXEC) && shadow.tx != TxShadow::None {
             shadow.tx = TxShadow::None;
             let msg = format!("EXECABORT Transaction discarded because of: {busy_error}");
             encode::error(out, msg.as_bytes());
