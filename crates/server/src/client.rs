@@ -175,6 +175,8 @@ pub struct Client {
     /// A write was queued since MULTI (EXEC then counts as a write for
     /// the MISCONF gate).
     pub multi_writes: bool,
+    /// ... and one flagged `denyoom` (EXEC is refused when out of memory).
+    pub multi_denyoom: bool,
     pub watch: Arc<crate::watch::WatchState>,
     pub pubsub: Option<Box<PubSubState>>,
     /// Log offset of this client's last write: with `appendfsync always`
@@ -203,6 +205,7 @@ impl Client {
             multi: None,
             multi_error: false,
             multi_writes: false,
+            multi_denyoom: false,
             watch: Default::default(),
             pubsub: None,
             aof_offset: 0,

@@ -23,6 +23,8 @@ enum Kind {
     Memory {
         min: i64,
     },
+    /// A memory value, or a percentage of `maxmemory` ("10%").
+    MemoryOrPercent,
     Str,
     Save,
     /// `class hard soft seconds` groups; setting some classes keeps the
@@ -253,6 +255,49 @@ const PARAMS: &[Param] = &[
         true,
     ),
     p("notify-keyspace-events", Kind::NotifyFlags, "", true),
+    p("maxmemory", Kind::Memory { min: 0 }, "0", true),
+    p(
+        "maxmemory-policy",
+        Kind::Enum(crate::memory::POLICY_NAMES),
+        "noeviction",
+        true,
+    ),
+    p(
+        "maxmemory-samples",
+        Kind::Int { min: 1, max: 64 },
+        "5",
+        true,
+    ),
+    p(
+        "maxmemory-eviction-tenacity",
+        Kind::Int { min: 0, max: 100 },
+        "10",
+        true,
+    ),
+    p(
+        "lfu-log-factor",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "lfu-decay-time",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "1",
+        true,
+    ),
+    p("maxmemory-clients", Kind::MemoryOrPercent, "0", true),
+    p("lazyfree-lazy-eviction", Kind::Bool, "no", true),
+    p("lazyfree-lazy-expire", Kind::Bool, "no", true),
+    p("lazyfree-lazy-server-del", Kind::Bool, "no", true),
+    p("lazyfree-lazy-user-del", Kind::Bool, "no", true),
+    p("lazyfree-lazy-user-flush", Kind::Bool, "no", true),
     // Milliseconds a script or function runs before other clients get
     // -BUSY and SCRIPT KILL / FUNCTION KILL may stop it (0: never).
     p(
@@ -426,6 +471,23 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             let n = parse_memory(value).ok_or_else(|| "argument must be a memory value".to_string())?;
             if n > i64::MAX as u64 || (n as i64) < min {
                 return Err(format!("argument must be between {min} and {} inclusive", i64::MAX));
+            }
+            Ok(n.to_string())
+        }
+        Kind::MemoryOrPercent => {
+            // Redis's PERCENT_CONFIG: "N%" (0..100 is not enforced), or
+            // a memory value.
+            let bad = || "argument must be a memory or percent value".to_string();
+            if let Some(pct) = value.strip_suffix('%') {
+                let n: i64 = pct.parse().map_err(|_| bad())?;
+                if n < 0 {
+                    return Err(bad());
+                }
+                return Ok(format!("{n}%"));
+            }
+            let n = parse_memory(value).ok_or_else(bad)?;
+            if n > i64::MAX as u64 {
+                return Err(format!("argument must be between 0 and {} inclusive", i64::MAX));
             }
             Ok(n.to_string())
         }

@@ -16,6 +16,7 @@ pub mod client;
 pub mod command;
 pub mod config;
 pub mod glob;
+pub mod memory;
 pub mod net;
 pub mod notify;
 pub mod persistence;
@@ -26,7 +27,7 @@ pub mod storage;
 pub mod watch;
 
 #[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static GLOBAL: memory::alloc::Counting = memory::alloc::Counting;
 
 /// The Redis version whose behaviour keel implements; clients gate
 /// features on it.

@@ -68,6 +68,10 @@ pub struct Server {
     limits: [AtomicI64; 6],
     /// `notify-keyspace-events` as class bits (0: off, one load to check).
     pub notify_flags: std::sync::atomic::AtomicU32,
+    /// maxmemory and its policy, eviction counters.
+    pub memory: crate::memory::Limits,
+    /// Eviction's pool of best candidates (command::evict).
+    pub eviction_pool: parking_lot::Mutex<crate::command::evict::Pool>,
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
@@ -141,6 +145,8 @@ impl Server {
             active_expire: AtomicBool::new(true),
             limits: Default::default(),
             notify_flags: Default::default(),
+            memory: Default::default(),
+            eviction_pool: Default::default(),
             config: RwLock::new(config),
         };
         server.config_changed();
@@ -169,6 +175,34 @@ impl Server {
         for (cell, name) in self.limits.iter().zip(LIMIT_PARAMS) {
             cell.store(c.get_int(name), Relaxed);
         }
+        let maxmemory = c.get("maxmemory").parse::<u64>().unwrap_or(0);
+        self.memory.set(
+            maxmemory,
+            crate::memory::Policy::parse(c.get("maxmemory-policy"))
+                .unwrap_or(crate::memory::Policy::NoEviction),
+            c.get_int("maxmemory-samples") as u32,
+            c.get_int("maxmemory-eviction-tenacity") as u32,
+        );
+        let clients = c.get("maxmemory-clients");
+        let clients = match clients.strip_suffix('%') {
+            Some(pct) => maxmemory.saturating_mul(pct.parse().unwrap_or(0)) / 100,
+            None => clients.parse().unwrap_or(0),
+        };
+        self.memory.clients.store(clients, Relaxed);
+        crate::storage::access::configure_lfu_params(
+            c.get_int("lfu-log-factor") as u32,
+            c.get_int("lfu-decay-time") as u32,
+        );
+        use crate::memory::lazyfree as lf;
+        for (flag, name) in [
+            (&lf::LAZY_EVICTION, "lazyfree-lazy-eviction"),
+            (&lf::LAZY_EXPIRE, "lazyfree-lazy-expire"),
+            (&lf::LAZY_SERVER_DEL, "lazyfree-lazy-server-del"),
+            (&lf::LAZY_USER_DEL, "lazyfree-lazy-user-del"),
+            (&lf::LAZY_USER_FLUSH, "lazyfree-lazy-user-flush"),
+        ] {
+            flag.store(c.get(name) == "yes", Relaxed);
+        }
     }
 
     /// Current encoding thresholds; plain loads, no lock, as they are read
@@ -191,6 +225,30 @@ impl Server {
         let flags = self.notify_flags.load(Relaxed);
         if flags != 0 {
             crate::notify::publish(&self.pubsub, flags, class, event, key, db);
+        }
+    }
+
+    /// After CONFIG SET lowered `maxmemory` below what is used: warn, and
+    /// evict down to it on a background thread (Redis's
+    /// startEvictionTimeProc), not within the CONFIG SET's time budget.
+    pub fn maxmemory_lowered(self: &Arc<Self>) {
+        let max = self.memory.maxmemory();
+        let used = crate::memory::alloc::used();
+        if max == 0 || used as u64 <= max {
+            return;
+        }
+        tracing::warn!("WARNING: the new maxmemory value set via CONFIG SET ({max}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.");
+        let server = self.clone();
+        let started = std::thread::Builder::new()
+            .name("keel-evict".into())
+            .spawn(move || {
+                while command::evict::perform(&server) == command::evict::Outcome::Running {
+                    std::thread::yield_now();
+                }
+                crate::memory::alloc::flush_thread();
+            });
+        if let Err(e) = started {
+            tracing::warn!("eviction thread: {e}; the cron evicts instead");
         }
     }
 
@@ -360,6 +418,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
     let server = Arc::new(Server::new(config)?);
     command::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
+    server.memory.mark_startup();
     load_persistence(&server)?;
     server.aof.start_writer()?;
     let mut senders = Vec::new();
@@ -541,6 +600,12 @@ async fn cron(server: Arc<Server>) {
         }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
+        server.memory.observe();
+        // What commands' time budgets left over (Redis's
+        // evictionTimeProc); not while a busy script holds shards.
+        if server.memory.maxmemory() != 0 && !command::scripting::any_busy() {
+            command::evict::perform(&server);
+        }
         if !server.active_expire.load(Relaxed) {
             continue;
         }

@@ -16,7 +16,7 @@
 //! 12. MULTI queueing (everything but keel's `TX_CONTROL` column).
 //!
 //! Gates for what keel does not have yet (authentication, ACL, cluster,
-//! maxmemory, replicas, loading while serving) are slots whose condition
+//! replicas, loading while serving) are slots whose condition
 //! is never true today: the feature that adds the condition adds nothing
 //! to dispatch. The gates read the server and the client through
 //! [`World`], so their order is tested without a server.
@@ -50,7 +50,14 @@ pub trait World {
     fn redirect(&self, _cmd: &Command, _argv: &[&[u8]]) -> Option<CmdError> {
         None
     }
+    /// Over `maxmemory` with nothing (more) to evict. Evicts as a side
+    /// effect, so it is asked for every command, as Redis's
+    /// performEvictions runs before every command.
     fn out_of_memory(&self) -> bool {
+        false
+    }
+    /// The queued commands include one flagged `denyoom`.
+    fn multi_denyoom(&self) -> bool {
         false
     }
     /// The MISCONF error while the last save or log write failed.
@@ -102,8 +109,11 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
         return reject(e);
     }
     let queued = in_multi && !cmd.has(flag::TX_CONTROL);
-    if (cmd.has(flag::DENYOOM) || queued) && w.out_of_memory() {
-        return reject(OOM);
+    if w.out_of_memory() {
+        let denyoom = cmd.has(flag::DENYOOM) || (cmd.has(flag::EXEC) && w.multi_denyoom());
+        if denyoom || queued {
+            return reject(OOM);
+        }
     }
     let writes = cmd.has(flag::WRITE) || (cmd.has(flag::EXEC) && w.multi_writes());
     if writes || cmd.has(flag::MISCONF_TOO) {

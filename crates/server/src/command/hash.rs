@@ -19,8 +19,9 @@ use super::table::Registry;
 use super::Ctx;
 use crate::glob;
 use crate::notify;
+use crate::storage::access;
 use crate::storage::hash::Hash;
-use crate::storage::keyspace::{lru_clock, View};
+use crate::storage::keyspace::View;
 use crate::storage::list::Elem;
 use crate::storage::value::{Entry, Value};
 
@@ -71,7 +72,7 @@ fn write_hash<'v>(
     match view.peek(db, key, now) {
         None => Ok(None),
         Some(e) => {
-            e.access = lru_clock(now);
+            access::touch(&mut e.access, now);
             match &mut e.value {
                 Value::Hash(h) => Ok(Some(h)),
                 _ => Err(error::WRONGTYPE),

@@ -7,7 +7,8 @@ use super::table::Registry;
 use super::Ctx;
 use crate::glob;
 use crate::notify;
-use crate::storage::keyspace::{idle_seconds, lru_clock, Map, View};
+use crate::storage::access;
+use crate::storage::keyspace::{Map, View};
 use crate::storage::value::{Entry, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
@@ -52,7 +53,7 @@ pub(super) fn lookup_write<'v>(
     now: u64,
 ) -> Option<&'v mut Entry> {
     let e = view.peek(db, key, now)?;
-    e.access = lru_clock(now);
+    access::touch(&mut e.access, now);
     Some(e)
 }
 
@@ -538,22 +539,28 @@ fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT FREQ key
 fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    if lookup_read_notouch(&mut cx.view, db, argv[2], now).is_none() {
+    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| e.access) else {
         cx.null();
         return Ok(());
+    };
+    if !access::is_lfu() {
+        return Err(CmdError::new("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
     }
-    // Access frequency is tracked only under an LFU maxmemory policy, and
-    // keel's policy is noeviction until eviction lands.
-    Err(CmdError::new("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."))
+    cx.int(access::lfu_counter(meta, now) as i64);
+    Ok(())
 }
 
 /// OBJECT IDLETIME key
 fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    match lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| idle_seconds(e.access, now)) {
-        Some(idle) => cx.int(idle as i64),
-        None => cx.null(),
+    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| e.access) else {
+        cx.null();
+        return Ok(());
+    };
+    if access::is_lfu() {
+        return Err(CmdError::new("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
     }
+    cx.int(access::idle_seconds(meta, now) as i64);
     Ok(())
 }
 

@@ -19,7 +19,8 @@ use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::{Ctx, TimeoutReply};
 use crate::notify;
-use crate::storage::keyspace::{lru_clock, View};
+use crate::storage::access;
+use crate::storage::keyspace::View;
 use crate::storage::list::{Elem, List, Needle};
 use crate::storage::value::{Entry, Value};
 
@@ -82,7 +83,7 @@ fn write_list<'v>(
     match view.peek(db, key, now) {
         None => Ok(None),
         Some(e) => {
-            e.access = lru_clock(now);
+            access::touch(&mut e.access, now);
             match &mut e.value {
                 Value::List(l) => Ok(Some(l)),
                 _ => Err(error::WRONGTYPE),

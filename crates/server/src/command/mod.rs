@@ -11,6 +11,7 @@
 pub mod args;
 mod bitmap;
 pub mod error;
+pub mod evict;
 pub mod table;
 
 mod connection;
@@ -20,6 +21,7 @@ mod hash;
 mod keys;
 mod list;
 pub mod long_double;
+mod memory;
 mod multi;
 pub use multi::discard_transaction;
 pub mod propagate;
@@ -65,6 +67,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     pubsub::register(&mut r);
     scripting::register(&mut r);
     server::register(&mut r);
+    memory::register(&mut r);
     CommandTable::build(r)
 }
 
@@ -323,6 +326,20 @@ impl gates::World for Gates<'_> {
         self.client.multi_writes
     }
 
+    fn multi_denyoom(&self) -> bool {
+        self.client.multi_denyoom
+    }
+
+    #[inline]
+    fn out_of_memory(&self) -> bool {
+        // One load while no limit is set. A script past
+        // busy-reply-threshold holds shards eviction would wait for; Redis
+        // too skips eviction while one runs.
+        self.server.memory.maxmemory() != 0
+            && !scripting::any_busy()
+            && evict::perform(self.server) == evict::Outcome::Fail
+    }
+
     #[inline]
     fn disk_error(&self) -> Option<CmdError> {
         // Three loads in the common case; the error path is out of line.
@@ -392,6 +409,7 @@ pub fn dispatch(
             if let Some(queue) = client.multi.as_mut() {
                 queue.push(argv.iter().map(|a| a.to_vec()).collect());
                 client.multi_writes |= cmd.has(table::flag::WRITE);
+                client.multi_denyoom |= cmd.has(table::flag::DENYOOM);
             }
             encode::simple(out, b"QUEUED");
             finish_reply(client, out, mark);

@@ -32,6 +32,7 @@ fn multi(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.client.multi = Some(Vec::new());
     cx.client.multi_error = false;
     cx.client.multi_writes = false;
+    cx.client.multi_denyoom = false;
     cx.ok();
     Ok(())
 }
@@ -52,6 +53,7 @@ pub fn discard_transaction(server: &Server, client: &mut Client) {
     client.multi = None;
     client.multi_error = false;
     client.multi_writes = false;
+    client.multi_denyoom = false;
     server.watches.unwatch_all(&client.watch);
 }
 
@@ -89,6 +91,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     };
     let watch = cx.client.watch.clone();
     cx.client.multi_writes = false;
+    cx.client.multi_denyoom = false;
     if std::mem::take(&mut cx.client.multi_error) {
         cx.server.watches.unwatch_all(&watch);
         return Err(CmdError::new(

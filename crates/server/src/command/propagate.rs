@@ -9,6 +9,8 @@
 //! - a key found expired on access (the storage layer queues it in its
 //!   shard) or removed by the cron's active expiry: an `expired` keyspace
 //!   event, a changed key, and a `DEL` record;
+//! - a key evicted under `maxmemory` ([`evicted`], from `command::evict`):
+//!   an `evicted` event, a changed key (WATCH), and a `DEL` record;
 //! - EXEC and scripts open a transaction ([`begin_transaction`]): their
 //!   commands' records are gathered and leave as one `MULTI ... EXEC`.
 //!
@@ -23,7 +25,7 @@
 //!
 //! Keyspace events with per-command names (`lpush`, `rename_from`...) are
 //! published by the handlers (`Ctx::notify`); this module publishes the
-//! ones that are not a command's (`expired`).
+//! ones that are not a command's (`expired`, `evicted`).
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -119,6 +121,21 @@ pub fn expired(server: &Server, client: Option<&mut Client>, db: usize, key: &[u
         emit(
             server,
             client,
+            vec![(db, vec![b"DEL".to_vec(), key.to_vec()])],
+        );
+    }
+}
+
+/// A key removed by eviction (`maxmemory`), as Redis's
+/// deleteEvictedKeyAndPropagate: WATCH, an `evicted` event, a `DEL`
+/// record. Called under the key's shard lock.
+pub fn evicted(server: &Server, db: usize, key: &[u8]) {
+    server.watches.touch(db, key);
+    server.notify(crate::notify::EVICTED, "evicted", key, db);
+    if records_wanted(server) {
+        emit(
+            server,
+            None,
             vec![(db, vec![b"DEL".to_vec(), key.to_vec()])],
         );
     }

@@ -172,6 +172,38 @@ pub struct Scripting {
     busy_shards: AtomicU64,
 }
 
+/// What INFO memory reports of scripting.
+pub struct ScriptMemory {
+    pub scripts: usize,
+    /// Bytes of cached script bodies (`used_memory_scripts_eval`).
+    pub scripts_bytes: usize,
+    pub functions: usize,
+    pub libraries: usize,
+    /// Bytes of library code (`used_memory_functions`).
+    pub functions_bytes: usize,
+}
+
+pub fn memory(server: &Server) -> ScriptMemory {
+    let st = state(server);
+    let scripts = st.scripts.read();
+    let libs = st.libs.read();
+    ScriptMemory {
+        scripts: scripts.len(),
+        scripts_bytes: scripts.values().map(|s| s.body.len() + 40 + 64).sum(),
+        functions: libs.functions.len(),
+        libraries: libs.libs.len(),
+        functions_bytes: libs.libs.values().map(|l| l.code.len() + 64).sum(),
+    }
+}
+
+/// Bytes the Lua interpreters of all workers hold: (eval, functions).
+pub fn lua_memory() -> (usize, usize) {
+    (
+        lua::allocated(lua::Kind::Eval),
+        lua::allocated(lua::Kind::Function),
+    )
+}
+
 /// Busy scripts in the process: lets dispatch skip the BUSY check with
 /// one load of a line that is almost never written.
 static ANY_BUSY: AtomicU64 = AtomicU64::new(0);

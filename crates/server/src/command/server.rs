@@ -35,40 +35,6 @@ pub(super) fn register(r: &mut Registry) {
     r.add("debug", debug);
 }
 
-fn human_bytes(n: u64) -> String {
-    let n = n as f64;
-    if n < 1024.0 {
-        format!("{n}B")
-    } else if n < 1024.0 * 1024.0 {
-        format!("{:.2}K", n / 1024.0)
-    } else if n < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2}M", n / (1024.0 * 1024.0))
-    } else {
-        format!("{:.2}G", n / (1024.0 * 1024.0 * 1024.0))
-    }
-}
-
-/// (allocated, active, resident) bytes from jemalloc.
-fn allocator_stats() -> (u64, u64, u64) {
-    use tikv_jemalloc_ctl::{epoch, stats};
-    let _ = epoch::advance();
-    (
-        stats::allocated::read().unwrap_or(0) as u64,
-        stats::active::read().unwrap_or(0) as u64,
-        stats::resident::read().unwrap_or(0) as u64,
-    )
-}
-
-fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
 /// (user, system) CPU seconds of the process and of this thread.
 fn cpu_times() -> ((f64, f64), (f64, f64)) {
     fn usage(who: libc::c_int) -> (f64, f64) {
@@ -165,7 +131,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     uptime / 86400,
                     cfg.get("hz"),
                     cfg.get("hz"),
-                    crate::storage::keyspace::lru_clock(now_ms),
+                    crate::storage::access::lru_clock(now_ms),
                     std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
                     cfg.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
                     crate::KEEL_VERSION,
@@ -181,26 +147,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     server.blocking.blocked_clients(),
                 );
             }
-            "memory" => {
-                let (allocated, active, resident) = allocator_stats();
-                let rss = rss_bytes();
-                let total_mem = {
-                    // SAFETY: sysconf has no preconditions.
-                    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
-                    // SAFETY: as above.
-                    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-                    (pages.max(0) as u64) * (size.max(0) as u64)
-                };
-                let _ = write!(
-                    o,
-                    "# Memory\r\nused_memory:{allocated}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{allocated}\r\nused_memory_peak_human:{}\r\nused_memory_lua:31744\r\nused_memory_scripts:0\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{total_mem}\r\ntotal_system_memory_human:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc-5.3.0\r\nlazyfree_pending_objects:0\r\n",
-                    human_bytes(allocated),
-                    human_bytes(rss),
-                    human_bytes(allocated),
-                    human_bytes(total_mem),
-                    if allocated > 0 { rss as f64 / allocated as f64 } else { 0.0 },
-                );
-            }
+            "memory" => super::memory::info(server, &mut o),
             "persistence" => {
                 let snaps = &server.snapshots;
                 let _ = write!(
@@ -244,7 +191,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             "stats" => {
                 let _ = write!(
                     o,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
                     server.stats.connections_received.load(Relaxed),
                     total_cmds + rejected,
                     net_in,
@@ -252,6 +199,8 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     server.stats.rejected_connections.load(Relaxed),
                     kstats.expired,
                     server.expired_stale_perc.load(Relaxed),
+                    server.memory.evicted_keys.load(Relaxed),
+                    server.memory.exceeded_us.load(Relaxed) / 1000,
                     kstats.hits,
                     kstats.misses,
                     failed + rejected,
@@ -349,6 +298,11 @@ fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         .set_many(&pairs, local)
         .map_err(CmdError::new)?;
     cx.server.config_changed();
+    if changed.contains(&"maxmemory") {
+        if let Some(server) = cx.server.arc() {
+            server.maxmemory_lowered();
+        }
+    }
     if changed.contains(&"appendonly") {
         let on = cx.server.config.read().get("appendonly") == "yes";
         if let Some(server) = cx.server.arc() {

@@ -269,6 +269,7 @@ fn apply_shadow(server: &Server, client: &mut Client) -> Vec<u8> {
                 client.multi = Some(Vec::new());
                 client.multi_error = false;
                 client.multi_writes = false;
+                client.multi_denyoom = false;
             }
             client.multi_error |= shadow.tx == TxShadow::Doomed;
         }

@@ -466,6 +466,10 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 out = Vec::with_capacity(READ_CHUNK);
             }
         }
+        // What this connection's buffers hold between batches, for
+        // CLIENT LIST and INFO memory (two stores per batch).
+        client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
+        client.info.obuf.store(out.capacity() as u64, Relaxed);
         if protocol_error || client.close_after_reply || server.shutting_down.load(Relaxed) {
             return Ok(Exit::Closed);
         }

@@ -668,6 +668,34 @@ impl Hash {
         Hash::default()
     }
 
+    /// Bytes the hash holds on the heap, in the allocator's size classes
+    /// (MEMORY USAGE).
+    pub fn heap_size(&self) -> usize {
+        use crate::memory::alloc::size_class;
+        match self {
+            Hash::Listpack(lp) if lp.len == 0 => 0,
+            Hash::Listpack(lp) => size_class(lp.len as usize),
+            Hash::Table(t) => {
+                let subs: usize = t
+                    .subs
+                    .iter()
+                    .map(|s| {
+                        let buckets = (s.map.capacity() * 8 / 7).next_power_of_two();
+                        buckets * 9
+                            + s.map
+                                .iter()
+                                .map(|p| size_class(p.bytes().len()))
+                                .sum::<usize>()
+                    })
+                    .sum();
+                size_class(std::mem::size_of::<Table>())
+                    + t.dir.capacity() * 4
+                    + t.subs.capacity() * std::mem::size_of::<Sub>()
+                    + subs
+            }
+        }
+    }
+
     /// The name OBJECT ENCODING replies with.
     pub fn encoding(&self) -> &'static str {
         match self {

@@ -212,6 +212,23 @@ impl KeyMap {
         });
     }
 
+    /// Bytes of the table itself (a pointer and a control byte per
+    /// bucket; buckets are capacity * 8 / 7, a power of two).
+    pub fn table_bytes(&self) -> usize {
+        let cap = self.table.capacity();
+        if cap == 0 {
+            return 0;
+        }
+        let buckets = (cap * 8 / 7).next_power_of_two();
+        buckets * (size_of::<Node>() + 1)
+    }
+
+    /// Bytes of the node holding `key`: its entry and the key itself, in
+    /// the allocator's size class.
+    pub fn node_bytes(key: &[u8]) -> usize {
+        crate::memory::alloc::size_class(Node::layout(key.len()).size())
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
         self.table.iter().map(|n| (n.key(), n.entry()))
     }

@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
 
+use super::access;
 use super::value::{Entry, Value};
 use resp::slot::{key_slot, SLOTS};
 
@@ -262,6 +263,21 @@ impl Keyspace {
         (total, dbs)
     }
 
+    /// The keyspace's own memory, per database: bytes of the slot tables
+    /// (and their directories), taken one shard at a time. Nodes (entry +
+    /// key) are counted with the dataset, as Redis counts robj and key.
+    pub fn table_bytes(&self) -> Vec<usize> {
+        let mut dbs = vec![0; self.databases];
+        for s in self.shards.iter() {
+            let s = s.lock();
+            for (i, db) in s.dbs.iter().enumerate() {
+                dbs[i] += db.slots.capacity() * std::mem::size_of::<Map>()
+                    + db.slots.iter().map(Map::table_bytes).sum::<usize>();
+            }
+        }
+        dbs
+    }
+
     pub fn reset_stats(&self) {
         for s in self.shards.iter() {
             s.lock().stats = ShardStats::default();
@@ -321,7 +337,7 @@ impl<'a> View<'a> {
         match map.get_live(key, now_ms) {
             Lookup::Live(e) => {
                 shard.stats.hits += 1;
-                e.access = lru_clock(now_ms);
+                access::touch(&mut e.access, now_ms);
                 Some(e)
             }
             Lookup::Expired => {
@@ -375,7 +391,7 @@ impl<'a> View<'a> {
         let entry = Entry {
             value,
             expire_at,
-            access: lru_clock(now_ms),
+            access: access::fresh(now_ms),
             unshared: false,
         };
         let old = sdb.map_mut(slot).insert(key, entry);
@@ -452,6 +468,53 @@ impl<'a> View<'a> {
             if let Some(map) = sdb.map(slot) {
                 for (k, e) in map.iter() {
                     f(db, k, e);
+                }
+            }
+        }
+    }
+
+    /// (keys, keys with a TTL) of `db` in a locked shard.
+    pub fn shard_db_len(&self, shard: usize, db: usize) -> (usize, usize) {
+        let d = &self.shard_ref(shard).dbs[db];
+        (d.keys, d.volatile)
+    }
+
+    /// Eviction's sampling (Redis's dictGetSomeKeys): calls `f` with up to
+    /// `max` keys of `db` in a locked shard, taken from consecutive slots
+    /// starting at a random one, and from a random place inside each
+    /// slot's map. `volatile_only` passes over keys without a TTL (looking
+    /// at up to 1000 more keys for them).
+    pub fn sample(
+        &self,
+        shard: usize,
+        db: usize,
+        max: usize,
+        volatile_only: bool,
+        rng: &mut impl rand::Rng,
+        mut f: impl FnMut(&[u8], &Entry),
+    ) {
+        let sdb = &self.shard_ref(shard).dbs[db];
+        if sdb.slots.is_empty() || max == 0 {
+            return;
+        }
+        let (mut taken, mut looked) = (0, 0);
+        let start = rng.gen_range(0..SLOTS_PER_SHARD);
+        for i in 0..SLOTS_PER_SHARD {
+            let map = &sdb.slots[(start + i) % SLOTS_PER_SHARD];
+            if map.is_empty() {
+                continue;
+            }
+            let skip = rng.gen_range(0..map.len());
+            // From `skip` to the end, then from the start: a window of the
+            // map that wraps.
+            for (k, e) in map.iter().skip(skip).chain(map.iter().take(skip)) {
+                looked += 1;
+                if !volatile_only || e.expire_at != 0 {
+                    f(k, e);
+                    taken += 1;
+                }
+                if taken >= max || looked >= max * 10 + 1000 * usize::from(volatile_only) {
+                    return;
                 }
             }
         }
@@ -640,22 +703,6 @@ impl<'a> View<'a> {
         for s in self.each_shard() {
             s.dbs.swap(a, b);
         }
-    }
-}
-
-/// The LRU clock: seconds, 24 bits, as Redis's `LRU_CLOCK`.
-#[inline]
-pub fn lru_clock(now_ms: u64) -> u32 {
-    ((now_ms / 1000) & 0xFF_FFFF) as u32
-}
-
-/// Seconds since `access` for OBJECT IDLETIME, handling clock wrap.
-pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {
-    let now = lru_clock(now_ms);
-    if now >= access {
-        (now - access) as u64
-    } else {
-        (now as u64 + 0x100_0000) - access as u64
     }
 }
 

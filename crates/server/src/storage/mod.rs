@@ -2,6 +2,7 @@
 //! (LCS). No RESP, no I/O; the
 //! command layer is the only user.
 
+pub mod access;
 pub mod hash;
 pub mod keymap;
 pub mod keyspace;

@@ -143,6 +143,27 @@ impl Value {
         }
     }
 
+    /// Roughly how many allocations freeing the value costs (Redis's
+    /// lazyfreeGetFreeEffort): one for strings and compact encodings,
+    /// the element count otherwise.
+    pub fn free_effort(&self) -> usize {
+        let compact = matches!(
+            self.encoding(),
+            "listpack" | "intset" | "embstr" | "raw" | "int"
+        );
+        if compact {
+            return 1;
+        }
+        match self {
+            Value::Str(_) => 1,
+            Value::List(l) => l.len(),
+            Value::Hash(h) => h.len(),
+            Value::Set(s) => s.len(),
+            Value::ZSet(z) => z.len(),
+            Value::Stream(s) => s.len() as usize,
+        }
+    }
+
     /// The name `OBJECT ENCODING` replies with (Redis 7.0's names).
     pub fn encoding(&self) -> &'static str {
         match self {

@@ -627,8 +627,8 @@ pub use crate::command::double::{fmt_g, reply_double as write_double};
 /// Which interpreter to build: EVAL's, or the functions engine's.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    Eval,
-    Function,
+    Eval = 0,
+    Function = 1,
 }
 
 /// The functions a state's `redis` table needs from the script runner.
@@ -786,7 +786,9 @@ impl Vm {
         // by this thread; `api` holds valid Lua C functions (the caller's
         // contract).
         unsafe {
-            let l = ffi::lua_newstate(lua_alloc, std::ptr::null_mut());
+            // The allocator's user data says which counter the state's
+            // memory goes to.
+            let l = ffi::lua_newstate(lua_alloc, kind as usize as *mut std::ffi::c_void);
             if l.is_null() {
                 return None;
             }
@@ -998,14 +1000,52 @@ impl Vm {
     }
 }
 
+/// Bytes held by the interpreters of each kind (eval, function), from all
+/// threads: INFO's `used_memory_vm_eval` / `used_memory_vm_functions`.
+static LUA_BYTES: [std::sync::atomic::AtomicIsize; 2] = [
+    std::sync::atomic::AtomicIsize::new(0),
+    std::sync::atomic::AtomicIsize::new(0),
+];
+
+thread_local! {
+    // Per-thread deltas folded into LUA_BYTES every 16 KB, so a script's
+    // many small allocations touch no shared line.
+    static LUA_DELTA: [std::cell::Cell<isize>; 2] =
+        const { [std::cell::Cell::new(0), std::cell::Cell::new(0)] };
+}
+
+fn count_lua(kind: usize, delta: isize) {
+    let kind = kind & 1;
+    LUA_DELTA.with(|d| {
+        let v = d[kind].get() + delta;
+        if v.abs() >= 16 * 1024 {
+            LUA_BYTES[kind].fetch_add(v, std::sync::atomic::Ordering::Relaxed);
+            d[kind].set(0);
+        } else {
+            d[kind].set(v);
+        }
+    });
+}
+
+/// Bytes the interpreters of `kind` hold, all threads (within 16 KB per
+/// thread).
+pub fn allocated(kind: Kind) -> usize {
+    LUA_BYTES[kind as usize]
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .max(0) as usize
+}
+
 /// Lua's allocator: the process allocator (jemalloc) rather than libc's,
-/// with the sizes Lua passes back (sized deallocation).
+/// with the sizes Lua passes back (sized deallocation). `ud` is the
+/// state's [`Kind`], for the memory counters.
 unsafe extern "C" fn lua_alloc(
-    _ud: *mut std::ffi::c_void,
+    ud: *mut std::ffi::c_void,
     ptr: *mut std::ffi::c_void,
     osize: usize,
     nsize: usize,
 ) -> *mut std::ffi::c_void {
+    let old = if ptr.is_null() { 0 } else { osize as isize };
+    count_lua(ud as usize, nsize as isize - old);
     // SAFETY: Lua passes back pointers this allocator returned, with the
     // sizes it allocated them at (lua_Alloc's contract).
     unsafe {

@@ -1,0 +1,264 @@
+//! Eviction: keeping the dataset under `maxmemory` (Redis's evict.c).
+//!
+//! Dispatch's out-of-memory gate calls [`perform`] before every command
+//! while `maxmemory` is set, as Redis's processCommand does; the cron calls
+//! it too, to finish what a command's time budget left. While memory is
+//! over the limit, keys are chosen by `maxmemory-policy` and deleted
+//! through the propagation path ([`super::propagate::evicted`]: a `DEL`
+//! record, an `evicted` keyspace event, WATCH). Eviction runs only
+//! between commands, never inside a transaction, a script or a blocked
+//! client's command, so none of them sees a key vanish midway.
+//!
+//! Choosing (LRU, LFU, TTL): as Redis's approximation, each round samples
+//! `maxmemory-samples` keys of every database of one random shard (keys
+//! are spread evenly over shards, so that is a random sample of the
+//! keyspace) into a pool of the [`POOL_SIZE`] best candidates seen so far,
+//! then evicts the best candidate that still exists. The pool outlives the
+//! call, so candidates found earlier keep competing.
+
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+
+use super::propagate;
+use super::unix_ms;
+use crate::memory::{alloc, lazyfree, Policy};
+use crate::server::Server;
+use crate::storage::access;
+use crate::storage::keyspace::SHARDS;
+use crate::storage::value::Entry;
+
+/// Redis's EVPOOL_SIZE.
+pub const POOL_SIZE: usize = 16;
+
+/// A key that may be evicted; higher `score` is evicted first.
+struct Candidate {
+    score: u64,
+    db: usize,
+    key: Vec<u8>,
+}
+
+/// The best candidates seen so far, in ascending score.
+#[derive(Default)]
+pub struct Pool {
+    entries: Vec<Candidate>,
+}
+
+impl Pool {
+    /// Redis's evictionPoolPopulate insertion: keep the `POOL_SIZE`
+    /// highest scores; a key already in the pool gets its new score.
+    fn offer(&mut self, score: u64, db: usize, key: &[u8]) {
+        if let Some(i) = self.entries.iter().position(|c| c.db == db && c.key == key) {
+            self.entries.remove(i);
+        }
+        if self.entries.len() >= POOL_SIZE {
+            if self.entries[0].score >= score {
+                return;
+            }
+            self.entries.remove(0);
+        }
+        let at = self.entries.partition_point(|c| c.score < score);
+        self.entries.insert(
+            at,
+            Candidate {
+                score,
+                db,
+                key: key.to_vec(),
+            },
+        );
+    }
+
+    fn pop_best(&mut self) -> Option<Candidate> {
+        self.entries.pop()
+    }
+}
+
+/// What a call achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Under the limit (or no limit).
+    Ok,
+    /// Still over, out of time for this call; more is freed later.
+    Running,
+    /// Over the limit and nothing (more) can be evicted.
+    Fail,
+}
+
+/// Redis's evictionTimeLimitUs: how long one call may evict, from
+/// `maxmemory-eviction-tenacity`.
+fn time_limit(tenacity: u32) -> Option<Duration> {
+    match tenacity {
+        0..=10 => Some(Duration::from_micros(50 * tenacity as u64)),
+        11..=99 => Some(Duration::from_micros(
+            (500.0 * 1.15f64.powi(tenacity as i32 - 10)) as u64,
+        )),
+        _ => None,
+    }
+}
+
+/// Whether the process holds more than `maxmemory`.
+#[inline]
+pub fn over_limit(server: &Server) -> bool {
+    let max = server.memory.maxmemory();
+    max != 0 && alloc::used() as u64 > max
+}
+
+/// Evicts keys until memory is under `maxmemory`, the policy forbids it,
+/// nothing is left to evict, or the time budget is spent.
+pub fn perform(server: &Server) -> Outcome {
+    if !over_limit(server) {
+        return Outcome::Ok;
+    }
+    let policy = server.memory.policy();
+    if policy == Policy::NoEviction {
+        return Outcome::Fail;
+    }
+    let limit = time_limit(
+        server
+            .memory
+            .tenacity
+            .load(std::sync::atomic::Ordering::Relaxed),
+    );
+    let start = Instant::now();
+    let mut evicted = 0u64;
+    let outcome = loop {
+        if !over_limit(server) {
+            break Outcome::Ok;
+        }
+        let Some((db, key)) = choose(server, policy) else {
+            break Outcome::Fail;
+        };
+        if evict(server, policy, db, &key) {
+            evicted += 1;
+            if evicted.is_multiple_of(16) && limit.is_some_and(|l| start.elapsed() > l) {
+                break Outcome::Running;
+            }
+        }
+    };
+    if outcome != Outcome::Ok {
+        server.memory.exceeded_us.fetch_add(
+            start.elapsed().as_micros() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    outcome
+}
+
+/// The eviction score of a sampled entry under `policy` (Redis's `idle`).
+fn score(policy: Policy, e: &Entry, now_ms: u64) -> u64 {
+    match policy {
+        Policy::VolatileTtl => u64::MAX - e.expire_at,
+        p if p.is_lfu() => 255 - access::lfu_counter(e.access, now_ms) as u64,
+        _ => access::idle_seconds(e.access, now_ms),
+    }
+}
+
+/// The next key to evict, or None when no key may be evicted.
+fn choose(server: &Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
+    let mut rng = rand::thread_rng();
+    let volatile = policy.volatile_only();
+    let samples = server
+        .memory
+        .samples
+        .load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let first = rng.gen_range(0..SHARDS);
+    let mut pool = server.eviction_pool.lock();
+    // A shard with no candidates is passed over; after every shard was
+    // empty there is nothing to evict, except what the pool still holds.
+    for step in 0..SHARDS {
+        let shard = (first + step) % SHARDS;
+        let view = server.keyspace.lock_shard(shard);
+        let now = unix_ms();
+        let mut any = false;
+        for db in 0..server.keyspace.databases() {
+            let (keys, with_ttl) = view.shard_db_len(shard, db);
+            if (if volatile { with_ttl } else { keys }) == 0 {
+                continue;
+            }
+            any = true;
+            if policy.is_random() {
+                let mut found = None;
+                view.sample(shard, db, 1, volatile, &mut rng, |k, _| {
+                    found = Some(k.to_vec())
+                });
+                if let Some(k) = found {
+                    return Some((db, k));
+                }
+                continue;
+            }
+            view.sample(shard, db, samples, volatile, &mut rng, |k, e| {
+                pool.offer(score(policy, e, now), db, k)
+            });
+        }
+        if any {
+            break;
+        }
+    }
+    // Candidates may have been deleted or changed since sampled: the
+    // caller checks again under the key's lock.
+    pool.pop_best().map(|c| (c.db, c.key))
+}
+
+/// Deletes `key` if it still qualifies; true if it did.
+fn evict(server: &Server, policy: Policy, db: usize, key: &[u8]) -> bool {
+    let now = unix_ms();
+    let mut view = server.keyspace.lock_key(key);
+    let qualifies = view
+        .peek(db, key, now)
+        .is_some_and(|e| !policy.volatile_only() || e.expire_at != 0);
+    let removed = if qualifies {
+        view.remove(db, key, now)
+    } else {
+        None
+    };
+    for (xdb, xkey) in view.take_expired() {
+        propagate::expired(server, None, xdb, &xkey);
+    }
+    let Some(entry) = removed else {
+        return false;
+    };
+    propagate::evicted(server, db, key);
+    drop(view);
+    if lazyfree::LAZY_EVICTION.load(std::sync::atomic::Ordering::Relaxed) {
+        let effort = entry.value.free_effort();
+        lazyfree::free(entry, effort);
+    } else {
+        drop(entry);
+    }
+    server
+        .memory
+        .evicted_keys
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // The freed memory must show in the shared counter before the next
+    // look at it.
+    alloc::flush_thread();
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_keeps_the_best_scores() {
+        let mut pool = Pool::default();
+        for i in 0..40u64 {
+            pool.offer(i * 7 % 40, 0, format!("k{i}").as_bytes());
+        }
+        assert_eq!(pool.entries.len(), POOL_SIZE);
+        let scores: Vec<u64> = pool.entries.iter().map(|c| c.score).collect();
+        assert_eq!(scores, (24..40).collect::<Vec<u64>>());
+        // A key offered again moves to its new score.
+        pool.offer(100, 0, b"k0");
+        assert_eq!(pool.pop_best().map(|c| c.key), Some(b"k0".to_vec()));
+        assert_eq!(pool.entries.len(), POOL_SIZE - 1);
+    }
+
+    #[test]
+    fn time_limits_follow_tenacity() {
+        assert_eq!(time_limit(10), Some(Duration::from_micros(500)));
+        assert_eq!(time_limit(0), Some(Duration::ZERO));
+        assert!(time_limit(99).is_some_and(|d| d > Duration::from_secs(60)));
+        assert_eq!(time_limit(100), None);
+    }
+}

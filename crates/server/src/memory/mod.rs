@@ -1,0 +1,193 @@
+//! Memory: what the process holds ([`alloc`]), the `maxmemory` limit and
+//! its policy ([`Limits`]), and freeing large values off the workers
+//! ([`lazyfree`]). Eviction itself deletes keys, so it runs where
+//! commands run: `command::evict`.
+
+pub mod alloc;
+pub mod lazyfree;
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+
+/// `maxmemory-policy`, Redis's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    NoEviction,
+    AllkeysLru,
+    VolatileLru,
+    AllkeysLfu,
+    VolatileLfu,
+    AllkeysRandom,
+    VolatileRandom,
+    VolatileTtl,
+}
+
+/// The order of Redis's `maxmemory_policy_enum` (its error text lists
+/// them so).
+pub const POLICY_NAMES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+
+const POLICIES: [Policy; 8] = [
+    Policy::VolatileLru,
+    Policy::VolatileLfu,
+    Policy::VolatileRandom,
+    Policy::VolatileTtl,
+    Policy::AllkeysLru,
+    Policy::AllkeysLfu,
+    Policy::AllkeysRandom,
+    Policy::NoEviction,
+];
+
+impl Policy {
+    pub fn parse(name: &str) -> Option<Policy> {
+        POLICY_NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+            .map(|i| POLICIES[i])
+    }
+
+    pub fn name(self) -> &'static str {
+        let i = POLICIES.iter().position(|p| *p == self).unwrap_or(7);
+        POLICY_NAMES[i]
+    }
+
+    /// Only keys with a TTL may be evicted.
+    pub fn volatile_only(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Policy::AllkeysLfu | Policy::VolatileLfu)
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, Policy::AllkeysRandom | Policy::VolatileRandom)
+    }
+}
+
+/// Hot copies of the memory parameters (read before every command) and
+/// the counters INFO reports.
+pub struct Limits {
+    maxmemory: AtomicU64,
+    policy: AtomicU8,
+    pub samples: AtomicU32,
+    pub tenacity: AtomicU32,
+    /// `maxmemory-clients` in bytes (0: no limit); a percentage is
+    /// resolved against `maxmemory` when set.
+    pub clients: AtomicU64,
+    pub evicted_keys: AtomicU64,
+    /// Microseconds spent over the limit (`total_eviction_exceeded_time`).
+    pub exceeded_us: AtomicU64,
+    peak: AtomicUsize,
+    startup: AtomicUsize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            maxmemory: AtomicU64::new(0),
+            policy: AtomicU8::new(7),
+            samples: AtomicU32::new(5),
+            tenacity: AtomicU32::new(10),
+            clients: AtomicU64::new(0),
+            evicted_keys: AtomicU64::new(0),
+            exceeded_us: AtomicU64::new(0),
+            peak: AtomicUsize::new(0),
+            startup: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Limits {
+    /// `maxmemory` in bytes, 0 for none.
+    #[inline]
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Relaxed)
+    }
+
+    pub fn policy(&self) -> Policy {
+        POLICIES[self.policy.load(Relaxed) as usize % POLICIES.len()]
+    }
+
+    pub fn set(&self, maxmemory: u64, policy: Policy, samples: u32, tenacity: u32) {
+        self.maxmemory.store(maxmemory, Relaxed);
+        let i = POLICIES.iter().position(|p| *p == policy).unwrap_or(7);
+        self.policy.store(i as u8, Relaxed);
+        self.samples.store(samples, Relaxed);
+        self.tenacity.store(tenacity, Relaxed);
+        crate::storage::access::configure_lfu(policy.is_lfu());
+    }
+
+    /// `used_memory_peak`: the highest `used` seen by [`Limits::observe`].
+    pub fn peak(&self) -> usize {
+        self.peak.load(Relaxed)
+    }
+
+    /// Notes the current usage for the peak (INFO and the cron call it).
+    pub fn observe(&self) -> usize {
+        let used = alloc::used();
+        self.peak.fetch_max(used, Relaxed);
+        used
+    }
+
+    /// `used_memory_startup`: what the server held once started.
+    pub fn startup(&self) -> usize {
+        self.startup.load(Relaxed)
+    }
+
+    pub fn mark_startup(&self) {
+        alloc::flush_thread();
+        self.startup.store(alloc::used(), Relaxed);
+    }
+
+    pub fn reset_peak(&self) {
+        self.peak.store(alloc::used(), Relaxed);
+    }
+}
+
+/// Redis's `bytesToHuman` (INFO's `*_human` fields).
+pub fn human(n: u64) -> String {
+    let n = n as f64;
+    const K: f64 = 1024.0;
+    if n < K {
+        format!("{n}B")
+    } else if n < K * K {
+        format!("{:.2}K", n / K)
+    } else if n < K * K * K {
+        format!("{:.2}M", n / (K * K))
+    } else if n < K * K * K * K {
+        format!("{:.2}G", n / (K * K * K))
+    } else if n < K * K * K * K * K {
+        format!("{:.2}T", n / (K * K * K * K))
+    } else {
+        format!("{:.2}P", n / (K * K * K * K * K))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_round_trip() {
+        for name in POLICY_NAMES {
+            let p = Policy::parse(name).unwrap_or(Policy::NoEviction);
+            assert_eq!(p.name(), *name);
+        }
+        assert!(Policy::parse("allkeys-LRU") == Some(Policy::AllkeysLru));
+        assert!(Policy::VolatileTtl.volatile_only() && !Policy::AllkeysLfu.volatile_only());
+    }
+}
