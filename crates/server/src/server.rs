@@ -420,6 +420,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
     let _ = server.me.set(Arc::downgrade(&server));
     server.memory.mark_startup();
     load_persistence(&server)?;
+    crate::memory::purge();
     server.aof.start_writer()?;
     let mut senders = Vec::new();
     // Every worker, the standby included (see `Workers::regular`).

@@ -5,7 +5,10 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
+use std::sync::atomic::Ordering::Relaxed;
+
 use crate::glob;
+use crate::memory::lazyfree;
 use crate::notify;
 use crate::storage::access;
 use crate::storage::keyspace::{Map, View};
@@ -13,7 +16,7 @@ use crate::storage::value::{Entry, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("del", del);
-    r.add("unlink", del);
+    r.add("unlink", unlink);
     r.add("exists", exists);
     r.add("touch", touch);
     r.add("expire", expire);
@@ -76,15 +79,28 @@ pub(super) fn lookup_read_notouch<'v>(
     Some(e)
 }
 
-/// DEL key [key ...] (and UNLINK: values are freed where they are dropped;
-/// there is no separate lazy-free thread yet, see docs/compatibility.md)
+/// DEL key [key ...] (lazily freed too with `lazyfree-lazy-user-del`)
 fn del(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    del_keys(cx, argv, lazyfree::LAZY_USER_DEL.load(Relaxed))
+}
+
+/// UNLINK key [key ...]: DEL whose large values are freed on the lazy
+/// free thread.
+fn unlink(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    del_keys(cx, argv, true)
+}
+
+fn del_keys(cx: &mut Ctx, argv: &[&[u8]], lazy: bool) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let mut n = 0;
     for key in &argv[1..] {
-        if cx.view.remove(db, key, now).is_some() {
+        if let Some(old) = cx.view.remove(db, key, now) {
             n += 1;
             cx.notify(notify::GENERIC, "del", key);
+            if lazy {
+                let effort = old.value.free_effort();
+                lazyfree::free(old, effort);
+            }
         }
     }
     cx.dirty += n;
@@ -453,20 +469,18 @@ fn dbsize(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// Parses the optional ASYNC|SYNC of FLUSHDB/FLUSHALL; true = async.
 fn flush_mode(argv: &[&[u8]]) -> Result<bool, CmdError> {
     match argv.get(1) {
-        None => Ok(false),
+        None => Ok(lazyfree::LAZY_USER_FLUSH.load(Relaxed)),
         Some(a) if argv.len() == 2 && is(a, "ASYNC") => Ok(true),
         Some(a) if argv.len() == 2 && is(a, "SYNC") => Ok(false),
         Some(_) => Err(error::SYNTAX),
     }
 }
 
-/// Frees flushed maps on a background thread for ASYNC, so a huge
+/// Frees flushed maps on the lazy free thread for ASYNC, so a huge
 /// database does not stall this worker.
 fn dispose(maps: Vec<Vec<Map>>, async_free: bool) {
     if async_free {
-        let _ = std::thread::Builder::new()
-            .name("keel-lazyfree".into())
-            .spawn(move || drop(maps));
+        lazyfree::free_in_background(maps);
     } else {
         drop(maps);
     }

@@ -422,20 +422,7 @@ fn memory_malloc_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// MEMORY PURGE: jemalloc returns dirty pages of every arena to the OS.
 fn memory_purge(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    // "arena.<MALLCTL_ARENAS_ALL>.purge", as Redis's jemalloc_purge.
-    let name = c"arena.4096.purge";
-    // SAFETY: a valid NUL-terminated name; the command takes no input or
-    // output.
-    let rc = unsafe {
-        tikv_jemalloc_sys::mallctl(
-            name.as_ptr(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-        )
-    };
-    if rc != 0 {
+    if !crate::memory::purge() {
         return Err(CmdError::new("ERR Error purging dirty pages"));
     }
     cx.ok();

@@ -7,7 +7,7 @@ use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::table::{write_tagged, Command, Registry};
+use super::table::{Command, Registry};
 use super::Ctx;
 use crate::glob;
 
@@ -386,7 +386,7 @@ fn command(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.array(cmds.len());
     let proto = cx.proto();
     for c in cmds {
-        write_tagged(cx.out, &c.info, proto);
+        cx.out.extend_from_slice(c.info_reply(proto));
     }
     Ok(())
 }
@@ -418,7 +418,7 @@ fn command_info(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.array(argv.len() - 2);
     for name in &argv[2..] {
         match find(cx, name) {
-            Some(c) => write_tagged(cx.out, &c.info, proto),
+            Some(c) => cx.out.extend_from_slice(c.info_reply(proto)),
             None => encode::null(cx.out, proto),
         }
     }
@@ -436,8 +436,8 @@ fn command_docs(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.map(cmds.len());
     for c in cmds {
         encode::bulk(cx.out, c.name.as_bytes());
-        match &c.docs {
-            Some(d) => write_tagged(cx.out, d, proto),
+        match c.docs_reply(proto) {
+            Some(d) => cx.out.extend_from_slice(d),
             None => encode::map(cx.out, 0, proto),
         }
     }
@@ -475,7 +475,10 @@ fn command_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         .filter(|c| match &filter {
             Filter::None => true,
             Filter::Module => false,
-            Filter::AclCat(cat) => c.info.to_string().contains(&format!("\"{cat}\"")),
+            Filter::AclCat(cat) => {
+                let bit = super::table::category::from_name(cat);
+                bit != 0 && c.acl_categories & bit != 0
+            }
             Filter::Pattern(p) => glob::matches(p, c.name.as_bytes(), true),
         })
         .map(|c| c.name.as_str())

@@ -327,14 +327,45 @@ pub struct Command {
     /// Redis's getkeys_proc for this command, if it has one.
     keys_proc: Option<KeysProc>,
     /// COMMAND INFO entry (tagged JSON), subcommands filtered to those keel
-    /// implements.
-    pub info: Json,
-    pub docs: Option<Json>,
+    /// implements; only while the table is built, then encoded into
+    /// `info_resp` (the parsed JSON of the whole table took 14 MB, more
+    /// than a million small keys' worth of the dataset).
+    info: Json,
+    docs: Option<Json>,
+    /// The COMMAND INFO reply for RESP2 and RESP3.
+    info_resp: [Box<[u8]>; 2],
+    /// The COMMAND DOCS reply, RESP2 and RESP3.
+    docs_resp: Option<[Box<[u8]>; 2]>,
 }
 
 impl Command {
     pub fn has(&self, f: u32) -> bool {
         self.flags & f != 0
+    }
+
+    /// This command's COMMAND INFO entry, encoded for `proto`.
+    pub fn info_reply(&self, proto: u8) -> &[u8] {
+        &self.info_resp[usize::from(proto >= 3)]
+    }
+
+    /// This command's COMMAND DOCS entry, encoded for `proto`.
+    pub fn docs_reply(&self, proto: u8) -> Option<&[u8]> {
+        self.docs_resp
+            .as_ref()
+            .map(|d| &*d[usize::from(proto >= 3)])
+    }
+
+    /// Encodes the metadata replies and drops the JSON they came from.
+    fn encode_metadata(&mut self) {
+        let enc = |j: &Json, proto: u8| {
+            let mut v = Vec::new();
+            write_tagged(&mut v, j, proto);
+            v.into_boxed_slice()
+        };
+        self.info_resp = [enc(&self.info, 2), enc(&self.info, 3)];
+        self.docs_resp = self.docs.as_ref().map(|d| [enc(d, 2), enc(d, 3)]);
+        self.info = Json::Null;
+        self.docs = None;
     }
 
     /// Positions of the key arguments in `argv`, following Redis's key-spec
@@ -654,6 +685,8 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         subcommands: HashMap::new(),
         info: info.clone(),
         docs: docs.cloned(),
+        info_resp: Default::default(),
+        docs_resp: None,
     })
 }
 
@@ -791,6 +824,9 @@ impl CommandTable {
             }
         }
         table.filter_subcommand_metadata();
+        for cmd in &mut table.commands {
+            cmd.encode_metadata();
+        }
         Ok(table)
     }
 

@@ -158,6 +158,26 @@ impl Limits {
     }
 }
 
+/// Returns the allocator's unused dirty pages to the OS (MEMORY PURGE;
+/// also once start-up is done, which parses the command table's JSON and
+/// may load a dataset: what that left behind is not kept resident).
+pub fn purge() -> bool {
+    // "arena.<MALLCTL_ARENAS_ALL>.purge", as Redis's jemalloc_purge.
+    let name = c"arena.4096.purge";
+    // SAFETY: a valid NUL-terminated name; the command reads and writes
+    // nothing.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    rc == 0
+}
+
 /// Redis's `bytesToHuman` (INFO's `*_human` fields).
 pub fn human(n: u64) -> String {
     let n = n as f64;

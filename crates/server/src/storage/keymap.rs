@@ -176,7 +176,8 @@ impl KeyMap {
         match self.table.find_entry(hash_key(key), |n| n.key() == key) {
             Err(_) => Lookup::Missing,
             Ok(found) if found.get().entry().is_expired(now_ms) => {
-                drop(found.remove().0);
+                let mut entry = found.remove().0.into_entry();
+                super::value::free_expired(super::value::take_value(&mut entry));
                 Lookup::Expired
             }
             Ok(found) => Lookup::Live(found.into_mut().entry_mut()),

@@ -234,6 +234,7 @@ impl Keyspace {
                     if dead {
                         removed += 1;
                         on_expired(db_index, k);
+                        super::value::free_expired(super::value::take_value(e));
                     }
                     !dead
                 });

@@ -177,6 +177,22 @@ impl Value {
     }
 }
 
+/// Frees the value of a key that expired: on the lazy free thread when
+/// `lazyfree-lazy-expire` is on and the value is large, else here.
+pub fn free_expired(value: Value) {
+    use crate::memory::lazyfree;
+    if lazyfree::LAZY_EXPIRE.load(std::sync::atomic::Ordering::Relaxed) {
+        let effort = value.free_effort();
+        lazyfree::free(value, effort);
+    }
+}
+
+/// Takes the value out of an entry about to be dropped (leaving an empty
+/// string), so it can be freed elsewhere.
+pub fn take_value(e: &mut Entry) -> Value {
+    std::mem::replace(&mut e.value, Value::Str(Str::Int(0)))
+}
+
 /// Thresholds at which small collections leave their compact encoding
 /// (Redis's `*-max-listpack-*` and `set-max-intset-entries`), read from
 /// the configuration for every command that may grow a collection.
