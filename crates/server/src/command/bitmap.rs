@@ -56,7 +56,7 @@ fn setbit(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             if on {
                 v[byte] |= mask;
             }
-            cx.view.set(db, key, Value::Str(Str::Raw(v)), 0, now);
+            cx.view.set(db, key, Value::Str(Str::raw(v)), 0, now);
             (false, true)
         }
         Some(Entry {

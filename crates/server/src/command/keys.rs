@@ -12,7 +12,7 @@ use crate::memory::lazyfree;
 use crate::notify;
 use crate::storage::access;
 use crate::storage::keyspace::{Map, View};
-use crate::storage::value::{Entry, Str, Value};
+use crate::storage::value::{Entry, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("del", del);
@@ -589,7 +589,9 @@ fn object_refcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         // Redis shares the integers 0..9999 (OBJ_SHARED_REFCOUNT), except
         // a copy, which gets its own object.
         Some(e) => match &e.value {
-            Value::Str(Str::Int(n)) if (0..10000).contains(n) && !e.unshared => i32::MAX as i64,
+            Value::Str(s) if s.as_int().is_some_and(|n| (0..10000).contains(&n)) && !e.unshared => {
+                i32::MAX as i64
+            }
             _ => 1,
         },
     };

@@ -13,7 +13,7 @@ use crate::memory::alloc::size_class;
 use crate::memory::{human, lazyfree};
 use crate::server::Server;
 use crate::storage::keymap::KeyMap;
-use crate::storage::value::{Str, Value};
+use crate::storage::value::Value;
 
 pub fn register(r: &mut Registry) {
     r.add("memory|usage", memory_usage);
@@ -29,9 +29,8 @@ pub fn value_bytes(v: &Value) -> usize {
     use std::mem::size_of;
     let boxed = |n: usize| size_class(n);
     match v {
-        Value::Str(Str::Int(_)) => 0,
-        Value::Str(Str::Raw(b)) if b.capacity() == 0 => 0,
-        Value::Str(Str::Raw(b)) => size_class(b.capacity()),
+        Value::Str(s) if s.heap_size() == 0 => 0,
+        Value::Str(s) => size_class(s.heap_size()),
         Value::List(l) => boxed(size_of::<crate::storage::value::List>()) + l.heap_size(),
         Value::Hash(h) => h.heap_size(),
         Value::Set(s) => boxed(size_of::<crate::storage::value::Set>()) + s.heap_size(),

@@ -368,7 +368,7 @@ struct Sources<'k> {
     index: Vec<usize>,
 }
 
-const PLACEHOLDER: Value = Value::Str(Str::Int(0));
+const PLACEHOLDER: Value = Value::Str(Str::ZERO);
 
 impl<'k> Sources<'k> {
     fn take(cx: &mut Ctx, keys: &[&'k [u8]]) -> Result<Sources<'k>, CmdError> {

@@ -464,16 +464,16 @@ fn incr_generic(cx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let new = match lookup_str_write(cx, key)? {
         Some(s) => {
-            let cur = match s {
-                Str::Int(n) => *n,
-                Str::Raw(v) => resp::parse_i64(v).ok_or(error::NOT_INTEGER)?,
+            let cur = match s.as_int() {
+                Some(n) => n,
+                None => s.with_bytes(resp::parse_i64).ok_or(error::NOT_INTEGER)?,
             };
             let new = cur.checked_add(by).ok_or(error::OVERFLOW)?;
-            *s = Str::Int(new);
+            *s = Str::int(new);
             new
         }
         None => {
-            cx.view.set(db, key, Value::Str(Str::Int(by)), 0, now);
+            cx.view.set(db, key, Value::Str(Str::int(by)), 0, now);
             by
         }
     };
@@ -516,8 +516,10 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let by = long_double::parse(argv[2]).ok_or(error::NOT_FLOAT)?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let cur = match lookup_str_write(cx, key)? {
-        Some(Str::Int(n)) => long_double::LongDouble::from_i64(*n),
-        Some(s) => s.with_bytes(long_double::parse).ok_or(error::NOT_FLOAT)?,
+        Some(s) => match s.as_int() {
+            Some(n) => long_double::LongDouble::from_i64(n),
+            None => s.with_bytes(long_double::parse).ok_or(error::NOT_FLOAT)?,
+        },
         None => long_double::LongDouble::ZERO,
     };
     let new = cur.add(&by);
@@ -526,15 +528,10 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let text = new.to_human_string();
     match lookup_str_write(cx, key)? {
-        Some(s) => *s = Str::Raw(text.as_bytes().to_vec()),
+        Some(s) => *s = Str::bytes(text.as_bytes()),
         None => {
-            cx.view.set(
-                db,
-                key,
-                Value::Str(Str::Raw(text.as_bytes().to_vec())),
-                0,
-                now,
-            );
+            cx.view
+                .set(db, key, Value::Str(Str::bytes(text.as_bytes())), 0, now);
         }
     }
     cx.dirty += 1;
@@ -639,7 +636,7 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         let len = v.len();
         // A string SETRANGE creates is `raw` in Redis.
         v.reserve(1);
-        cx.view.set(db, key, Value::Str(Str::Raw(v)), 0, now);
+        cx.view.set(db, key, Value::Str(Str::raw(v)), 0, now);
         cx.dirty += 1;
         cx.notify(notify::STRING, "setrange", key);
         cx.int(len as i64);

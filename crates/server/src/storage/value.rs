@@ -7,27 +7,104 @@ pub use super::set::Set;
 pub use super::stream::Stream;
 pub use super::zset::ZSet;
 
-/// A string value. Integers that round-trip exactly are kept as `Int`, as
-/// Redis's `int` encoding does, so INCR needs no parse and no allocation.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Str {
-    Int(i64),
-    Raw(Vec<u8>),
+/// A string value, 24 bytes: an integer (Redis's `int` encoding: INCR
+/// needs no parse and no allocation), up to [`INLINE_MAX`] bytes held in
+/// place (no allocation: a key with a short value costs its node alone),
+/// or a heap buffer.
+#[derive(Debug)]
+pub struct Str(Repr);
+
+/// Longest string held inside the value itself.
+pub const INLINE_MAX: usize = 16;
+
+// The inline form's length is the variant: a `Vec`'s capacity field has a
+// niche (it never exceeds isize::MAX) that can number 17 variants (and
+// `Value`'s own) while their 16 bytes sit beside it, so `Str` and `Value`
+// stay 24 bytes. A length byte beside 16 data bytes would not fit
+// (size test below).
+macro_rules! inline_repr {
+    ($($v:ident = $n:literal),*) => {
+        #[derive(Debug)]
+        enum Repr {
+            Int(i64),
+            Raw(Vec<u8>),
+            $($v([u8; INLINE_MAX]),)*
+        }
+
+        impl Repr {
+            /// `b` (at most INLINE_MAX bytes) held in place.
+            #[inline]
+            fn inline(b: &[u8]) -> Repr {
+                let mut buf = [0u8; INLINE_MAX];
+                buf[..b.len()].copy_from_slice(b);
+                match b.len() {
+                    $($n => Repr::$v(buf),)*
+                    _ => unreachable!("inline string of {} bytes", b.len()),
+                }
+            }
+
+            #[inline]
+            fn inline_bytes(&self) -> Option<&[u8]> {
+                match self {
+                    $(Repr::$v(b) => Some(&b[..$n]),)*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
+
+inline_repr!(
+    I0 = 0,
+    I1 = 1,
+    I2 = 2,
+    I3 = 3,
+    I4 = 4,
+    I5 = 5,
+    I6 = 6,
+    I7 = 7,
+    I8 = 8,
+    I9 = 9,
+    I10 = 10,
+    I11 = 11,
+    I12 = 12,
+    I13 = 13,
+    I14 = 14,
+    I15 = 15,
+    I16 = 16
+);
+
+/// Equal when both are the same integer or both hold the same bytes (an
+/// inline and a heap string of equal bytes are equal).
+impl PartialEq for Str {
+    fn eq(&self, other: &Str) -> bool {
+        match (self.as_int(), other.as_int()) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.with_bytes(|a| other.with_bytes(|b| a == b)),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Str {}
 
 /// A copy keeps the encoding (Redis's dupStringObject): a `raw` string
 /// (one with spare capacity, see [`Str::encoding`]) stays raw, which a
 /// derived clone, allocating exactly the length, would turn into `embstr`.
 impl Clone for Str {
     fn clone(&self) -> Str {
-        match self {
-            Str::Int(n) => Str::Int(*n),
-            Str::Raw(v) => {
+        match &self.0 {
+            Repr::Raw(v) => {
                 let spare = usize::from(v.capacity() > v.len());
                 let mut c = Vec::with_capacity(v.len() + spare);
                 c.extend_from_slice(v);
-                Str::Raw(c)
+                Str(Repr::Raw(c))
             }
+            Repr::Int(n) => Str(Repr::Int(*n)),
+            other => match other.inline_bytes() {
+                Some(b) => Str(Repr::inline(b)),
+                None => unreachable!("every form is handled"),
+            },
         }
     }
 }
@@ -41,25 +118,65 @@ impl Str {
     pub fn from_bytes(b: &[u8]) -> Str {
         if b.len() <= 20 {
             if let Some(n) = resp::parse_i64(b) {
-                return Str::Int(n);
+                return Str(Repr::Int(n));
             }
         }
-        Str::Raw(b.to_vec())
+        if b.len() <= INLINE_MAX {
+            return Str(Repr::inline(b));
+        }
+        Str(Repr::Raw(b.to_vec()))
     }
 
     pub fn from_vec(v: Vec<u8>) -> Str {
         if v.len() <= 20 {
             if let Some(n) = resp::parse_i64(&v) {
-                return Str::Int(n);
+                return Str(Repr::Int(n));
             }
         }
-        Str::Raw(v)
+        if v.len() <= INLINE_MAX && v.capacity() == v.len() {
+            return Str(Repr::inline(&v));
+        }
+        Str(Repr::Raw(v))
+    }
+
+    /// The bytes as a string, never as an integer (Redis's
+    /// createStringObject: INCRBYFLOAT's result).
+    pub fn bytes(b: &[u8]) -> Str {
+        if b.len() <= INLINE_MAX {
+            Str(Repr::inline(b))
+        } else {
+            Str(Repr::Raw(b.to_vec()))
+        }
+    }
+
+    /// Zero, as a constant (a placeholder value).
+    pub const ZERO: Str = Str(Repr::Int(0));
+
+    /// The integer form.
+    pub fn int(n: i64) -> Str {
+        Str(Repr::Int(n))
+    }
+
+    /// Bytes kept as a heap buffer whatever their content (a bitmap or a
+    /// SETRANGE result: Redis's `raw` encoding).
+    pub fn raw(v: Vec<u8>) -> Str {
+        Str(Repr::Raw(v))
+    }
+
+    /// The value, if it is held as an integer.
+    #[inline]
+    pub fn as_int(&self) -> Option<i64> {
+        match self.0 {
+            Repr::Int(n) => Some(n),
+            _ => None,
+        }
     }
 
     pub fn len(&self) -> usize {
-        match self {
-            Str::Int(n) => itoa::Buffer::new().format(*n).len(),
-            Str::Raw(v) => v.len(),
+        match &self.0 {
+            Repr::Int(n) => itoa::Buffer::new().format(*n).len(),
+            Repr::Raw(v) => v.len(),
+            other => other.inline_bytes().map_or(0, <[u8]>::len),
         }
     }
 
@@ -71,9 +188,10 @@ impl Str {
     /// stack instead of allocating.
     #[inline]
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        match self {
-            Str::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
-            Str::Raw(v) => f(v),
+        match &self.0 {
+            Repr::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
+            Repr::Raw(v) => f(v),
+            other => f(other.inline_bytes().unwrap_or(&[])),
         }
     }
 
@@ -85,33 +203,37 @@ impl Str {
     /// (APPEND, SETRANGE). An edited string reports `raw`, as in Redis:
     /// spare capacity is what tells it from a never-edited `embstr`.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if let Str::Int(n) = *self {
-            *self = Str::Raw(itoa::Buffer::new().format(n).as_bytes().to_vec());
+        if !matches!(self.0, Repr::Raw(_)) {
+            // Exact now; the reserve below grows it as a Vec grows
+            // (amortised), leaving spare room after the edit.
+            self.0 = Repr::Raw(self.to_vec());
         }
-        if let Str::Raw(v) = self {
-            if v.capacity() == v.len() {
-                v.reserve(1);
+        match &mut self.0 {
+            Repr::Raw(v) => {
+                if v.capacity() == v.len() {
+                    v.reserve(1);
+                }
+                v
             }
-        }
-        match self {
-            Str::Raw(v) => v,
-            // Just converted above.
-            Str::Int(_) => unreachable!(),
+            _ => unreachable!("just converted above"),
         }
     }
 
     pub fn encoding(&self) -> &'static str {
-        match self {
-            Str::Int(_) => "int",
-            Str::Raw(v) if v.len() <= EMBSTR_MAX && v.capacity() == v.len() => "embstr",
-            Str::Raw(_) => "raw",
+        match &self.0 {
+            Repr::Int(_) => "int",
+            Repr::Raw(v) if v.len() <= EMBSTR_MAX && v.capacity() == v.len() => "embstr",
+            Repr::Raw(_) => "raw",
+            _ => "embstr",
         }
     }
 
+    /// Bytes held on the heap (the requested capacity; the allocator
+    /// rounds it up to its size class).
     pub fn heap_size(&self) -> usize {
-        match self {
-            Str::Int(_) => 0,
-            Str::Raw(v) => v.capacity(),
+        match &self.0 {
+            Repr::Raw(v) => v.capacity(),
+            _ => 0,
         }
     }
 }
@@ -190,7 +312,7 @@ pub fn free_expired(value: Value) {
 /// Takes the value out of an entry about to be dropped (leaving an empty
 /// string), so it can be freed elsewhere.
 pub fn take_value(e: &mut Entry) -> Value {
-    std::mem::replace(&mut e.value, Value::Str(Str::Int(0)))
+    std::mem::replace(&mut e.value, Value::Str(Str::int(0)))
 }
 
 /// Thresholds at which small collections leave their compact encoding
@@ -249,8 +371,29 @@ mod tests {
     fn value_and_entry_sizes() {
         // The keyspace's node is an Entry plus the key: growing either
         // costs every key (see storage::keymap).
+        assert_eq!(std::mem::size_of::<Str>(), 24);
         assert_eq!(std::mem::size_of::<Value>(), 24);
         assert_eq!(std::mem::size_of::<Entry>(), 40);
+    }
+
+    #[test]
+    fn short_strings_are_inline() {
+        for len in 0..=40 {
+            let b: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let s = Str::from_bytes(&b);
+            assert_eq!(s.len(), len);
+            assert_eq!(s.to_vec(), b);
+            assert_eq!(s.heap_size() == 0, len <= INLINE_MAX, "{len}");
+            assert_eq!(s.encoding(), "embstr");
+            assert_eq!(s.clone(), s);
+            assert_eq!(Str::from_vec(b.clone()), s);
+            let mut edited = s.clone();
+            edited.make_raw().push(b'!');
+            assert_eq!(edited.encoding(), "raw");
+            assert_eq!(edited.len(), len + 1);
+        }
+        assert_eq!(Str::from_bytes(b"123").as_int(), Some(123));
+        assert_ne!(Str::int(5), Str::raw(b"5".to_vec()));
     }
 
     #[test]
@@ -262,6 +405,6 @@ mod tests {
         assert_eq!(edited.encoding(), "raw");
         assert_eq!(edited.clone().encoding(), "raw");
         assert_eq!(edited.clone(), edited);
-        assert_eq!(Str::Int(5).clone().encoding(), "int");
+        assert_eq!(Str::int(5).clone().encoding(), "int");
     }
 }

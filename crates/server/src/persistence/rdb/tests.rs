@@ -77,23 +77,23 @@ fn sample(scale: usize) -> Vec<(usize, Vec<u8>, Entry)> {
         (
             0,
             b"int".to_vec(),
-            entry(Value::Str(Str::Int(-123456789012)), 0),
+            entry(Value::Str(Str::int(-123456789012)), 0),
         ),
-        (0, b"small-int".to_vec(), entry(Value::Str(Str::Int(7)), 0)),
+        (0, b"small-int".to_vec(), entry(Value::Str(Str::int(7)), 0)),
         (
             0,
             b"raw".to_vec(),
-            entry(Value::Str(Str::Raw(vec![b'a'; 500])), 0),
+            entry(Value::Str(Str::raw(vec![b'a'; 500])), 0),
         ),
         (
             0,
             b"bin".to_vec(),
-            entry(Value::Str(Str::Raw((0..=255).collect())), 0),
+            entry(Value::Str(Str::raw((0..=255).collect())), 0),
         ),
         (
             0,
             b"ttl".to_vec(),
-            entry(Value::Str(Str::Raw(b"x".to_vec())), 4_000_000_000_000),
+            entry(Value::Str(Str::raw(b"x".to_vec())), 4_000_000_000_000),
         ),
         (1, b"list".to_vec(), entry(Value::List(Box::new(list)), 0)),
         (1, b"hash".to_vec(), entry(Value::Hash(small_hash), 0)),

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::packed::ListpackWriter;
 use super::*;
 use crate::storage::stream::{Stream, StreamId};
-use crate::storage::value::{Entry, Str, Value};
+use crate::storage::value::{Entry, Value};
 
 /// Entries per stream node written; Redis's `stream-node-max-entries`
 /// default, so the nodes Redis loads look like the ones it would build.
@@ -78,9 +78,9 @@ impl<W: Write> Writer<W> {
             Value::Str(s) => {
                 self.buf.push(TYPE_STRING);
                 self.string(key);
-                match s {
-                    Str::Int(n) => self.int_string(*n),
-                    Str::Raw(v) => self.string(v),
+                match s.as_int() {
+                    Some(n) => self.int_string(n),
+                    None => s.with_bytes(|b| self.string(b)),
                 }
             }
             Value::List(l) => {
