@@ -421,6 +421,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
     server.memory.mark_startup();
     load_persistence(&server)?;
     crate::memory::purge();
+    crate::memory::start_background_purge();
     server.aof.start_writer()?;
     let mut senders = Vec::new();
     // Every worker, the standby included (see `Workers::regular`).

@@ -158,6 +158,15 @@ impl Limits {
     }
 }
 
+/// Starts jemalloc's background purging thread, as Redis does
+/// (`jemalloc-bg-thread yes`): freed pages go back to the OS as they age
+/// (10 s) even while the allocator is not otherwise called.
+pub fn start_background_purge() {
+    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(true) {
+        tracing::warn!("jemalloc background thread: {e}");
+    }
+}
+
 /// Returns the allocator's unused dirty pages to the OS (MEMORY PURGE;
 /// also once start-up is done, which parses the command table's JSON and
 /// may load a dataset: what that left behind is not kept resident).

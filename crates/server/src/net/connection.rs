@@ -228,6 +228,27 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     result
 }
 
+/// Writes replies. A write that makes no headway for
+/// `output_budget::STALLED` stops counting the buffer against the
+/// worker's budget: a client that does not read keeps its own buffer
+/// (as it would in Redis) but cannot hold the worker's other clients back.
+async fn write_out<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    out: &[u8],
+    held: &mut Option<super::output_budget::Held>,
+) -> std::io::Result<()> {
+    if held.is_none() {
+        return stream.write_all(out).await;
+    }
+    let mut write = std::pin::pin!(stream.write_all(out));
+    tokio::select! {
+        r = &mut write => return r,
+        _ = tokio::time::sleep(super::output_budget::STALLED) => {}
+    }
+    *held = None;
+    write.await
+}
+
 /// The client's transaction state as `net::busy` encodes it.
 fn tx_state(client: &Client) -> u8 {
     use super::busy::TxShadow;
@@ -298,6 +319,8 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         dec,
     } = session;
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    // The output buffer while it is large, counted in the worker's budget.
+    let mut big_out: Option<super::output_budget::Held> = None;
     let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
     // A migrated session may hold complete requests already read.
     let mut n = rbuf.len() - *start;
@@ -335,7 +358,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                                 Err(_) => break,
                             }
                         }
-                        stream.write_all(&out).await?;
+                        write_out(stream, &out, &mut big_out).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
                         ps.sub.pending.fetch_sub(bytes, Relaxed);
@@ -378,6 +401,15 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 return Ok(Exit::Closed);
             }
         }
+        // Large replies of other connections still unsent: let them
+        // drain before building more (see `output_budget`).
+        let maxmemory = server.memory.maxmemory() as usize;
+        super::output_budget::room(if maxmemory == 0 {
+            usize::MAX
+        } else {
+            maxmemory / 8
+        })
+        .await;
         client
             .info
             .last_interaction_ms
@@ -396,6 +428,13 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     let mut argv = recycle(std::mem::take(&mut argv_store));
                     argv.extend((0..dec.argc()).map(|i| dec.arg(frame, i)));
                     command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    if out.capacity() > FLUSH_AT
+                        && big_out.as_ref().is_none_or(|h| h.bytes() != out.capacity())
+                    {
+                        // Counted until the batch ends and the buffer is
+                        // dropped (see `output_budget`).
+                        big_out = Some(super::output_budget::hold(out.capacity()));
+                    }
                     let blocked = client.block.take().map(|mut req| {
                         let rerun = req.rerun.take();
                         (
@@ -409,7 +448,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         if !out.is_empty() {
                             durable_before_reply(server, client, me).await?;
                             server.aof.written_before_reply(client.aof_offset);
-                            stream.write_all(&out).await?;
+                            write_out(stream, &out, &mut big_out).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
                         }
@@ -427,7 +466,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     if out.len() >= FLUSH_AT {
                         durable_before_reply(server, client, me).await?;
                         server.aof.written_before_reply(client.aof_offset);
-                        stream.write_all(&out).await?;
+                        write_out(stream, &out, &mut big_out).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
                     }
@@ -460,11 +499,19 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             // After the yield: the round's first connection here writes
             // the whole round's records in one system call.
             server.aof.written_before_reply(client.aof_offset);
-            stream.write_all(&out).await?;
+            write_out(stream, &out, &mut big_out).await?;
             out.clear();
-            if out.capacity() > FLUSH_AT * 4 {
-                out = Vec::with_capacity(READ_CHUNK);
-            }
+        }
+        // A large reply's buffer is kept through its batch (the next
+        // large reply reuses it), not while the connection idles: fifty
+        // idle clients after an LRANGE of 11 MB each held 800 MB.
+        if out.capacity() > FLUSH_AT {
+            out = Vec::with_capacity(READ_CHUNK);
+        }
+        big_out = None;
+        if *start == rbuf.len() && rbuf.capacity() > FLUSH_AT * 4 {
+            *rbuf = Vec::with_capacity(READ_CHUNK);
+            *start = 0;
         }
         // What this connection's buffers hold between batches, for
         // CLIENT LIST and INFO memory (two stores per batch).

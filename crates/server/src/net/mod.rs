@@ -5,6 +5,7 @@ pub mod balance;
 pub mod busy;
 pub mod connection;
 pub mod idle_poll;
+pub mod output_budget;
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;

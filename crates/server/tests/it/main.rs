@@ -19,6 +19,7 @@ mod expiry;
 mod hashes;
 mod keys;
 mod lists;
+mod memory;
 mod propagation;
 mod protocol;
 mod scripting;

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The seed capacity test: redis-benchmark's default suite with large values
+under a maxmemory limit, against keel-server and redis-server in one run.
+
+For each (value size, pipeline) and each policy, both servers start fresh
+with `--maxmemory LIMIT --maxmemory-policy POLICY`; every test of the
+default suite runs as its own redis-benchmark invocation (redis-benchmark
+exits at the first error reply, so a test refused with OOM does not take
+the rest of the suite with it). Reported per test: rps and p99 of each
+server, or the error that ended it; per run: peak RSS (VmHWM) of each
+server and whether it still answers PING afterwards.
+
+Usage: bench/capacity.py [--sizes 18000:5,24000:10,30000:10]
+                         [--policies noeviction,allkeys-lru]
+                         [--maxmemory 256mb] [-n 2000] [-c 50] [--only keel|redis]
+"""
+import argparse
+import csv
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import KEEL, free_port, start  # noqa: E402
+
+# The default suite in redis-benchmark's order; `lrange` runs LPUSH
+# first, then LRANGE_100/300/500/600.
+SUITE = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop",
+         "rpop", "sadd", "hset", "spop", "zadd", "zpopmin", "lrange", "mset"]
+
+
+def peak_rss(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def answers(port):
+    r = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True, timeout=30)
+    return r.stdout.strip() == "PONG"
+
+
+def run_suite(port, size, pipeline, n, clients):
+    """{test name: (rps, p99) or error text}"""
+    out = {}
+    for t in SUITE:
+        r = subprocess.run(["redis-benchmark", "-p", str(port), "-d", str(size), "-P", str(pipeline),
+                            "-n", str(n), "-c", str(clients), "-t", t, "--csv"],
+                           capture_output=True, text=True, timeout=1800)
+        rows = list(csv.reader(io.StringIO(r.stdout)))
+        for row in rows[1:]:
+            if len(row) >= 7:
+                out[row[0]] = (float(row[1]), float(row[6]))
+        if r.returncode != 0:
+            err = (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
+            out[t.upper() + " (failed)"] = err
+    return out
+
+
+def measure(kind, size, pipeline, policy, args, workdir):
+    port = free_port()
+    if kind == "keel":
+        cmd = [KEEL, "--port", str(port), "--save", ""]
+    else:
+        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"]
+    cmd += ["--maxmemory", args.maxmemory, "--maxmemory-policy", policy]
+    proc = start(cmd, port, workdir)
+    try:
+        results = run_suite(port, size, pipeline, args.n, args.c)
+        alive = answers(port)
+        return results, peak_rss(proc.pid), alive
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="18000:5,24000:10,30000:10")
+    ap.add_argument("--policies", default="noeviction,allkeys-lru")
+    ap.add_argument("--maxmemory", default="256mb")
+    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("-c", type=int, default=50)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    workdir = tempfile.mkdtemp(prefix="keel-capacity-")
+    kinds = [args.only] if args.only else ["keel", "redis"]
+    for spec in args.sizes.split(","):
+        size, pipeline = (int(x) for x in spec.split(":"))
+        for policy in args.policies.split(","):
+            res = {k: measure(k, size, pipeline, policy, args, workdir) for k in kinds}
+            print(f"\n### -d {size} -P {pipeline}, maxmemory {args.maxmemory}, {policy}\n")
+            for k in kinds:
+                _, rss, alive = res[k]
+                print(f"- {k}: peak RSS {rss / 2**20:.0f} MB, answers PING afterwards: {'yes' if alive else 'NO'}")
+            print()
+            head = "| test | " + " | ".join(f"{k} rps | {k} p99 ms" for k in kinds)
+            if len(kinds) == 2:
+                head += " | keel/redis rps"
+            print(head + " |")
+            print("|---|" + "---:|" * (2 * len(kinds) + (1 if len(kinds) == 2 else 0)))
+            names = []
+            for k in kinds:
+                for name in res[k][0]:
+                    if name not in names:
+                        names.append(name)
+            for name in names:
+                cells = []
+                vals = []
+                for k in kinds:
+                    v = res[k][0].get(name)
+                    if isinstance(v, tuple):
+                        cells += [f"{v[0]:.0f}", f"{v[1]:.2f}"]
+                        vals.append(v[0])
+                    elif v is None:
+                        cells += ["-", "-"]
+                        vals.append(None)
+                    else:
+                        cells += [v.replace("|", "/"), ""]
+                        vals.append(None)
+                if len(kinds) == 2:
+                    a, b = vals
+                    cells.append(f"{a / b:.2f}" if a and b else "")
+                print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
