@@ -264,7 +264,10 @@ const PARAMS: &[Param] = &[
     ),
     p(
         "maxmemory-samples",
-        Kind::Int { min: 1, max: 64 },
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
         "5",
         true,
     ),
@@ -482,6 +485,9 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                 let n: i64 = pct.parse().map_err(|_| bad())?;
                 if n < 0 {
                     return Err(bad());
+                }
+                if n > 100 {
+                    return Err("percentage argument must be less or equal to 100".into());
                 }
                 return Ok(format!("{n}%"));
             }

@@ -96,6 +96,21 @@ fn time_limit(tenacity: u32) -> Option<Duration> {
     }
 }
 
+thread_local! {
+    /// Whether the command now running was found out of memory before it
+    /// started (Redis's `server.pre_command_oom_state`): a script may
+    /// then run denyoom commands only after it has written.
+    static PRE_COMMAND_OOM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+pub fn set_pre_command_oom(oom: bool) {
+    PRE_COMMAND_OOM.set(oom);
+}
+
+pub fn pre_command_oom() -> bool {
+    PRE_COMMAND_OOM.get()
+}
+
 /// Whether the process holds more than `maxmemory`.
 #[inline]
 pub fn over_limit(server: &Server) -> bool {

@@ -60,6 +60,11 @@ pub trait World {
     fn multi_denyoom(&self) -> bool {
         false
     }
+    /// A script command whose script makes it `denyoom` (asked only when
+    /// out of memory).
+    fn script_denyoom(&self, _cmd: &Command, _argv: &[&[u8]]) -> bool {
+        false
+    }
     /// The MISCONF error while the last save or log write failed.
     fn disk_error(&self) -> Option<CmdError>;
     fn readonly_replica(&self) -> bool {
@@ -110,7 +115,9 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
     }
     let queued = in_multi && !cmd.has(flag::TX_CONTROL);
     if w.out_of_memory() {
-        let denyoom = cmd.has(flag::DENYOOM) || (cmd.has(flag::EXEC) && w.multi_denyoom());
+        let denyoom = cmd.has(flag::DENYOOM)
+            || (cmd.has(flag::EXEC) && w.multi_denyoom())
+            || w.script_denyoom(cmd, argv);
         if denyoom || queued {
             return reject(OOM);
         }

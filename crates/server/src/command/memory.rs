@@ -85,6 +85,8 @@ pub struct Overhead {
     pub functions_caches: usize,
     /// Slot tables per database.
     pub dbs: Vec<usize>,
+    /// Keys per database.
+    pub db_keys: Vec<usize>,
     pub keys: usize,
     pub total: usize,
     pub dataset: usize,
@@ -109,6 +111,7 @@ impl Overhead {
         let dbs = server.keyspace.table_bytes();
         let (_, sizes) = server.keyspace.stats();
         let keys = sizes.iter().map(|(k, _)| k).sum();
+        let db_keys = sizes.iter().map(|(k, _)| *k).collect();
         let startup = server.memory.startup();
         let aof_buffer = server.aof.buffered();
         let total = startup
@@ -126,6 +129,7 @@ impl Overhead {
             lua_caches: scripts.scripts_bytes,
             functions_caches: scripts.functions_bytes,
             dbs,
+            db_keys,
             keys,
             total,
             dataset: used.saturating_sub(total),
@@ -283,14 +287,15 @@ pub fn info(server: &Server, o: &mut String) {
 /// MEMORY STATS
 fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let m = Overhead::compute(cx.server);
+    // Databases with keys, as Redis lists them.
     let dbs: Vec<(usize, usize)> = m
         .dbs
         .iter()
         .copied()
         .enumerate()
-        .filter(|(_, bytes)| *bytes > 0)
+        .filter(|(db, _)| m.db_keys[*db] > 0)
         .collect();
-    cx.map(26 + dbs.len());
+    cx.map(27 + dbs.len());
     let int = |cx: &mut Ctx, name: &str, n: i64| {
         cx.bulk(name.as_bytes());
         cx.int(n);
@@ -307,10 +312,12 @@ fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     int(cx, "functions.caches", m.functions_caches as i64);
     for (db, bytes) in &dbs {
         cx.bulk(format!("db.{db}").as_bytes());
-        cx.map(2);
+        cx.map(3);
         int(cx, "overhead.hashtable.main", *bytes as i64);
-        // Expiry times live in the entries: no second table.
+        // Expiry times live in the entries, and the slot tables are the
+        // main table: no second or third table.
         int(cx, "overhead.hashtable.expires", 0);
+        int(cx, "overhead.hashtable.slot-to-keys", 0);
     }
     int(cx, "overhead.total", m.total as i64);
     int(cx, "keys.count", m.keys as i64);
@@ -336,10 +343,10 @@ fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "allocator-fragmentation.bytes",
         m.active as i64 - m.allocated as i64,
     );
-    double(cx, "allocator.rss-ratio", ratio(m.resident, m.active));
+    double(cx, "allocator-rss.ratio", ratio(m.resident, m.active));
     int(
         cx,
-        "allocator.rss-bytes",
+        "allocator-rss.bytes",
         m.resident as i64 - m.active as i64,
     );
     double(cx, "rss-overhead.ratio", ratio(m.rss, m.resident));

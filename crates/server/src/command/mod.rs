@@ -330,14 +330,20 @@ impl gates::World for Gates<'_> {
         self.client.multi_denyoom
     }
 
+    fn script_denyoom(&self, cmd: &Command, argv: &[&[u8]]) -> bool {
+        scripting::denies_oom(self.server, cmd, argv)
+    }
+
     #[inline]
     fn out_of_memory(&self) -> bool {
         // One load while no limit is set. A script past
         // busy-reply-threshold holds shards eviction would wait for; Redis
         // too skips eviction while one runs.
-        self.server.memory.maxmemory() != 0
+        let oom = self.server.memory.maxmemory() != 0
             && !scripting::any_busy()
-            && evict::perform(self.server) == evict::Outcome::Fail
+            && evict::perform(self.server) == evict::Outcome::Fail;
+        evict::set_pre_command_oom(oom);
+        oom
     }
 
     #[inline]

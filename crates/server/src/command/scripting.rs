@@ -172,6 +172,36 @@ pub struct Scripting {
     busy_shards: AtomicU64,
 }
 
+/// Whether a script command counts as `denyoom` for the out-of-memory
+/// gate, as Redis's evalGetCommandFlags / fcallGetCommandFlags make it: a
+/// script with a shebang, or a function, flagged neither `no-writes` nor
+/// `allow-oom`. (An EVAL without a shebang runs, and its denyoom
+/// commands are refused inside, see `run::Run::exec`.)
+pub fn denies_oom(server: &Server, cmd: &Command, argv: &[&[u8]]) -> bool {
+    let st = state(server);
+    let flags = match cmd.name.as_str() {
+        "eval" | "eval_ro" => argv
+            .get(1)
+            .and_then(|b| library::eval_shebang(b).ok())
+            .map(|f| f.0),
+        "evalsha" | "evalsha_ro" => argv.get(1).and_then(|sha| {
+            let key: [u8; 40] = sha.to_ascii_lowercase().try_into().ok()?;
+            st.scripts.read().get(&key).map(|s| s.flags)
+        }),
+        "fcall" | "fcall_ro" => argv.get(1).and_then(|name| {
+            let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+            let libs = st.libs.read();
+            let lib = libs.libs.get(libs.functions.get(&name)?)?;
+            lib.functions
+                .values()
+                .find(|f| f.name.eq_ignore_ascii_case(&name))
+                .map(|f| f.flags)
+        }),
+        _ => None,
+    };
+    flags.is_some_and(|f| f & EVAL_COMPAT == 0 && f & (NO_WRITES | ALLOW_OOM) == 0)
+}
+
 /// What INFO memory reports of scripting.
 pub struct ScriptMemory {
     pub scripts: usize,

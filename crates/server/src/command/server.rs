@@ -348,6 +348,7 @@ fn bgrewriteaof(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.server.stats.reset();
     cx.server.keyspace.reset_stats();
+    cx.server.memory.reset_stats();
     cx.ok();
     Ok(())
 }

@@ -153,6 +153,12 @@ impl Limits {
         self.startup.store(alloc::used(), Relaxed);
     }
 
+    /// CONFIG RESETSTAT: the eviction counters.
+    pub fn reset_stats(&self) {
+        self.evicted_keys.store(0, Relaxed);
+        self.exceeded_us.store(0, Relaxed);
+    }
+
     pub fn reset_peak(&self) {
         self.peak.store(alloc::used(), Relaxed);
     }

@@ -137,8 +137,7 @@ pub enum Lookup<'a> {
     Missing,
 }
 
-/// One slot's keys. Never shrinks on removal (as `HashMap`), which keeps
-/// a slot that empties and refills from reallocating its table.
+/// One slot's keys. The table shrinks once it is an eighth full or less.
 #[derive(Default)]
 pub struct KeyMap {
     table: HashTable<Node>,
@@ -178,6 +177,8 @@ impl KeyMap {
             Ok(found) if found.get().entry().is_expired(now_ms) => {
                 let mut entry = found.remove().0.into_entry();
                 super::value::free_expired(super::value::take_value(&mut entry));
+                // No shrinking here (the hot lookup keeps one probe): the
+                // active expiry cycle's pass over the slot shrinks it.
                 Lookup::Expired
             }
             Ok(found) => Lookup::Live(found.into_mut().entry_mut()),
@@ -196,9 +197,24 @@ impl KeyMap {
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        match self.table.find_entry(hash_key(key), |n| n.key() == key) {
-            Ok(occupied) => Some(occupied.remove().0.into_entry()),
-            Err(_) => None,
+        let entry = match self.table.find_entry(hash_key(key), |n| n.key() == key) {
+            Ok(occupied) => occupied.remove().0.into_entry(),
+            Err(_) => return None,
+        };
+        self.shrink_if_sparse();
+        Some(entry)
+    }
+
+    /// Gives memory back once the table is mostly empty (an eighth full
+    /// or less): TTL churn and eviction must not leave every slot's table
+    /// at its peak size. Shrinks to twice the keys, so a slot that
+    /// refills soon grows once, not at every insert.
+    #[inline]
+    fn shrink_if_sparse(&mut self) {
+        let cap = self.table.capacity();
+        if cap > 16 && self.table.len() * 8 <= cap {
+            self.table
+                .shrink_to(self.table.len() * 2, |n| hash_key(n.key()));
         }
     }
 
@@ -211,6 +227,7 @@ impl KeyMap {
             let key = unsafe { std::slice::from_raw_parts(n.0.as_ptr().add(at), len) };
             keep(key, n.entry_mut())
         });
+        self.shrink_if_sparse();
     }
 
     /// Bytes of the table itself (a pointer and a control byte per

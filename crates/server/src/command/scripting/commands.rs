@@ -55,6 +55,7 @@ pub(super) fn eval_generic(cx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool)
             return Err(CmdError::new(RO_WITH_WRITE_FLAG));
         }
         let read_only = ro || (!compat && script.flags & NO_WRITES != 0);
+        let allow_oom = !compat && script.flags & ALLOW_OOM != 0;
         // SAFETY: the digest is ASCII hex.
         let sha = std::str::from_utf8(&script.sha).unwrap_or("");
         let (keys, rest) = argv[3..].split_at(n);
@@ -69,6 +70,7 @@ pub(super) fn eval_generic(cx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool)
             keys,
             rest,
             read_only,
+            allow_oom,
         )
     })
 }
@@ -97,6 +99,7 @@ pub(super) fn fcall_generic(cx: &mut Ctx, argv: &[&[u8]], ro: bool) -> CmdResult
             return Err(CmdError::new(RO_WITH_WRITE_FLAG));
         }
         let read_only = ro || flags & NO_WRITES != 0;
+        let allow_oom = flags & ALLOW_OOM != 0;
         let (keys, rest) = argv[3..].split_at(n);
         run_script(
             cx,
@@ -106,6 +109,7 @@ pub(super) fn fcall_generic(cx: &mut Ctx, argv: &[&[u8]], ro: bool) -> CmdResult
             keys,
             rest,
             read_only,
+            allow_oom,
         )
     })
 }

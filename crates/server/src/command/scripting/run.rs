@@ -33,6 +33,11 @@ pub(super) struct Run<'a, 's> {
     pub(super) can_restart: bool,
     pub(super) restart: Option<Restart>,
     pub(super) read_only: bool,
+    /// The script may run denyoom commands while memory is over the
+    /// limit (`allow-oom`).
+    pub(super) allow_oom: bool,
+    /// Out of memory when the script started.
+    pub(super) oom_at_start: bool,
     pub(super) wrote: bool,
     /// The protocol commands reply in (redis.setresp).
     pub(super) resp: u8,
@@ -162,6 +167,14 @@ impl Run<'_, '_> {
                 encode::error(self.reply, e.0.as_bytes());
                 return Ok(());
             }
+        }
+        // Redis's scriptVerifyOOM: over the limit when the script began,
+        // a denyoom command is refused until the script has written (then
+        // it must be let finish).
+        if self.oom_at_start && !self.allow_oom && !self.wrote && cmd.has(flag::DENYOOM) {
+            self.reply.clear();
+            encode::error(self.reply, crate::command::gates::OOM.0.as_bytes());
+            return Ok(());
         }
         self.check_shards(cmd, argv)?;
         if write {
@@ -595,6 +608,7 @@ pub(super) fn run_script(
     keys: &[&[u8]],
     args: &[&[u8]],
     read_only: bool,
+    allow_oom: bool,
 ) -> CmdResult {
     let server = cx.server;
     let in_exec = cx.client.info.last_cmd.load(Relaxed) as usize != cx.cmd.id;
@@ -627,6 +641,7 @@ pub(super) fn run_script(
             keys,
             args,
             read_only,
+            allow_oom,
             mask,
             all,
             can_restart,
@@ -694,6 +709,7 @@ pub(super) fn run_once(
     keys: &[&[u8]],
     args: &[&[u8]],
     read_only: bool,
+    allow_oom: bool,
     mask: u64,
     all_locked: bool,
     can_restart: bool,
@@ -736,6 +752,8 @@ pub(super) fn run_once(
         can_restart,
         restart: None,
         read_only,
+        allow_oom,
+        oom_at_start: crate::command::evict::pre_command_oom(),
         wrote: false,
         resp: 2,
         repl_aof: true,
