@@ -25,6 +25,10 @@ pub enum ReplyMode {
     Skip,
 }
 
+/// A connection's fixed state besides its buffers (client record,
+/// session, decoder), counted in its memory.
+pub const CLIENT_STATE_BYTES: u64 = 1024;
+
 pub struct ClientInfo {
     pub id: u64,
     pub addr: String,
@@ -100,6 +104,12 @@ impl ClientInfo {
 
     /// Marks the client killed and wakes its connection by shutting the
     /// socket down; the task then sees EOF and cleans up.
+    /// What the connection holds: its buffers (as published at its last
+    /// batch, or while a large reply is built) and its fixed state.
+    pub fn memory(&self) -> u64 {
+        self.qbuf.load(Relaxed) + self.obuf.load(Relaxed) + CLIENT_STATE_BYTES
+    }
+
     pub fn kill(&self) {
         self.killed.store(true, Relaxed);
         // SAFETY: shutdown(2) on an fd the registry keeps open (the
@@ -263,6 +273,34 @@ impl Clients {
 
     pub fn snapshot(&self) -> Vec<Arc<ClientInfo>> {
         self.by_id.lock().values().cloned().collect()
+    }
+
+    /// `maxmemory-clients`: while the clients together hold more than
+    /// `limit` bytes, disconnects the one holding the most (Redis 7's
+    /// client eviction; clients with CLIENT NO-EVICT on are spared).
+    /// Returns how many were evicted.
+    pub fn evict_over(&self, limit: u64) -> usize {
+        let map = self.by_id.lock();
+        let mut total: u64 = map.values().map(|c| c.memory()).sum();
+        if total <= limit {
+            return 0;
+        }
+        let mut by_size: Vec<&Arc<ClientInfo>> = map
+            .values()
+            .filter(|c| !c.no_evict.load(Relaxed) && !c.killed.load(Relaxed))
+            .collect();
+        by_size.sort_by_key(|c| std::cmp::Reverse(c.memory()));
+        let mut n = 0;
+        for c in by_size {
+            if total <= limit {
+                break;
+            }
+            total -= c.memory();
+            tracing::warn!(id = c.id, addr = %c.addr, "client evicted (maxmemory-clients)");
+            c.kill();
+            n += 1;
+        }
+        n
     }
 
     /// Kills the clients `pred` selects while holding the registry lock, so

@@ -603,6 +603,11 @@ async fn cron(server: Arc<Server>) {
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
         server.memory.observe();
+        let clients_limit = server.memory.clients.load(Relaxed);
+        if clients_limit != 0 {
+            let n = server.clients.evict_over(clients_limit);
+            server.memory.evicted_clients.fetch_add(n as u64, Relaxed);
+        }
         // What commands' time budgets left over (Redis's
         // evictionTimeProc); not while a busy script holds shards.
         if server.memory.maxmemory() != 0 && !command::scripting::any_busy() {

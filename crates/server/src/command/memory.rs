@@ -3,7 +3,6 @@
 //! getMemoryOverheadData.
 
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering::Relaxed;
 
 use super::args;
 use super::error::{self, CmdError, CmdResult};
@@ -103,10 +102,7 @@ impl Overhead {
         let used = server.memory.observe();
         let (allocated, active, resident) = allocator_stats();
         let clients = server.clients.snapshot();
-        let clients_normal: usize = clients
-            .iter()
-            .map(|c| c.qbuf.load(Relaxed) as usize + c.obuf.load(Relaxed) as usize + CLIENT_STRUCT)
-            .sum();
+        let clients_normal: usize = clients.iter().map(|c| c.memory() as usize).sum();
         let scripts = super::scripting::memory(server);
         let dbs = server.keyspace.table_bytes();
         let (_, sizes) = server.keyspace.stats();
@@ -170,10 +166,6 @@ fn ratio(a: usize, b: usize) -> f64 {
         a as f64 / b as f64
     }
 }
-
-/// A connection's fixed state besides its buffers (client record,
-/// session, decoder), counted in `mem_clients_normal`.
-const CLIENT_STRUCT: usize = 1024;
 
 /// (allocated, active, resident) bytes from jemalloc.
 fn allocator_stats() -> (usize, usize, usize) {

@@ -89,6 +89,7 @@ pub struct Limits {
     /// resolved against `maxmemory` when set.
     pub clients: AtomicU64,
     pub evicted_keys: AtomicU64,
+    pub evicted_clients: AtomicU64,
     /// Microseconds spent over the limit (`total_eviction_exceeded_time`).
     pub exceeded_us: AtomicU64,
     peak: AtomicUsize,
@@ -104,6 +105,7 @@ impl Default for Limits {
             tenacity: AtomicU32::new(10),
             clients: AtomicU64::new(0),
             evicted_keys: AtomicU64::new(0),
+            evicted_clients: AtomicU64::new(0),
             exceeded_us: AtomicU64::new(0),
             peak: AtomicUsize::new(0),
             startup: AtomicUsize::new(0),
@@ -156,6 +158,7 @@ impl Limits {
     /// CONFIG RESETSTAT: the eviction counters.
     pub fn reset_stats(&self) {
         self.evicted_keys.store(0, Relaxed);
+        self.evicted_clients.store(0, Relaxed);
         self.exceeded_us.store(0, Relaxed);
     }
 

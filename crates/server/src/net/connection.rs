@@ -434,6 +434,8 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         // Counted until the batch ends and the buffer is
                         // dropped (see `output_budget`).
                         big_out = Some(super::output_budget::hold(out.capacity()));
+                        // ... and in the client's memory (maxmemory-clients).
+                        client.info.obuf.store(out.capacity() as u64, Relaxed);
                     }
                     let blocked = client.block.take().map(|mut req| {
                         let rerun = req.rerun.take();

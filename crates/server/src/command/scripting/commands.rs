@@ -69,8 +69,10 @@ pub(super) fn eval_generic(cx: &mut Ctx, argv: &[&[u8]], by_sha: bool, ro: bool)
             argv,
             keys,
             rest,
-            read_only,
-            allow_oom,
+            run::Mode {
+                read_only,
+                allow_oom,
+            },
         )
     })
 }
@@ -108,8 +110,10 @@ pub(super) fn fcall_generic(cx: &mut Ctx, argv: &[&[u8]], ro: bool) -> CmdResult
             argv,
             keys,
             rest,
-            read_only,
-            allow_oom,
+            run::Mode {
+                read_only,
+                allow_oom,
+            },
         )
     })
 }

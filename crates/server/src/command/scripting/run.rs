@@ -587,6 +587,15 @@ pub(super) fn busy_threshold(server: &Server) -> u64 {
     }
 }
 
+/// What the script's flags allow it.
+#[derive(Clone, Copy)]
+pub(super) struct Mode {
+    /// `no-writes`, or called as *_RO.
+    pub(super) read_only: bool,
+    /// `allow-oom`: denyoom commands run while memory is over the limit.
+    pub(super) allow_oom: bool,
+}
+
 /// What a script runs: an EVAL body or a function.
 pub(super) enum Target<'n> {
     Eval { fref: c_int, sha: &'n str },
@@ -607,9 +616,12 @@ pub(super) fn run_script(
     caller: &[&[u8]],
     keys: &[&[u8]],
     args: &[&[u8]],
-    read_only: bool,
-    allow_oom: bool,
+    mode: Mode,
 ) -> CmdResult {
+    let Mode {
+        read_only,
+        allow_oom,
+    } = mode;
     let server = cx.server;
     let in_exec = cx.client.info.last_cmd.load(Relaxed) as usize != cx.cmd.id;
     let declared = keys.iter().fold(0u64, |m, k| m | shard_bit(k));
