@@ -23,6 +23,8 @@ use crate::stats::ThreadStats;
 
 /// Read size when no large bulk is pending (Redis's PROTO_IOBUF_LEN).
 const READ_CHUNK: usize = 16 * 1024;
+/// The most one read asks for, when a client keeps the socket full.
+const MAX_READ: usize = 256 * 1024;
 /// Replies beyond this are written out mid-batch instead of accumulating.
 const FLUSH_AT: usize = 1024 * 1024;
 
@@ -324,6 +326,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
     let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
     // A migrated session may hold complete requests already read.
     let mut n = rbuf.len() - *start;
+    let mut read_size = READ_CHUNK;
     loop {
         if n == 0 {
             // Make room: drop consumed bytes, then reserve for the next
@@ -338,8 +341,9 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 *start = 0;
             }
             let pending = rbuf.len() - *start;
-            let want = dec.bytes_wanted().saturating_sub(pending).max(READ_CHUNK);
+            let want = dec.bytes_wanted().saturating_sub(pending).max(read_size);
             rbuf.reserve(want);
+            let spare = rbuf.capacity() - rbuf.len();
             let timeout = server.timeout_secs.load(Relaxed);
             n = if let Some(ps) = client.pubsub.as_mut() {
                 // Subscribed: wait for a request or a message, whichever
@@ -399,6 +403,15 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             };
             if n == 0 || client.info.killed.load(Relaxed) {
                 return Ok(Exit::Closed);
+            }
+            // A read that filled the room left more waiting: read more at
+            // once next time (a pipeline of 18 KB SETs took a system call
+            // per 16 KB and ran at 0.8x Redis's rate); a small read brings
+            // the size back down.
+            if n >= spare {
+                read_size = (read_size * 2).min(MAX_READ);
+            } else if n < read_size / 4 {
+                read_size = (read_size / 2).max(READ_CHUNK);
             }
         }
         // Large replies of other connections still unsent: let them
