@@ -10,9 +10,15 @@ the rest of the suite with it). Reported per test: rps and p99 of each
 server, or the error that ended it; per run: peak RSS (VmHWM) of each
 server and whether it still answers PING afterwards.
 
+Without -r every test of the suite writes one key, so only the lists grow:
+-n must be large enough for LPUSH to reach the limit (20000 x 18 KB is
+360 MB); the LRANGE tests, a thousand times slower per request, take
+--n-lrange requests instead.
+
 Usage: bench/capacity.py [--sizes 18000:5,24000:10,30000:10]
                          [--policies noeviction,allkeys-lru]
-                         [--maxmemory 256mb] [-n 2000] [-c 50] [--only keel|redis]
+                         [--maxmemory 256mb] [-n 20000] [--n-lrange 1000]
+                         [-c 50] [--only keel|redis]
 """
 import argparse
 import csv
@@ -45,12 +51,13 @@ def answers(port):
     return r.stdout.strip() == "PONG"
 
 
-def run_suite(port, size, pipeline, n, clients):
+def run_suite(port, size, pipeline, n, n_lrange, clients):
     """{test name: (rps, p99) or error text}"""
     out = {}
     for t in SUITE:
         r = subprocess.run(["redis-benchmark", "-p", str(port), "-d", str(size), "-P", str(pipeline),
-                            "-n", str(n), "-c", str(clients), "-t", t, "--csv"],
+                            "-n", str(n_lrange if t == "lrange" else n), "-c", str(clients), "-t", t,
+                            "--csv"],
                            capture_output=True, text=True, timeout=1800)
         rows = list(csv.reader(io.StringIO(r.stdout)))
         for row in rows[1:]:
@@ -71,7 +78,7 @@ def measure(kind, size, pipeline, policy, args, workdir):
     cmd += ["--maxmemory", args.maxmemory, "--maxmemory-policy", policy]
     proc = start(cmd, port, workdir)
     try:
-        results = run_suite(port, size, pipeline, args.n, args.c)
+        results = run_suite(port, size, pipeline, args.n, args.n_lrange, args.c)
         alive = answers(port)
         return results, peak_rss(proc.pid), alive
     finally:
@@ -87,7 +94,8 @@ def main():
     ap.add_argument("--sizes", default="18000:5,24000:10,30000:10")
     ap.add_argument("--policies", default="noeviction,allkeys-lru")
     ap.add_argument("--maxmemory", default="256mb")
-    ap.add_argument("-n", type=int, default=2000)
+    ap.add_argument("-n", type=int, default=20000)
+    ap.add_argument("--n-lrange", type=int, default=1000)
     ap.add_argument("-c", type=int, default=50)
     ap.add_argument("--only", default="")
     args = ap.parse_args()

@@ -12,7 +12,7 @@ use super::keys::lookup_write;
 use super::table::Registry;
 use super::Ctx;
 use crate::notify;
-use crate::storage::value::{Entry, Str, Value};
+use crate::storage::value::{EntryMut, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("setbit", setbit);
@@ -59,7 +59,7 @@ fn setbit(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             cx.view.set(db, key, Value::Str(Str::raw(v)), 0, now);
             (false, true)
         }
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Str(s),
             ..
         }) => {
@@ -94,7 +94,7 @@ fn getbit(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let bit = match cx.view.get(db, argv[1], now) {
         None => false,
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Str(s),
             ..
         }) => s.with_bytes(|b| {
@@ -116,7 +116,7 @@ fn bitcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             encode::integer(cx.out, 0);
             return Ok(());
         }
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Str(s),
             ..
         }) => s,

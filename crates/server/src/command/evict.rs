@@ -26,7 +26,7 @@ use crate::memory::{alloc, lazyfree, Policy};
 use crate::server::Server;
 use crate::storage::access;
 use crate::storage::keyspace::SHARDS;
-use crate::storage::value::Entry;
+use crate::storage::value::EntryRef;
 
 /// Redis's EVPOOL_SIZE.
 pub const POOL_SIZE: usize = 16;
@@ -160,7 +160,7 @@ pub fn perform(server: &Server) -> Outcome {
 }
 
 /// The eviction score of a sampled entry under `policy` (Redis's `idle`).
-fn score(policy: Policy, e: &Entry, now_ms: u64) -> u64 {
+fn score(policy: Policy, e: EntryRef<'_>, now_ms: u64) -> u64 {
     match policy {
         Policy::VolatileTtl => u64::MAX - e.expire_at,
         p if p.is_lfu() => 255 - access::lfu_counter(e.access, now_ms) as u64,

@@ -23,7 +23,7 @@ use crate::storage::access;
 use crate::storage::hash::Hash;
 use crate::storage::keyspace::View;
 use crate::storage::list::Elem;
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{EntryMut, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("hset", hset);
@@ -53,7 +53,7 @@ fn read_hash<'v>(
 ) -> Result<Option<&'v mut Hash>, CmdError> {
     match view.get(db, key, now) {
         None => Ok(None),
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Hash(h),
             ..
         }) => Ok(Some(h)),
@@ -72,8 +72,8 @@ fn write_hash<'v>(
     match view.peek(db, key, now) {
         None => Ok(None),
         Some(e) => {
-            access::touch(&mut e.access, now);
-            match &mut e.value {
+            access::touch(e.access, now);
+            match e.value {
                 Value::Hash(h) => Ok(Some(h)),
                 _ => Err(error::WRONGTYPE),
             }

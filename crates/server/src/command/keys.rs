@@ -12,7 +12,7 @@ use crate::memory::lazyfree;
 use crate::notify;
 use crate::storage::access;
 use crate::storage::keyspace::{Map, View};
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{EntryMut, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("del", del);
@@ -54,9 +54,9 @@ pub(super) fn lookup_write<'v>(
     db: usize,
     key: &[u8],
     now: u64,
-) -> Option<&'v mut Entry> {
+) -> Option<EntryMut<'v>> {
     let e = view.peek(db, key, now)?;
-    access::touch(&mut e.access, now);
+    access::touch(e.access, now);
     Some(e)
 }
 
@@ -70,11 +70,11 @@ pub(super) fn lookup_read_notouch<'v>(
     db: usize,
     key: &[u8],
     now: u64,
-) -> Option<&'v mut Entry> {
-    let access = view.peek(db, key, now).map(|e| e.access);
+) -> Option<EntryMut<'v>> {
+    let access = view.peek(db, key, now).map(|e| *e.access);
     let e = view.get(db, key, now)?;
     if let Some(a) = access {
-        e.access = a;
+        *e.access = a;
     }
     Some(e)
 }
@@ -310,8 +310,8 @@ fn rename_generic(cx: &mut Ctx, argv: &[&[u8]], nx: bool) -> Result<bool, CmdErr
     };
     let unshared = entry.unshared;
     cx.view.set(db, dst, entry.value, entry.expire_at, now);
-    if let Some(e) = cx.view.peek(db, dst, now) {
-        e.unshared = unshared;
+    if unshared {
+        cx.view.set_unshared(db, dst);
     }
     cx.dirty += 1;
     cx.notify(notify::GENERIC, "rename_from", src);
@@ -365,9 +365,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     cx.view.set(dst_db, dst, value, expire, now);
-    if let Some(e) = cx.view.peek(dst_db, dst, now) {
-        e.unshared = true;
-    }
+    cx.view.set_unshared(dst_db, dst);
     cx.touch(dst_db, dst);
     cx.server.notify(notify::GENERIC, "copy_to", dst, dst_db);
     cx.dirty += 1;
@@ -391,8 +389,8 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if let Some(entry) = cx.view.remove(db, key, now) {
         let unshared = entry.unshared;
         cx.view.set(dst_db, key, entry.value, entry.expire_at, now);
-        if let Some(e) = cx.view.peek(dst_db, key, now) {
-            e.unshared = unshared;
+        if unshared {
+            cx.view.set_unshared(dst_db, key);
         }
     }
     cx.touch(dst_db, key);
@@ -553,7 +551,7 @@ fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT FREQ key
 fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| e.access) else {
+    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| *e.access) else {
         cx.null();
         return Ok(());
     };
@@ -567,7 +565,7 @@ fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT IDLETIME key
 fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| e.access) else {
+    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| *e.access) else {
         cx.null();
         return Ok(());
     };

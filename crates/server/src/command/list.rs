@@ -22,7 +22,7 @@ use crate::notify;
 use crate::storage::access;
 use crate::storage::keyspace::View;
 use crate::storage::list::{Elem, List, Needle};
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{EntryMut, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("lpush", lpush);
@@ -64,7 +64,7 @@ fn read_list<'v>(
 ) -> Result<Option<&'v mut List>, CmdError> {
     match view.get(db, key, now) {
         None => Ok(None),
-        Some(Entry {
+        Some(EntryMut {
             value: Value::List(l),
             ..
         }) => Ok(Some(l)),
@@ -83,8 +83,8 @@ fn write_list<'v>(
     match view.peek(db, key, now) {
         None => Ok(None),
         Some(e) => {
-            access::touch(&mut e.access, now);
-            match &mut e.value {
+            access::touch(e.access, now);
+            match e.value {
                 Value::List(l) => Ok(Some(l)),
                 _ => Err(error::WRONGTYPE),
             }

@@ -65,7 +65,7 @@ fn memory_usage(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // Redis finds the key without the expiry check (dictFind).
     match cx.view.peek(db, argv[2], now) {
         Some(e) => {
-            let n = key_bytes(argv[2], &e.value);
+            let n = key_bytes(argv[2], e.value);
             cx.int(n as i64);
         }
         None => cx.null(),

@@ -13,7 +13,7 @@ use crate::glob;
 use crate::notify;
 use crate::storage::keyspace::View;
 use crate::storage::set::{Elem, Set};
-use crate::storage::value::{Entry, Str, Value};
+use crate::storage::value::{EntryMut, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("sadd", sadd);
@@ -44,7 +44,7 @@ fn view_set<'v>(
 ) -> Result<Option<&'v mut Set>, CmdError> {
     match view.get(db, key, now) {
         None => Ok(None),
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Set(s),
             ..
         }) => Ok(Some(s)),
@@ -385,8 +385,8 @@ impl<'k> Sources<'k> {
             }
             let taken = match cx.view.get(db, k, now) {
                 None => Ok(None),
-                Some(e) => match &e.value {
-                    Value::Set(_) => match std::mem::replace(&mut e.value, PLACEHOLDER) {
+                Some(e) => match e.value {
+                    value @ Value::Set(_) => match std::mem::replace(value, PLACEHOLDER) {
                         Value::Set(s) => Ok(Some(s)),
                         _ => Ok(None),
                     },
@@ -417,7 +417,7 @@ impl<'k> Sources<'k> {
         for (k, s) in self.keys.into_iter().zip(self.sets) {
             if let Some(s) = s {
                 if let Some(e) = cx.view.peek(db, k, now) {
-                    e.value = Value::Set(s);
+                    *e.value = Value::Set(s);
                 }
             }
         }

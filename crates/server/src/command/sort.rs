@@ -22,7 +22,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
 use crate::notify;
-use crate::storage::value::{Entry, List, Value};
+use crate::storage::value::{EntryMut, List, Value};
 
 pub fn register(r: &mut Registry) {
     r.add_all_shards("sort", sort);
@@ -103,7 +103,7 @@ fn parse<'a>(argv: &[&'a [u8]], readonly: bool) -> Result<Options<'a>, CmdError>
 /// positions `start..=end` counted from the head, or from the tail when
 /// `desc`. None for a key of another type.
 fn elements(
-    entry: Option<&mut Entry>,
+    entry: Option<EntryMut<'_>>,
     range: Option<(usize, usize)>,
     desc: bool,
 ) -> Result<Vec<Vec<u8>>, CmdError> {
@@ -144,8 +144,8 @@ fn elements(
     })
 }
 
-fn container_len(entry: Option<&Entry>) -> usize {
-    match entry.map(|e| &e.value) {
+fn container_len(entry: Option<EntryMut<'_>>) -> usize {
+    match entry.map(|e| e.value) {
         Some(Value::List(l)) => l.len(),
         Some(Value::Set(s)) => s.len(),
         Some(Value::ZSet(z)) => z.len(),
@@ -212,7 +212,7 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
     let mut o = parse(argv, readonly)?;
     let (db, now) = (cx.db(), cx.now_ms);
     let key = argv[1];
-    let is_set = match cx.view.get(db, key, now).map(|e| &e.value) {
+    let is_set = match cx.view.get(db, key, now).map(|e| e.value) {
         None => false,
         Some(Value::Set(_)) => true,
         Some(Value::List(_)) | Some(Value::ZSet(_)) => false,
@@ -225,7 +225,7 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
         o.alpha = true;
         o.by = None;
     }
-    let len = container_len(cx.view.get(db, key, now).map(|e| &*e)) as i64;
+    let len = container_len(cx.view.get(db, key, now)) as i64;
     let mut start = o.limit_start.max(0);
     let mut end = if o.limit_count < 0 {
         len - 1

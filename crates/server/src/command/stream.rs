@@ -22,7 +22,7 @@ use crate::storage::stream::{
     AppendError, Entry, Group, Nack, NodeLimits, Stream, StreamId, Trim, TrimStrategy,
     INVALID_ENTRIES_READ, LISTPACK_MAX_SIZE,
 };
-use crate::storage::value::{Entry as KeyEntry, Value};
+use crate::storage::value::{EntryMut as KeyEntry, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("xadd", xadd);

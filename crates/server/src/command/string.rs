@@ -10,7 +10,7 @@ use super::table::Registry;
 use super::Ctx;
 use crate::notify;
 use crate::storage::keyspace::View;
-use crate::storage::value::{Entry, Str, Value};
+use crate::storage::value::{EntryMut, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("get", get);
@@ -63,10 +63,10 @@ fn view_str<'v>(
     as_str(view.get(db, key, now))
 }
 
-fn as_str(entry: Option<&mut Entry>) -> Result<Option<&mut Str>, CmdError> {
+fn as_str(entry: Option<EntryMut<'_>>) -> Result<Option<&mut Str>, CmdError> {
     match entry {
         None => Ok(None),
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Str(s),
             ..
         }) => Ok(Some(s)),
@@ -214,7 +214,7 @@ fn get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     match cx.view.get(db, argv[1], now) {
         None => encode::null(cx.out, cx.client.proto),
-        Some(Entry {
+        Some(EntryMut {
             value: Value::Str(s),
             ..
         }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
@@ -411,7 +411,7 @@ fn mget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     encode::array(cx.out, argv.len() - 1);
     for key in &argv[1..] {
         match cx.view.get(db, key, now) {
-            Some(Entry {
+            Some(EntryMut {
                 value: Value::Str(s),
                 ..
             }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
@@ -675,7 +675,7 @@ fn lcs(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     for (s, key) in strings.iter_mut().zip(&argv[1..3]) {
         match cx.view.get(db, key, now) {
             None => {}
-            Some(Entry {
+            Some(EntryMut {
                 value: Value::Str(v),
                 ..
             }) => *s = v.with_bytes(|b| b.to_vec()),

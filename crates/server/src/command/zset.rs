@@ -18,7 +18,7 @@ use super::table::Registry;
 use super::{Ctx, TimeoutReply};
 use crate::glob;
 use crate::storage::keyspace::View;
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{EntryMut, Value};
 use crate::storage::zset::{ZLimits, ZSet};
 
 pub(super) fn register(r: &mut Registry) {
@@ -286,7 +286,7 @@ fn view_zset<'v>(
 ) -> Result<Option<&'v mut ZSet>, CmdError> {
     match view.get(db, key, now) {
         None => Ok(None),
-        Some(Entry {
+        Some(EntryMut {
             value: Value::ZSet(z),
             ..
         }) => Ok(Some(z)),
@@ -1171,7 +1171,7 @@ fn aggregate(target: &mut f64, v: f64, agg: Aggregate) {
 /// Calls `f` with every (member, score) of the set or sorted set at `key`.
 fn each_member(cx: &mut Ctx, key: &[u8], mut f: impl FnMut(&[u8], f64)) {
     let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.get(db, key, now).map(|e| &e.value) {
+    match cx.view.get(db, key, now).map(|e| e.value) {
         Some(Value::ZSet(z)) => z.for_range(0, z.len(), false, |s, m| f(m, s)),
         Some(Value::Set(s)) => {
             for e in s.iter() {
@@ -1185,7 +1185,7 @@ fn each_member(cx: &mut Ctx, key: &[u8], mut f: impl FnMut(&[u8], f64)) {
 /// The score of `m` in the set or sorted set at `key`.
 fn find_member(cx: &mut Ctx, key: &[u8], m: &[u8]) -> Option<f64> {
     let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.get(db, key, now).map(|e| &e.value) {
+    match cx.view.get(db, key, now).map(|e| e.value) {
         Some(Value::ZSet(z)) => z.score(m),
         Some(Value::Set(s)) => s.contains(m).then_some(1.0),
         _ => None,
@@ -1196,7 +1196,7 @@ fn find_member(cx: &mut Ctx, key: &[u8], m: &[u8]) -> Option<f64> {
 fn source_sizes(cx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<usize>, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
     keys.iter()
-        .map(|k| match cx.view.get(db, k, now).map(|e| &e.value) {
+        .map(|k| match cx.view.get(db, k, now).map(|e| e.value) {
             None => Ok(0),
             Some(Value::ZSet(z)) => Ok(z.len()),
             Some(Value::Set(s)) => Ok(s.len()),

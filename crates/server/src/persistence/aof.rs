@@ -39,7 +39,7 @@ use resp::encode;
 
 use super::log_file::LogFile;
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{EntryRef, Value};
 
 mod durable;
 mod fsync_pool;

@@ -26,7 +26,7 @@ use parking_lot::Mutex;
 use super::rdb;
 use crate::server::Server;
 use crate::storage::keyspace::{View, SHARDS};
-use crate::storage::value::Entry;
+use crate::storage::value::{Entry, EntryRef};
 use resp::slot::SLOTS;
 
 /// Copies that commands took, waiting for the saving thread; past this
@@ -210,7 +210,7 @@ impl Snapshots {
         let mut copy = Vec::new();
         for &slot in slots {
             view.for_each_in_slot(slot, |db, key, entry| {
-                copy.push((db, Box::from(key), entry.clone()));
+                copy.push((db, Box::from(key), entry.to_entry()));
             });
             self.mark_taken(slot);
         }
@@ -234,7 +234,7 @@ impl Snapshots {
             let Some(job) = job.as_mut() else { return };
             let mut current_db = usize::MAX;
             for (db, key, entry) in &copy {
-                write_key(job, &mut current_db, *db, key, entry, &mut keys);
+                write_key(job, &mut current_db, *db, key, entry.as_ref(), &mut keys);
             }
         }
         self.keys_processed.fetch_add(keys, Relaxed);
@@ -369,7 +369,7 @@ fn write_key(
     current_db: &mut usize,
     db: usize,
     key: &[u8],
-    entry: &Entry,
+    entry: EntryRef<'_>,
     keys: &mut u64,
 ) {
     if job.error.is_some() {

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use parking_lot::{Mutex, MutexGuard};
 
 use super::access;
-use super::value::{Entry, Value};
+use super::value::{Entry, EntryMut, EntryRef, Value};
 use resp::slot::{key_slot, SLOTS};
 
 /// Number of locks the keyspace is split into. A power of two well above
@@ -234,7 +234,7 @@ impl Keyspace {
                     if dead {
                         removed += 1;
                         on_expired(db_index, k);
-                        super::value::free_expired(super::value::take_value(e));
+                        super::value::free_expired(super::value::take_value(e.value));
                     }
                     !dead
                 });
@@ -327,7 +327,7 @@ impl<'a> View<'a> {
     /// The live entry for `key`, deleting it first if it has expired
     /// (lazy expiry). Counts a keyspace hit or miss.
     #[inline]
-    pub fn get(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+    pub fn get(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -338,7 +338,7 @@ impl<'a> View<'a> {
         match map.get_live(key, now_ms) {
             Lookup::Live(e) => {
                 shard.stats.hits += 1;
-                access::touch(&mut e.access, now_ms);
+                access::touch(e.access, now_ms);
                 Some(e)
             }
             Lookup::Expired => {
@@ -358,7 +358,7 @@ impl<'a> View<'a> {
 
     /// Like [`View::get`] but counts no hit/miss and does not update the
     /// access clock (Redis's LOOKUP_NOTOUCH: TYPE, EXISTS, TTL...).
-    pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+    pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -448,7 +448,7 @@ impl<'a> View<'a> {
 
     /// Calls `f(db, key, entry)` for every key stored in `shard` (held),
     /// expired or not.
-    pub fn for_each_in_shard(&self, shard: usize, mut f: impl FnMut(usize, &[u8], &Entry)) {
+    pub fn for_each_in_shard(&self, shard: usize, mut f: impl FnMut(usize, &[u8], EntryRef<'_>)) {
         let s = self.shard_ref(shard);
         for (db, sdb) in s.dbs.iter().enumerate() {
             for map in &sdb.slots {
@@ -463,7 +463,7 @@ impl<'a> View<'a> {
     /// (in every database), so a shard can be walked in pieces with the
     /// lock let go in between: slots are fixed, unlike the order of keys
     /// inside a map. The slot's shard must be held.
-    pub fn for_each_in_slot(&self, slot: usize, mut f: impl FnMut(usize, &[u8], &Entry)) {
+    pub fn for_each_in_slot(&self, slot: usize, mut f: impl FnMut(usize, &[u8], EntryRef<'_>)) {
         let s = self.shard_ref(shard_of(slot));
         for (db, sdb) in s.dbs.iter().enumerate() {
             if let Some(map) = sdb.map(slot) {
@@ -471,6 +471,16 @@ impl<'a> View<'a> {
                     f(db, k, e);
                 }
             }
+        }
+    }
+
+    /// Marks `key`'s value as its own object (COPY, and RENAME/MOVE of
+    /// such a value): OBJECT REFCOUNT 1 even for a small integer.
+    pub fn set_unshared(&mut self, db: usize, key: &[u8]) {
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        if let Some(map) = shard.dbs[db].slots.get_mut(slot / SHARDS) {
+            map.set_unshared(key);
         }
     }
 
@@ -492,7 +502,7 @@ impl<'a> View<'a> {
         max: usize,
         volatile_only: bool,
         rng: &mut impl rand::Rng,
-        mut f: impl FnMut(&[u8], &Entry),
+        mut f: impl FnMut(&[u8], EntryRef<'_>),
     ) {
         let sdb = &self.shard_ref(shard).dbs[db];
         if sdb.slots.is_empty() || max == 0 {
@@ -551,19 +561,18 @@ impl<'a> View<'a> {
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
-        let Some(e) = sdb
+        let Some(old) = sdb
             .slots
             .get_mut(slot / SHARDS)
-            .and_then(|m| m.get_mut(key))
+            .and_then(|m| m.set_expire(key, expire_at))
         else {
             return false;
         };
-        match (e.expire_at != 0, expire_at != 0) {
+        match (old != 0, expire_at != 0) {
             (false, true) => sdb.volatile += 1,
             (true, false) => sdb.volatile -= 1,
             _ => {}
         }
-        e.expire_at = expire_at;
         true
     }
 
@@ -592,7 +601,7 @@ impl<'a> View<'a> {
 
     /// Calls `f` for every live key of `db` in slot order (all shards must
     /// be locked).
-    pub fn for_each_key(&mut self, db: usize, now_ms: u64, mut f: impl FnMut(&[u8], &Entry)) {
+    pub fn for_each_key(&mut self, db: usize, now_ms: u64, mut f: impl FnMut(&[u8], EntryRef<'_>)) {
         for slot in 0..SLOTS {
             let shard = self.shard_ref(shard_of(slot));
             if let Some(map) = shard.dbs[db].map(slot) {
@@ -615,12 +624,12 @@ impl<'a> View<'a> {
         cursor: u64,
         count: usize,
         now_ms: u64,
-        mut f: impl FnMut(&[u8], &Entry),
+        mut f: impl FnMut(&[u8], EntryRef<'_>),
     ) -> u64 {
         let mut slot = (cursor >> 48) as usize;
         let mut from = cursor & ((1 << 48) - 1);
         let mut visited = 0;
-        let mut batch: Vec<(u64, &[u8], &Entry)> = Vec::new();
+        let mut batch: Vec<(u64, &[u8], EntryRef<'_>)> = Vec::new();
         let this: &Self = self;
         while slot < SLOTS {
             let shard = this.shard_ref(shard_of(slot));
@@ -638,7 +647,7 @@ impl<'a> View<'a> {
                     }
                     visited += 1;
                     if !e.is_expired(now_ms) {
-                        f(k, e);
+                        f(k, *e);
                     }
                 }
             }

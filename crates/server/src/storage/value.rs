@@ -311,8 +311,8 @@ pub fn free_expired(value: Value) {
 
 /// Takes the value out of an entry about to be dropped (leaving an empty
 /// string), so it can be freed elsewhere.
-pub fn take_value(e: &mut Entry) -> Value {
-    std::mem::replace(&mut e.value, Value::Str(Str::int(0)))
+pub fn take_value(value: &mut Value) -> Value {
+    std::mem::replace(value, Value::Str(Str::int(0)))
 }
 
 /// Thresholds at which small collections leave their compact encoding
@@ -343,9 +343,13 @@ impl Default for EncodingLimits {
     }
 }
 
-/// A key's value plus metadata. `expire_at` is a Unix time in milliseconds,
-/// 0 when the key has no TTL. `access` is the LRU clock (seconds) of the
-/// last access, for OBJECT IDLETIME and, later, eviction.
+/// A key's value plus metadata, owned: being stored, just removed, or
+/// copied. `expire_at` is a Unix time in milliseconds, 0 when the key has
+/// no TTL. `access` is the LRU/LFU metadata (`storage::access`).
+///
+/// A stored key is reached through [`EntryMut`] / [`EntryRef`]: its node
+/// (`storage::keymap`) keeps the expiry only when the key has one, so an
+/// entry there has no `Entry` to point at.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub value: Value,
@@ -360,6 +364,59 @@ impl Entry {
     #[inline]
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expire_at != 0 && self.expire_at <= now_ms
+    }
+
+    pub fn as_ref(&self) -> EntryRef<'_> {
+        EntryRef {
+            value: &self.value,
+            access: self.access,
+            expire_at: self.expire_at,
+            unshared: self.unshared,
+        }
+    }
+}
+
+/// A stored key's entry, for reading and changing its value and access
+/// metadata. The expiry is a copy: it changes through
+/// `View::set_expire` (a key gaining a TTL may need a larger node).
+#[derive(Debug)]
+pub struct EntryMut<'a> {
+    pub value: &'a mut Value,
+    pub access: &'a mut u32,
+    pub expire_at: u64,
+    pub unshared: bool,
+}
+
+impl EntryMut<'_> {
+    #[inline]
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at != 0 && self.expire_at <= now_ms
+    }
+}
+
+/// A stored key's entry, read-only.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryRef<'a> {
+    pub value: &'a Value,
+    pub access: u32,
+    pub expire_at: u64,
+    pub unshared: bool,
+}
+
+impl EntryRef<'_> {
+    #[inline]
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at != 0 && self.expire_at <= now_ms
+    }
+
+    /// An owned copy.
+    pub fn to_entry(&self) -> Entry {
+        Entry {
+            value: self.value.clone(),
+            expire_at: self.expire_at,
+            access: self.access,
+            unshared: self.unshared,
+        }
     }
 }
 

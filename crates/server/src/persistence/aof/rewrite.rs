@@ -93,7 +93,7 @@ pub(super) fn write_shard(
 }
 
 /// Appends the commands that recreate `key` with `entry`'s value and TTL.
-pub fn rebuild_commands(buf: &mut Vec<u8>, key: &[u8], entry: &Entry) {
+pub fn rebuild_commands(buf: &mut Vec<u8>, key: &[u8], entry: EntryRef<'_>) {
     match &entry.value {
         Value::Str(s) => s.with_bytes(|v| encode::command(buf, &[b"SET".as_slice(), key, v])),
         other => crate::persistence::rebuild::collection(buf, key, other),

@@ -124,7 +124,7 @@ fn image_of(scale: usize, compress: bool, checksum: bool) -> Vec<u8> {
             w.select_db(d).unwrap();
             db = d;
         }
-        w.entry(&k, &e).unwrap();
+        w.entry(&k, e.as_ref()).unwrap();
     }
     w.finish().unwrap()
 }

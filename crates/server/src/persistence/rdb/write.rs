@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::packed::ListpackWriter;
 use super::*;
 use crate::storage::stream::{Stream, StreamId};
-use crate::storage::value::{Entry, Value};
+use crate::storage::value::{EntryRef, Value};
 
 /// Entries per stream node written; Redis's `stream-node-max-entries`
 /// default, so the nodes Redis loads look like the ones it would build.
@@ -69,7 +69,7 @@ impl<W: Write> Writer<W> {
     }
 
     /// One key: expiry, type, name and value.
-    pub fn entry(&mut self, key: &[u8], entry: &Entry) -> io::Result<()> {
+    pub fn entry(&mut self, key: &[u8], entry: EntryRef<'_>) -> io::Result<()> {
         if entry.expire_at != 0 {
             self.buf.push(OP_EXPIRETIME_MS);
             self.buf.extend_from_slice(&entry.expire_at.to_le_bytes());
