@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import KEEL, free_port, start  # noqa: E402
+from compare import free_port, proc_status, server_command, start  # noqa: E402
 
 # The default suite in redis-benchmark's order; `lrange` runs LPUSH
 # first, then LRANGE_100/300/500/600.
@@ -39,11 +39,7 @@ SUITE = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "l
 
 
 def peak_rss(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return proc_status(pid, "VmHWM")
 
 
 def answers(port):
@@ -71,11 +67,7 @@ def run_suite(port, size, pipeline, n, n_lrange, clients):
 
 def measure(kind, size, pipeline, policy, args, workdir):
     port = free_port()
-    if kind == "keel":
-        cmd = [KEEL, "--port", str(port), "--save", ""]
-    else:
-        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"]
-    cmd += ["--maxmemory", args.maxmemory, "--maxmemory-policy", policy]
+    cmd = server_command(kind, port, ["--maxmemory", args.maxmemory, "--maxmemory-policy", policy])
     proc = start(cmd, port, workdir)
     try:
         results = run_suite(port, size, pipeline, args.n, args.n_lrange, args.c)

@@ -64,6 +64,32 @@ def cpu_seconds(pid):
 PRELOAD = ""
 
 
+def server_command(kind, port, extra=()):
+    """The command line of a fresh keel-server or redis-server on `port`,
+    neither of them snapshotting or logging."""
+    if kind == "keel":
+        return [KEEL, "--port", str(port), "--save", "", *extra]
+    return ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", *extra]
+
+
+def encode(*args):
+    """A request in RESP."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def proc_status(pid, field):
+    """A /proc/PID/status memory field (VmRSS, VmHWM) in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def start(cmd, port, workdir):
     env = dict(os.environ)
     if PRELOAD:

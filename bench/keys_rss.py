@@ -19,15 +19,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import KEEL, free_port, start  # noqa: E402
+from compare import free_port, proc_status, server_command, start  # noqa: E402
 
 
 def rss(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return proc_status(pid, "VmRSS")
 
 
 def cli(port, *args):
@@ -44,11 +40,7 @@ def used_memory(port):
 
 def measure(kind, args, workdir):
     port = free_port()
-    if kind == "keel":
-        cmd = [KEEL, "--port", str(port), "--save", ""]
-    else:
-        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"]
-    proc = start(cmd, port, workdir)
+    proc = start(server_command(kind, port), port, workdir)
     try:
         time.sleep(0.5)
         empty = rss(proc.pid)

@@ -19,15 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import KEEL, free_port, start  # noqa: E402
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from compare import encode, free_port, server_command, start  # noqa: E402
 
 
 def read_line(s):
@@ -42,7 +34,7 @@ def read_line(s):
 
 def fill(port, members):
     s = socket.create_connection(("127.0.0.1", port))
-    batch, sent = [], 0
+    batch = []
     for i in range(0, members, 1000):
         batch.append(encode("SADD", "big", *[f"member:{j}" for j in range(i, min(i + 1000, members))]))
         if len(batch) == 50:
@@ -50,7 +42,6 @@ def fill(port, members):
             for _ in batch:
                 read_line(s)
             batch = []
-            sent += 1
     if batch:
         s.sendall(b"".join(batch))
         for _ in batch:
@@ -71,11 +62,7 @@ def pinger(port, stop, worst):
 
 def measure(kind, cmd_name, members, workdir):
     port = free_port()
-    if kind == "keel":
-        cmd = [KEEL, "--port", str(port), "--save", ""]
-    else:
-        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"]
-    proc = start(cmd, port, workdir)
+    proc = start(server_command(kind, port), port, workdir)
     try:
         fill(port, members)
         stop, worst = threading.Event(), [0.0]

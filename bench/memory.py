@@ -16,15 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import KEEL, free_port, start  # noqa: E402
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from compare import KEEL, encode, free_port, proc_status, start  # noqa: E402
 
 
 def send_all(port, commands, batch=2000):
@@ -73,11 +65,7 @@ def info_used(port):
 
 
 def rss(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return proc_status(pid, "VmRSS")
 
 
 def zset_big():

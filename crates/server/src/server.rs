@@ -612,6 +612,7 @@ async fn cron(server: Arc<Server>) {
         // evictionTimeProc); not while a busy script holds shards.
         if server.memory.maxmemory() != 0 && !command::scripting::any_busy() {
             command::evict::perform(&server);
+            crate::memory::bound_resident(server.memory.maxmemory());
         }
         if !server.active_expire.load(Relaxed) {
             continue;

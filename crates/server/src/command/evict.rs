@@ -28,6 +28,9 @@ use crate::storage::access;
 use crate::storage::keyspace::SHARDS;
 use crate::storage::value::EntryRef;
 
+/// Freed by one call, the memory is returned to the OS at once.
+const PURGE_AFTER: usize = 8 * 1024 * 1024;
+
 /// Redis's EVPOOL_SIZE.
 pub const POOL_SIZE: usize = 16;
 
@@ -135,6 +138,7 @@ pub fn perform(server: &Server) -> Outcome {
             .load(std::sync::atomic::Ordering::Relaxed),
     );
     let start = Instant::now();
+    let used_before = alloc::used();
     let mut evicted = 0u64;
     let outcome = loop {
         if !over_limit(server) {
@@ -150,6 +154,13 @@ pub fn perform(server: &Server) -> Outcome {
             }
         }
     };
+    // What eviction freed is resident until the allocator's decay (10 s)
+    // and is reused only by the arena that allocated it: a large freed
+    // value (a whole list) doubled the process's RSS while the next one
+    // grew from another worker. Hand it back at once.
+    if used_before.saturating_sub(alloc::used()) >= PURGE_AFTER {
+        crate::memory::purge();
+    }
     if outcome != Outcome::Ok {
         server.memory.exceeded_us.fetch_add(
             start.elapsed().as_micros() as u64,

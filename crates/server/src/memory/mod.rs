@@ -176,6 +176,22 @@ pub fn start_background_purge() {
     }
 }
 
+/// Under a `maxmemory` limit, what the allocator keeps resident beyond
+/// what is allocated (freed pages waiting for their decay, in arenas of
+/// other threads) must not take the process far past the limit: the cron
+/// purges them once the allocator's resident memory exceeds the limit by
+/// a twentieth.
+pub fn bound_resident(maxmemory: u64) {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    if maxmemory == 0 || epoch::advance().is_err() {
+        return;
+    }
+    let resident = stats::resident::read().unwrap_or(0) as u64;
+    if resident > maxmemory + maxmemory / 20 {
+        purge();
+    }
+}
+
 /// Returns the allocator's unused dirty pages to the OS (MEMORY PURGE;
 /// also once start-up is done, which parses the command table's JSON and
 /// may load a dataset: what that left behind is not kept resident).
