@@ -18,13 +18,17 @@ Without -r every test of the suite writes one key, so only the lists grow:
 Usage: bench/capacity.py [--sizes 18000:5,24000:10,30000:10]
                          [--policies noeviction,allkeys-lru]
                          [--maxmemory 256mb] [-n 20000] [--n-lrange 1000]
-                         [-c 50] [--only keel|redis]
+                         [-c 50] [--runs 1] [--only keel|redis]
+
+With --runs N, each configuration runs N times (servers alternating which
+goes first) and the tables give medians (peak RSS: the highest).
 """
 import argparse
 import csv
 import io
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -81,6 +85,27 @@ def measure(kind, size, pipeline, policy, args, workdir):
             proc.kill()
 
 
+def combine(runs):
+    """Medians of rps and p99 over runs (a test that failed in any run
+    shows its error), the highest peak RSS, and whether every run ended
+    with the server answering."""
+    names = []
+    for results, _, _ in runs:
+        for name in results:
+            if name not in names:
+                names.append(name)
+    merged = {}
+    for name in names:
+        vals = [r[0].get(name) for r in runs]
+        errors = [v for v in vals if isinstance(v, str)]
+        nums = [v for v in vals if isinstance(v, tuple)]
+        if errors:
+            merged[name] = errors[0]
+        elif nums:
+            merged[name] = (statistics.median(v[0] for v in nums), statistics.median(v[1] for v in nums))
+    return merged, max(r[1] for r in runs), all(r[2] for r in runs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="18000:5,24000:10,30000:10")
@@ -90,13 +115,18 @@ def main():
     ap.add_argument("--n-lrange", type=int, default=1000)
     ap.add_argument("-c", type=int, default=50)
     ap.add_argument("--only", default="")
+    ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="keel-capacity-")
     kinds = [args.only] if args.only else ["keel", "redis"]
     for spec in args.sizes.split(","):
         size, pipeline = (int(x) for x in spec.split(":"))
         for policy in args.policies.split(","):
-            res = {k: measure(k, size, pipeline, policy, args, workdir) for k in kinds}
+            runs = []
+            for run in range(args.runs):
+                order = kinds if run % 2 == 0 else kinds[::-1]
+                runs.append({k: measure(k, size, pipeline, policy, args, workdir) for k in order})
+            res = {k: combine([r[k] for r in runs]) for k in kinds}
             print(f"\n### -d {size} -P {pipeline}, maxmemory {args.maxmemory}, {policy}\n")
             for k in kinds:
                 _, rss, alive = res[k]

@@ -16,6 +16,7 @@
 //! then evicts the best candidate that still exists. The pool outlives the
 //! call, so candidates found earlier keep competing.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -131,12 +132,7 @@ pub fn perform(server: &Server) -> Outcome {
     if policy == Policy::NoEviction {
         return Outcome::Fail;
     }
-    let limit = time_limit(
-        server
-            .memory
-            .tenacity
-            .load(std::sync::atomic::Ordering::Relaxed),
-    );
+    let limit = time_limit(server.memory.tenacity.load(Relaxed));
     let start = Instant::now();
     let used_before = alloc::used();
     let mut evicted = 0u64;
@@ -162,10 +158,10 @@ pub fn perform(server: &Server) -> Outcome {
         crate::memory::purge();
     }
     if outcome != Outcome::Ok {
-        server.memory.exceeded_us.fetch_add(
-            start.elapsed().as_micros() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        server
+            .memory
+            .exceeded_us
+            .fetch_add(start.elapsed().as_micros() as u64, Relaxed);
     }
     outcome
 }
@@ -183,10 +179,7 @@ fn score(policy: Policy, e: EntryRef<'_>, now_ms: u64) -> u64 {
 fn choose(server: &Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
     let mut rng = rand::thread_rng();
     let volatile = policy.volatile_only();
-    let samples = server
-        .memory
-        .samples
-        .load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let samples = server.memory.samples.load(Relaxed) as usize;
     let first = rng.gen_range(0..SHARDS);
     let mut pool = server.eviction_pool.lock();
     // A shard with no candidates is passed over; after every shard was
@@ -245,16 +238,13 @@ fn evict(server: &Server, policy: Policy, db: usize, key: &[u8]) -> bool {
     };
     propagate::evicted(server, db, key);
     drop(view);
-    if lazyfree::LAZY_EVICTION.load(std::sync::atomic::Ordering::Relaxed) {
+    if lazyfree::LAZY_EVICTION.load(Relaxed) {
         let effort = entry.value.free_effort();
         lazyfree::free(entry, effort);
     } else {
         drop(entry);
     }
-    server
-        .memory
-        .evicted_keys
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    server.memory.evicted_keys.fetch_add(1, Relaxed);
     // The freed memory must show in the shared counter before the next
     // look at it.
     alloc::flush_thread();
