@@ -126,14 +126,24 @@ async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
         other => panic!("CONFIG GET dir: {other:?}"),
     };
     let logdir = std::path::Path::new(&dir).join("appendonlydir");
-    let mut log = Vec::new();
-    for f in std::fs::read_dir(&logdir).unwrap() {
-        let path = f.unwrap().path();
-        if path.to_string_lossy().ends_with(".incr.aof") {
-            log.extend(std::fs::read(&path).unwrap());
+    // The rewrite that `CONFIG SET appendonly yes` started deletes the
+    // files it replaced after it reports done (as Redis's history files
+    // go in the background): a file listed may be gone when read. Its
+    // records are in the files that replaced it, so list again.
+    'listing: loop {
+        let mut log = Vec::new();
+        for f in std::fs::read_dir(&logdir).unwrap() {
+            let path = f.unwrap().path();
+            if path.to_string_lossy().ends_with(".incr.aof") {
+                match std::fs::read(&path) {
+                    Ok(bytes) => log.extend(bytes),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue 'listing,
+                    Err(e) => panic!("{}: {e}", path.display()),
+                }
+            }
         }
+        return log;
     }
-    log
 }
 
 fn holds(log: &[u8], record: &[u8]) -> bool {
