@@ -155,14 +155,12 @@ impl Limits {
         self.startup.store(alloc::used(), Relaxed);
     }
 
-    /// CONFIG RESETSTAT: the eviction counters.
+    /// CONFIG RESETSTAT: the eviction counters, and the peak starts again
+    /// from the current usage (Redis resets `stat_peak_memory`).
     pub fn reset_stats(&self) {
         self.evicted_keys.store(0, Relaxed);
         self.evicted_clients.store(0, Relaxed);
         self.exceeded_us.store(0, Relaxed);
-    }
-
-    pub fn reset_peak(&self) {
         self.peak.store(alloc::used(), Relaxed);
     }
 }
