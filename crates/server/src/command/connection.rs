@@ -197,7 +197,7 @@ fn describe(cx: &Ctx, c: &ClientInfo) -> String {
         flags.push('N');
     }
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -207,6 +207,11 @@ fn describe(cx: &Ctx, c: &ClientInfo) -> String {
         c.idle_secs(),
         flags,
         c.db.load(Relaxed),
+        // The buffers as of the client's last batch (between batches the
+        // read buffer is empty, so all of it is free).
+        c.qbuf.load(Relaxed),
+        c.obuf.load(Relaxed),
+        c.memory(),
         cmd,
         c.resp.load(Relaxed),
         String::from_utf8_lossy(&c.lib_name.lock()),
