@@ -82,6 +82,9 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
                 return;
             }
             server.clients.register(info.clone());
+            // The buffers a connection starts with (CLIENT LIST, memory).
+            info.qbuf.store(READ_CHUNK as u64, Relaxed);
+            info.obuf.store(READ_CHUNK as u64, Relaxed);
             let session = Box::new(Session {
                 client: Client::new(info),
                 rbuf: Vec::with_capacity(READ_CHUNK),
