@@ -80,8 +80,8 @@ pub struct Overhead {
     pub startup: usize,
     pub clients_normal: usize,
     pub aof_buffer: usize,
-    pub lua_caches: usize,
-    pub functions_caches: usize,
+    /// Cached scripts and function libraries.
+    pub scripting: super::scripting::ScriptMemory,
     /// Slot tables per database.
     pub dbs: Vec<usize>,
     /// Keys per database.
@@ -94,7 +94,6 @@ pub struct Overhead {
     pub resident: usize,
     pub rss: usize,
     pub clients: usize,
-    pub scripts: usize,
 }
 
 impl Overhead {
@@ -122,8 +121,7 @@ impl Overhead {
             startup,
             clients_normal,
             aof_buffer,
-            lua_caches: scripts.scripts_bytes,
-            functions_caches: scripts.functions_bytes,
+            scripting: scripts,
             dbs,
             db_keys,
             keys,
@@ -134,7 +132,6 @@ impl Overhead {
             resident,
             rss: rss_bytes(),
             clients: clients.len(),
-            scripts: scripts.scripts,
         }
     }
 
@@ -199,7 +196,7 @@ fn total_system_memory() -> u64 {
 /// INFO's `# Memory` section, Redis 7.0's fields in its order.
 pub fn info(server: &Server, o: &mut String) {
     let m = Overhead::compute(server);
-    let scripts = super::scripting::memory(server);
+    let scripts = &m.scripting;
     let (vm_eval, vm_functions) = super::scripting::lua_memory();
     let total_mem = total_system_memory();
     let maxmemory = server.memory.maxmemory();
@@ -300,8 +297,8 @@ fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     int(cx, "clients.normal", m.clients_normal as i64);
     int(cx, "cluster.links", 0);
     int(cx, "aof.buffer", m.aof_buffer as i64);
-    int(cx, "lua.caches", m.lua_caches as i64);
-    int(cx, "functions.caches", m.functions_caches as i64);
+    int(cx, "lua.caches", m.scripting.scripts_bytes as i64);
+    int(cx, "functions.caches", m.scripting.functions_bytes as i64);
     for (db, bytes) in &dbs {
         cx.bulk(format!("db.{db}").as_bytes());
         cx.map(3);
@@ -379,7 +376,7 @@ fn doctor_report(m: &Overhead) -> String {
     if m.clients > 0 && m.clients_normal / m.clients > 200 * 1024 {
         issues.push(" * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n".to_string());
     }
-    if m.scripts > 1000 {
+    if m.scripting.scripts > 1000 {
         issues.push(" * Many scripts: There seem to be many cached scripts in this instance (more than 1000). This may be because scripts are generated and `EVAL`ed, instead of being parameterized (with KEYS and ARGV), `SCRIPT LOAD`ed and `EVALSHA`ed. Unless `SCRIPT FLUSH` is called periodically, the scripts' caches may end up consuming most of your memory.\n\n".to_string());
     }
     if issues.is_empty() {
