@@ -19,7 +19,20 @@ pub enum DecodeError {
     TooBigBulkCount,
     TooBigInline,
     UnbalancedQuotes,
+    /// More than [`UNAUTH_MAX_MULTIBULK`] arguments from a client that has
+    /// not authenticated yet.
+    UnauthenticatedMultibulkLength,
+    /// A bulk longer than [`UNAUTH_MAX_BULK`] from a client that has not
+    /// authenticated yet.
+    UnauthenticatedBulkLength,
 }
+
+/// The most arguments a client that must still authenticate may send in
+/// one request (Redis's processMultibulkBuffer): a stranger cannot make
+/// the server allocate for a large request before it proved who it is.
+pub const UNAUTH_MAX_MULTIBULK: i64 = 10;
+/// The longest bulk string such a client may send.
+pub const UNAUTH_MAX_BULK: usize = 16384;
 
 impl DecodeError {
     /// The error line Redis sends, without the leading `-` and trailing CRLF.
@@ -39,6 +52,12 @@ impl DecodeError {
             DecodeError::TooBigInline => "ERR Protocol error: too big inline request".into(),
             DecodeError::UnbalancedQuotes => {
                 "ERR Protocol error: unbalanced quotes in request".into()
+            }
+            DecodeError::UnauthenticatedMultibulkLength => {
+                "ERR Protocol error: unauthenticated multibulk length".into()
+            }
+            DecodeError::UnauthenticatedBulkLength => {
+                "ERR Protocol error: unauthenticated bulk length".into()
             }
         }
     }
@@ -81,6 +100,9 @@ pub struct RequestDecoder {
     inline: Vec<u8>,
     /// Total bytes the frame needs once the current bulk header is known.
     want: usize,
+    /// The client must still authenticate: Redis's tighter limits apply
+    /// ([`UNAUTH_MAX_MULTIBULK`], [`UNAUTH_MAX_BULK`]).
+    unauthenticated: bool,
 }
 
 impl Default for RequestDecoder {
@@ -111,7 +133,22 @@ impl RequestDecoder {
             source: Source::Buffer,
             inline: Vec::new(),
             want: 0,
+            unauthenticated: false,
         }
+    }
+
+    /// Whether the client must still authenticate (Redis's authRequired):
+    /// set before each `decode`, so a request after a successful AUTH in
+    /// the same read gets the ordinary limits.
+    pub fn set_unauthenticated(&mut self, yes: bool) {
+        self.unauthenticated = yes;
+    }
+
+    /// Bytes of the frame in progress already parsed into arguments (0
+    /// between frames): what Redis no longer counts in the query buffer,
+    /// having moved them to the command's arguments.
+    pub fn parsed_len(&self) -> usize {
+        self.pos
     }
 
     pub fn set_max_bulk_len(&mut self, n: usize) {
@@ -164,6 +201,9 @@ impl RequestDecoder {
                 Some(n) if n <= i32::MAX as i64 => n,
                 _ => return Err(DecodeError::InvalidMultibulkLength),
             };
+            if count > UNAUTH_MAX_MULTIBULK && self.unauthenticated {
+                return Err(DecodeError::UnauthenticatedMultibulkLength);
+            }
             self.args.clear();
             self.source = Source::Buffer;
             if count <= 0 {
@@ -197,6 +237,10 @@ impl RequestDecoder {
                     return Err(DecodeError::InvalidBulkLength);
                 }
             };
+            if len > UNAUTH_MAX_BULK && self.unauthenticated {
+                self.reset();
+                return Err(DecodeError::UnauthenticatedBulkLength);
+            }
             let data = cr + 2;
             let end = data + len + 2;
             if buf.len() < end {
@@ -221,7 +265,11 @@ impl RequestDecoder {
     }
 
     fn decode_inline(&mut self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
-        let Some(nl) = buf.iter().position(|&c| c == b'\n') else {
+        // Redis finds the end of an inline request with strchr, which
+        // stops at a NUL byte: a request with one before its newline never
+        // ends, and waits until it is too big (so does everything after).
+        let end = buf.iter().position(|&c| c == b'\n' || c == 0);
+        let Some(nl) = end.filter(|&i| buf[i] == b'\n') else {
             if buf.len() > INLINE_MAX_SIZE {
                 return Err(DecodeError::TooBigInline);
             }
@@ -431,6 +479,43 @@ mod tests {
             RequestDecoder::default().decode(&big),
             Err(DecodeError::TooBigMultibulkCount)
         );
+    }
+
+    #[test]
+    fn inline_nul_never_ends() {
+        let mut d = RequestDecoder::default();
+        assert_eq!(d.decode(b"ECHO a\x00b\r\nPING\r\n"), Ok(None));
+        let mut big = b"\x00\r\n".to_vec();
+        big.extend(vec![b'a'; INLINE_MAX_SIZE]);
+        assert_eq!(d.decode(&big), Err(DecodeError::TooBigInline));
+    }
+
+    #[test]
+    fn unauthenticated_limits() {
+        let mut d = RequestDecoder::default();
+        d.set_unauthenticated(true);
+        assert_eq!(
+            d.decode(b"*11\r\n"),
+            Err(DecodeError::UnauthenticatedMultibulkLength)
+        );
+        let mut d = RequestDecoder::default();
+        d.set_unauthenticated(true);
+        assert_eq!(d.decode(b"*10\r\n$16384\r\n"), Ok(None));
+        let mut d = RequestDecoder::default();
+        d.set_unauthenticated(true);
+        assert_eq!(
+            d.decode(b"*1\r\n$16385\r\n"),
+            Err(DecodeError::UnauthenticatedBulkLength)
+        );
+        // The general checks come first, as in Redis.
+        let mut d = RequestDecoder::default();
+        d.set_unauthenticated(true);
+        assert_eq!(
+            d.decode(b"*1\r\n$-1\r\n"),
+            Err(DecodeError::InvalidBulkLength)
+        );
+        d.set_unauthenticated(false);
+        assert_eq!(d.decode(b"*11\r\n"), Ok(None));
     }
 
     #[test]
