@@ -20,7 +20,6 @@ pub enum Value {
     Boolean(bool),
     BigNumber(Vec<u8>),
     Verbatim(Vec<u8>),
-    Attribute(Vec<(Value, Value)>),
 }
 
 /// A malformed reply: the stream cannot be resynchronised.
@@ -89,7 +88,13 @@ fn skip_at(buf: &[u8], depth: usize) -> Result<Option<usize>, ReplyError> {
             if n < 0 {
                 return Ok(Some(pos));
             }
-            let items = if matches!(tag, b'%' | b'|') { 2 * n } else { n };
+            // Saturating: a hostile count must not overflow; the loop
+            // runs out of bytes long before.
+            let items = if matches!(tag, b'%' | b'|') {
+                n.saturating_mul(2)
+            } else {
+                n
+            };
             for _ in 0..items {
                 match skip_at(&buf[pos..], depth + 1)? {
                     Some(len) => pos += len,
@@ -168,7 +173,7 @@ fn parse_at(buf: &[u8], depth: usize) -> Result<Option<(Value, usize)>, ReplyErr
                 _ => Value::Push(items),
             }
         }
-        b'%' | b'|' => {
+        b'%' => {
             let n = count(body)?;
             let mut pairs = Vec::with_capacity((n.max(0) as usize).min(1024));
             for _ in 0..n {
@@ -182,11 +187,27 @@ fn parse_at(buf: &[u8], depth: usize) -> Result<Option<(Value, usize)>, ReplyErr
                 pos += vlen;
                 pairs.push((k, v));
             }
-            if tag == b'%' {
-                Value::Map(pairs)
-            } else {
-                Value::Attribute(pairs)
+            Value::Map(pairs)
+        }
+        b'|' => {
+            // An attribute is not a reply: it describes the reply that
+            // follows, which is the value (as `skip_reply` counts it; the
+            // attributes are dropped, as they are for scripts).
+            let n = count(body)?;
+            if n < 0 {
+                return Ok(Some((Value::Null, pos)));
             }
+            for _ in 0..n.saturating_mul(2) {
+                let Some((_, len)) = parse_at(&buf[pos..], depth + 1)? else {
+                    return Ok(None);
+                };
+                pos += len;
+            }
+            let Some((v, len)) = parse_at(&buf[pos..], depth + 1)? else {
+                return Ok(None);
+            };
+            pos += len;
+            v
         }
         _ => return Err(ReplyError),
     };
@@ -218,5 +239,23 @@ mod tests {
             assert_eq!(parse_reply(&wire[..cut]).unwrap(), None);
             assert_eq!(skip_reply(&wire[..cut]).unwrap(), None);
         }
+    }
+
+    #[test]
+    fn attribute_goes_with_its_reply() {
+        let wire = b"|1\r\n+key\r\n+val\r\n:42\r\n";
+        assert_eq!(
+            parse_reply(wire).unwrap(),
+            Some((Value::Integer(42), wire.len()))
+        );
+        assert_eq!(skip_reply(wire).unwrap(), Some(wire.len()));
+        assert_eq!(parse_reply(&wire[..wire.len() - 1]).unwrap(), None);
+    }
+
+    #[test]
+    fn huge_map_count_is_incomplete() {
+        let wire = b"%9223372036854775807\r\n+a\r\n";
+        assert_eq!(parse_reply(wire).unwrap(), None);
+        assert_eq!(skip_reply(wire).unwrap(), None);
     }
 }

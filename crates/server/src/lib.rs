@@ -15,6 +15,8 @@ pub mod blocking;
 pub mod client;
 pub mod command;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod glob;
 pub mod memory;
 pub mod net;

@@ -16,6 +16,13 @@ use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
 pub struct Counting;
 
+/// The allocator underneath. Fuzz builds use the system's, which the
+/// sanitizers intercept (jemalloc's own heap is invisible to them).
+#[cfg(not(feature = "fuzzing"))]
+use tikv_jemallocator::Jemalloc as Inner;
+#[cfg(feature = "fuzzing")]
+use std::alloc::System as Inner;
+
 static USED: AtomicIsize = AtomicIsize::new(0);
 
 /// How far a thread's private delta may drift before it is folded in.
@@ -71,13 +78,14 @@ pub fn flush_thread() {
     USED.fetch_add(v, Relaxed);
 }
 
-// SAFETY: every call is forwarded unchanged to jemalloc, which upholds
+// SAFETY: every call is forwarded unchanged to jemalloc (or, in fuzz
+// builds, the system allocator), which upholds
 // GlobalAlloc's contract; the counting touches no allocation.
 unsafe impl GlobalAlloc for Counting {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { tikv_jemallocator::Jemalloc.alloc(layout) };
+        let p = unsafe { Inner.alloc(layout) };
         if !p.is_null() {
             count(size_class(layout.size()) as isize);
         }
@@ -87,7 +95,7 @@ unsafe impl GlobalAlloc for Counting {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { tikv_jemallocator::Jemalloc.alloc_zeroed(layout) };
+        let p = unsafe { Inner.alloc_zeroed(layout) };
         if !p.is_null() {
             count(size_class(layout.size()) as isize);
         }
@@ -98,13 +106,13 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         count(-(size_class(layout.size()) as isize));
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { tikv_jemallocator::Jemalloc.dealloc(ptr, layout) }
+        unsafe { Inner.dealloc(ptr, layout) }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { tikv_jemallocator::Jemalloc.realloc(ptr, layout, new_size) };
+        let p = unsafe { Inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             count(size_class(new_size) as isize - size_class(layout.size()) as isize);
         }
@@ -138,6 +146,7 @@ mod tests {
             assert_eq!(size_class(size), class, "{size}");
         }
         // Against jemalloc itself, through its usable size.
+        #[cfg(not(feature = "fuzzing"))]
         for size in [1usize, 24, 100, 700, 3000, 18000, 70000, 300000] {
             let v: Vec<u8> = Vec::with_capacity(size);
             // SAFETY: a live allocation of this allocator.

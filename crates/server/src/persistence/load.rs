@@ -12,9 +12,10 @@ use super::log_file::{boundary, is_incr, logical_len, Boundary};
 use crate::client::{Client, ClientInfo};
 use crate::command::{self, Clock};
 use crate::server::Server;
+use crate::stats::ThreadStats;
 
 /// The pseudo-client commands are replayed as.
-fn loading_client(server: &Server) -> Client {
+pub fn loading_client(server: &Server) -> Client {
     let info = ClientInfo::new(
         server.clients.next_id(),
         "aof-loader".into(),
@@ -36,89 +37,13 @@ pub fn replay(
 ) -> Result<u64, AofError> {
     let stats = server.stats.register_thread(server.commands.len());
     let mut client = loading_client(server);
-    let mut out = Vec::new();
     let mut count = 0;
     for (i, path) in files.iter().enumerate() {
         let last = i + 1 == files.len();
-        let mut data = aof::read_file(path)?;
-        // A log cut off by a crash still has its preallocated zeros.
-        let incr = is_incr(path);
-        if incr {
-            data.truncate(logical_len(&data));
-        }
-        let mut dec = RequestDecoder::new(usize::MAX);
-        let mut pos = 0;
-        // A base written with aof-use-rdb-preamble (by keel or Redis) is an
-        // RDB image, possibly followed by commands (old single-file logs).
-        if data.starts_with(b"REDIS") {
-            let mut view = server.keyspace.lock_all();
-            let (keys, consumed) = super::snapshot::load_into(server, &mut view, &data, path)
-                .map_err(|why| AofError::Corrupt {
-                    file: path.display().to_string(),
-                    offset: 0,
-                    why,
-                })?;
-            count += keys;
-            pos = consumed;
-        }
-        // Where the last complete transaction ends, to cut an unfinished
-        // MULTI block on truncation.
-        let mut safe_end = 0;
-        let mut clock = Clock::start();
-        while pos < data.len() {
-            match boundary(&data, pos, incr) {
-                Boundary::Record => {}
-                Boundary::Annotation(next) => {
-                    pos = next;
-                    if client.multi.is_none() {
-                        safe_end = pos;
-                    }
-                    continue;
-                }
-                // A cut-off tail, handled as `aof-load-truncated` says.
-                Boundary::End => break,
-                Boundary::Corrupt => {
-                    return Err(AofError::Corrupt {
-                        file: path.display().to_string(),
-                        offset: pos as u64,
-                        why: "Bad file format reading the append only file".into(),
-                    })
-                }
-            }
-            match dec.decode(&data[pos..]) {
-                Ok(Some(n)) => {
-                    let frame = &data[pos..pos + n];
-                    let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
-                    pos += n;
-                    if argv.is_empty() {
-                        continue;
-                    }
-                    command::dispatch(server, &mut client, &argv, &mut out, &stats, &mut clock);
-                    if out.first() == Some(&b'-') && !argv[0].eq_ignore_ascii_case(b"exec") {
-                        tracing::warn!(
-                            file = %path.display(),
-                            offset = pos - n,
-                            "command in the append only file failed: {}",
-                            String::from_utf8_lossy(&out).trim_end()
-                        );
-                    }
-                    out.clear();
-                    count += 1;
-                    if client.multi.is_none() {
-                        safe_end = pos;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(AofError::Corrupt {
-                        file: path.display().to_string(),
-                        offset: pos as u64,
-                        why: e.to_string(),
-                    })
-                }
-            }
-        }
-        if pos < data.len() || client.multi.is_some() {
+        let data = aof::read_file(path)?;
+        let done = replay_bytes(server, &mut client, &stats, &data, is_incr(path), path)?;
+        count += done.commands;
+        if let Some(safe_end) = done.cut_at {
             if !(last && truncated_ok) {
                 return Err(AofError::Corrupt {
                     file: path.display().to_string(),
@@ -136,6 +61,119 @@ pub fn replay(
         }
     }
     Ok(count)
+}
+
+/// What replaying one file's bytes did.
+#[derive(Debug)]
+pub struct Replayed {
+    /// Commands run (keys, for an RDB preamble).
+    pub commands: u64,
+    /// The file ends early (a record cut short, or an unfinished MULTI
+    /// block, which `client.multi` still holds): where the last complete
+    /// record or transaction ends, for `aof-load-truncated`.
+    pub cut_at: Option<usize>,
+}
+
+/// Replays one log file's contents `data` as `client` (its name `path`
+/// only labels errors; `incr`: an incremental file, which may end in
+/// preallocated zeros). Split from [`replay`] so the fuzz target runs the
+/// loader without files.
+pub fn replay_bytes(
+    server: &Server,
+    client: &mut Client,
+    stats: &ThreadStats,
+    data: &[u8],
+    incr: bool,
+    path: &Path,
+) -> Result<Replayed, AofError> {
+    // A log cut off by a crash still has its preallocated zeros.
+    let data = if incr {
+        &data[..logical_len(data)]
+    } else {
+        data
+    };
+    let mut out = Vec::new();
+    let mut count = 0;
+    let mut dec = RequestDecoder::new(usize::MAX);
+    let mut pos = 0;
+    // A base written with aof-use-rdb-preamble (by keel or Redis) is an
+    // RDB image, possibly followed by commands (old single-file logs).
+    if data.starts_with(b"REDIS") {
+        let mut view = server.keyspace.lock_all();
+        let (keys, consumed) =
+            super::snapshot::load_into(server, &mut view, data, path).map_err(|why| {
+                AofError::Corrupt {
+                    file: path.display().to_string(),
+                    offset: 0,
+                    why,
+                }
+            })?;
+        count += keys;
+        pos = consumed;
+    }
+    // Where the last complete transaction ends, to cut an unfinished
+    // MULTI block on truncation: at first the end of the preamble, so a
+    // record cut short right after it does not cut the image away too.
+    let mut safe_end = pos;
+    let mut clock = Clock::start();
+    while pos < data.len() {
+        match boundary(data, pos, incr) {
+            Boundary::Record => {}
+            Boundary::Annotation(next) => {
+                pos = next;
+                if client.multi.is_none() {
+                    safe_end = pos;
+                }
+                continue;
+            }
+            // A cut-off tail, handled as `aof-load-truncated` says.
+            Boundary::End => break,
+            Boundary::Corrupt => {
+                return Err(AofError::Corrupt {
+                    file: path.display().to_string(),
+                    offset: pos as u64,
+                    why: "Bad file format reading the append only file".into(),
+                })
+            }
+        }
+        match dec.decode(&data[pos..]) {
+            Ok(Some(n)) => {
+                let frame = &data[pos..pos + n];
+                let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
+                pos += n;
+                if argv.is_empty() {
+                    continue;
+                }
+                command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                if out.first() == Some(&b'-') && !argv[0].eq_ignore_ascii_case(b"exec") {
+                    tracing::warn!(
+                        file = %path.display(),
+                        offset = pos - n,
+                        "command in the append only file failed: {}",
+                        String::from_utf8_lossy(&out).trim_end()
+                    );
+                }
+                out.clear();
+                count += 1;
+                if client.multi.is_none() {
+                    safe_end = pos;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                return Err(AofError::Corrupt {
+                    file: path.display().to_string(),
+                    offset: pos as u64,
+                    why: e.to_string(),
+                })
+            }
+        }
+    }
+    let cut_at = (pos < data.len() || client.multi.is_some()).then_some(safe_end);
+    Ok(Replayed {
+        commands: count,
+        cut_at,
+    })
 }
 
 fn truncate(path: &Path, len: u64) -> std::io::Result<()> {
