@@ -64,6 +64,12 @@ pub struct ClientInfo {
     /// The hook answered this connection: apply `busy_shadow` on resume.
     pub busy_changed: AtomicBool,
     pub busy_shadow: Mutex<crate::net::busy::BusyShadow>,
+    /// The user the client is authenticated as (CLIENT LIST `user=`,
+    /// CLIENT KILL USER).
+    pub user: Mutex<Vec<u8>>,
+    /// Mirrors `Client::auth.authenticated`, for those answering the
+    /// connection while its task is parked (`net::busy`).
+    pub authenticated: AtomicBool,
 }
 
 impl ClientInfo {
@@ -94,6 +100,8 @@ impl ClientInfo {
             tx_state: AtomicU8::new(0),
             busy_changed: AtomicBool::new(false),
             busy_shadow: Mutex::new(Default::default()),
+            user: Mutex::new(b"default".to_vec()),
+            authenticated: AtomicBool::new(false),
         }
     }
 
@@ -102,14 +110,14 @@ impl ClientInfo {
         now.saturating_sub(self.last_interaction_ms.load(Relaxed)) / 1000
     }
 
-    /// Marks the client killed and wakes its connection by shutting the
-    /// socket down; the task then sees EOF and cleans up.
     /// What the connection holds: its buffers (as published at its last
     /// batch, or while a large reply is built) and its fixed state.
     pub fn memory(&self) -> u64 {
         self.qbuf.load(Relaxed) + self.obuf.load(Relaxed) + CLIENT_STATE_BYTES
     }
 
+    /// Marks the client killed and wakes its connection by shutting the
+    /// socket down; the task then sees EOF and cleans up.
     pub fn kill(&self) {
         self.killed.store(true, Relaxed);
         // SAFETY: shutdown(2) on an fd the registry keeps open (the
@@ -199,6 +207,8 @@ pub struct Client {
     /// A script's `redis.set_repl(redis.REPL_NONE)`: the running command's
     /// records are not logged.
     pub skip_records: bool,
+    /// Who the client is (ACL user) and whether it has authenticated.
+    pub auth: crate::acl::ClientAuth,
 }
 
 impl Client {
@@ -221,7 +231,45 @@ impl Client {
             aof_offset: 0,
             tx_records: None,
             skip_records: false,
+            auth: crate::acl::ClientAuth::internal(),
         }
+    }
+
+    /// A client of a network connection: the default user, authenticated
+    /// when that user needs no password.
+    pub fn connected(info: Arc<ClientInfo>, acl: &crate::acl::Acl) -> Client {
+        let mut c = Client::new(info);
+        c.auth = acl.new_client();
+        c.info.authenticated.store(c.auth.authenticated, Relaxed);
+        c
+    }
+
+    /// A stand-in for a parked connection's own client (`net::busy`):
+    /// the same user and authentication state.
+    pub fn stand_in(info: Arc<ClientInfo>, acl: &crate::acl::Acl) -> Client {
+        let mut c = Client::connected(info, acl);
+        let name = c.info.user.lock().clone();
+        match acl.get(&name) {
+            Some(cell) if c.info.authenticated.load(Relaxed) => acl.login(&mut c.auth, cell),
+            _ => c.auth.authenticated = false,
+        }
+        c
+    }
+
+    /// Authenticates as `cell` (AUTH, HELLO AUTH).
+    pub fn login(&mut self, acl: &crate::acl::Acl, cell: Arc<crate::acl::UserCell>) {
+        *self.info.user.lock() = cell.name.clone();
+        acl.login(&mut self.auth, cell);
+        self.info.authenticated.store(true, Relaxed);
+    }
+
+    /// Back to the default user (RESET).
+    pub fn logout(&mut self, acl: &crate::acl::Acl) {
+        acl.reset_client(&mut self.auth);
+        *self.info.user.lock() = self.auth.user_name().to_vec();
+        self.info
+            .authenticated
+            .store(self.auth.authenticated, Relaxed);
     }
 
     pub fn set_db(&mut self, db: usize) {

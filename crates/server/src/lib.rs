@@ -11,6 +11,7 @@
 //! - `server` holds the shared state and starts the threads; `config`,
 //!   `client`, `stats` are shared records.
 
+pub mod acl;
 pub mod blocking;
 pub mod client;
 pub mod command;

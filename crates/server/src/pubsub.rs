@@ -227,6 +227,27 @@ impl PubSub {
         map.read().get(channel).map_or(0, Vec::len)
     }
 
+    /// Ids of the clients with a subscription `allowed(name, is_pattern)`
+    /// refuses (after a user's channel permissions shrank).
+    pub fn clients_violating(&self, allowed: &dyn Fn(&[u8], bool) -> bool) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for (p, s) in self.patterns.read().iter() {
+            if !allowed(p, true) {
+                ids.push(s.info.id);
+            }
+        }
+        for map in [&self.channels, &self.shard_channels] {
+            for (ch, subs) in map.read().iter() {
+                if !allowed(ch, false) {
+                    ids.extend(subs.iter().map(|s| s.info.id));
+                }
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     pub fn numpat(&self) -> usize {
         let mut pats: Vec<Vec<u8>> = self
             .patterns

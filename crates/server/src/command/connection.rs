@@ -69,6 +69,7 @@ fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.client.reply_mode = ReplyMode::On;
     cx.client.info.name.lock().clear();
     cx.client.info.no_evict.store(false, Relaxed);
+    cx.client.logout(&cx.server.acl);
     cx.simple(b"RESET");
     Ok(())
 }
@@ -99,24 +100,14 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         proto = v as u8;
     }
     let mut setname = None;
+    let mut credentials = None;
     let mut j = 2;
     while j < argv.len() {
         let more = argv.len() - j - 1;
         if is(argv[j], "AUTH") && more >= 2 {
-            // No users or passwords exist until ACLs land: the default
-            // user has no password, so any password is accepted for it.
-            if !is(argv[j + 1], "default") {
-                return Err(CmdError::new(
-                    "WRONGPASS invalid username-password pair or user is disabled.",
-                ));
-            }
+            credentials = Some((argv[j + 1], argv[j + 2]));
             j += 3;
         } else if is(argv[j], "SETNAME") && more >= 1 {
-            if !valid_name(argv[j + 1]) {
-                return Err(CmdError::new(
-                    "ERR Client names cannot contain spaces, newlines or special characters.",
-                ));
-            }
             setname = Some(argv[j + 1]);
             j += 2;
         } else {
@@ -126,7 +117,18 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             )));
         }
     }
+    if let Some((user, password)) = credentials {
+        super::acl::authenticate(cx, argv[0], user, password)?;
+    }
+    if !cx.client.auth.authenticated {
+        return Err(CmdError::new("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    }
     if let Some(name) = setname {
+        if !valid_name(name) {
+            return Err(CmdError::new(
+                "ERR Client names cannot contain spaces, newlines or special characters.",
+            ));
+        }
         *cx.client.info.name.lock() = name.to_vec();
     }
     cx.client.set_proto(proto);
@@ -180,11 +182,12 @@ fn client_getname(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 }
 
 /// One CLIENT LIST line, with Redis's fields in Redis's order.
-fn describe(cx: &Ctx, c: &ClientInfo) -> String {
+/// A client's CLIENT LIST line (also ACL LOG's `client-info`).
+pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String {
     let age = c.created.elapsed().as_secs();
     let cmd = match c.last_cmd.load(Relaxed) {
         u32::MAX => "NULL".to_string(),
-        id => cx.server.commands.get(id as usize).name.clone(),
+        id => server.commands.get(id as usize).name.clone(),
     };
     let mut flags = String::new();
     if c.no_evict.load(Relaxed) {
@@ -197,7 +200,7 @@ fn describe(cx: &Ctx, c: &ClientInfo) -> String {
         flags.push('N');
     }
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -213,6 +216,7 @@ fn describe(cx: &Ctx, c: &ClientInfo) -> String {
         c.obuf.load(Relaxed),
         c.memory(),
         cmd,
+        String::from_utf8_lossy(&c.user.lock()),
         c.resp.load(Relaxed),
         String::from_utf8_lossy(&c.lib_name.lock()),
         String::from_utf8_lossy(&c.lib_ver.lock()),
@@ -257,7 +261,7 @@ fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
             continue;
         }
-        text.push_str(&describe(cx, &c));
+        text.push_str(&describe(cx.server, &c));
     }
     cx.verbatim(text.as_bytes());
     Ok(())
@@ -265,7 +269,7 @@ fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// CLIENT INFO
 fn client_info(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    let line = describe(cx, &cx.client.info.clone());
+    let line = describe(cx.server, &cx.client.info.clone());
     cx.verbatim(line.as_bytes());
     Ok(())
 }
@@ -347,7 +351,7 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         j += 2;
     }
     if let Some(u) = user {
-        if u != b"default" {
+        if cx.server.acl.get(u).is_none() {
             return Err(CmdError::new(format!(
                 "ERR No such user '{}'",
                 args::lossy(u)
@@ -360,6 +364,7 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             && id.is_none_or(|i| i == c.id)
             && addr.is_none_or(|a| a == c.addr.as_bytes())
             && laddr.is_none_or(|a| a == c.laddr.as_bytes())
+            && user.is_none_or(|u| u == c.user.lock().as_slice())
             && maxage.is_none_or(|m| c.created.elapsed().as_secs() >= m);
         if hit && c.id == me {
             if !skipme {

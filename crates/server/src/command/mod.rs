@@ -8,6 +8,7 @@
 //! ([`Ctx::propagate`]). Handlers parse, call storage, and write their reply;
 //! they never lock, never await.
 
+pub mod acl;
 pub mod args;
 mod bitmap;
 pub mod error;
@@ -63,6 +64,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     zset::register(&mut r);
     stream::register(&mut r);
     connection::register(&mut r);
+    acl::register(&mut r);
     multi::register(&mut r);
     pubsub::register(&mut r);
     scripting::register(&mut r);
@@ -318,6 +320,23 @@ struct Gates<'a> {
 
 impl gates::World for Gates<'_> {
     #[inline]
+    fn authenticated(&self) -> bool {
+        self.server.acl.authenticated(&self.client.auth)
+    }
+
+    #[inline]
+    fn acl_denied(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+        let context = if self.client.multi.is_some() {
+            crate::acl::log::Context::Multi
+        } else {
+            crate::acl::log::Context::Toplevel
+        };
+        acl::check(self.server, self.client, cmd, argv, context)
+            .err()
+            .map(|d| acl::denied_error(cmd, d))
+    }
+
+    #[inline]
     fn in_multi(&self) -> bool {
         self.client.multi.is_some()
     }
@@ -409,6 +428,10 @@ pub fn dispatch(
             return;
         }
     };
+    // Set before the gates, as Redis's processCommand does: a refused
+    // command is the one CLIENT LIST (and ACL LOG's client-info) shows.
+    client.info.last_cmd.store(cmd.id as u32, Relaxed);
+    server.acl.refresh(&mut client.auth);
     match gates::check(&Gates { server, client }, cmd, argv) {
         None => {}
         Some(gates::Stop::Queue) => {
@@ -427,7 +450,6 @@ pub fn dispatch(
             return;
         }
     }
-    client.info.last_cmd.store(cmd.id as u32, Relaxed);
     let start = clock.last;
     let view = lock_for(server, cmd, argv);
     let run = execute(

@@ -5,6 +5,7 @@
 //! every watched key at once, in ascending order, so the whole transaction
 //! is atomic to every other client on every thread, without a global lock.
 
+use crate::acl::log::Context;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -152,6 +153,12 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
                 continue;
             }
         };
+        // Permissions are checked again: the user's rules may have
+        // changed since the command was queued.
+        if let Err(d) = super::acl::check(server, cx.client, cmd, argv, Context::Multi) {
+            encode::error(cx.out, super::acl::exec_denied_error(d).0.as_bytes());
+            continue;
+        }
         let start = Instant::now();
         let run = execute(server, cx.client, cmd, argv, cx.out, cx.stats, view, now);
         view = run.view;

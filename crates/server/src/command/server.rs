@@ -299,6 +299,12 @@ fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         .set_many(&pairs, local)
         .map_err(CmdError::new)?;
     cx.server.config_changed();
+    if changed.contains(&"requirepass") {
+        let password = cx.server.config.read().get("requirepass").to_string();
+        cx.server
+            .acl
+            .set_requirepass(&cx.server.commands.acl, password.as_bytes());
+    }
     if changed.contains(&"maxmemory") {
         if let Some(server) = cx.server.arc() {
             server.maxmemory_lowered();

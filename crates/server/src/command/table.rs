@@ -175,6 +175,19 @@ struct KeySpec {
     incomplete: bool,
     /// Flag `variable_flags`: the flags depend on other arguments.
     variable_flags: bool,
+    /// What ACL key patterns must allow (`acl::READ`/`acl::WRITE`).
+    acl_access: u8,
+}
+
+/// What a key's flags need from ACL key patterns, as Redis's
+/// ACLSelectorCheckKey reads them: `access` reads, `insert`, `delete` and
+/// `update` write.
+fn acl_access<'a>(flags: impl Iterator<Item = &'a str>) -> u8 {
+    flags.fold(0, |acc, f| match f {
+        "access" => acc | crate::acl::READ,
+        "insert" | "delete" | "update" => acc | crate::acl::WRITE,
+        _ => acc,
+    })
 }
 
 /// Redis's `getkeys_proc` for the commands keel implements that have one:
@@ -319,6 +332,8 @@ pub struct Command {
     pub handler: Option<Handler>,
     /// Index into the per-thread statistics arrays.
     pub id: usize,
+    /// Index into the ACL catalog (`acl::Catalog`).
+    pub acl_id: usize,
     key_specs: Vec<KeySpec>,
     /// Position of the only key, for the common one-key commands: lets
     /// dispatch lock without collecting positions.
@@ -386,6 +401,26 @@ impl Command {
     /// channel is not a key).
     pub fn has_key_args(&self) -> bool {
         self.keys_proc.is_some() || self.key_specs.iter().any(|s| !s.not_key)
+    }
+
+    /// Calls `f(position, access)` for each key ACL checks (the keys of
+    /// [`Self::keys_with_flags`], with what each does to its key) until `f`
+    /// returns false. The common one-key command costs no allocation.
+    #[inline]
+    pub fn for_each_key_access(&self, argv: &[&[u8]], mut f: impl FnMut(usize, u8) -> bool) {
+        if let (Some(i), [spec]) = (self.single_key, self.key_specs.as_slice()) {
+            if !spec.variable_flags && self.keys_proc.is_none() {
+                if i < argv.len() {
+                    f(i, spec.acl_access);
+                }
+                return;
+            }
+        }
+        for (pos, flags) in self.keys_with_flags(argv) {
+            if !f(pos, acl_access(flags.into_iter())) {
+                return;
+            }
+        }
     }
 
     /// The keys COMMAND GETKEYS and GETKEYSANDFLAGS report, with their
@@ -546,6 +581,8 @@ impl KeySpec {
 
 pub struct CommandTable {
     commands: Vec<Command>,
+    /// Every command Redis knows, numbered for ACL rules.
+    pub acl: crate::acl::Catalog,
     /// ahash rather than SipHash: looked up once per request.
     by_name: HashMap<Vec<u8>, usize, ahash::RandomState>,
 }
@@ -625,6 +662,7 @@ fn parse_key_spec(spec: &Json) -> KeySpec {
         begin,
         find,
         write,
+        acl_access: acl_access(flags.iter().map(String::as_str)),
         not_key: has("not_key"),
         incomplete: has("incomplete"),
         variable_flags: has("variable_flags"),
@@ -681,6 +719,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         access,
         handler: None,
         id: 0,
+        acl_id: 0,
         key_specs,
         subcommands: HashMap::new(),
         info: info.clone(),
@@ -688,6 +727,45 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         info_resp: Default::default(),
         docs_resp: None,
     })
+}
+
+/// The ACL catalog: every command and subcommand in the metadata, each
+/// container followed by its subcommands.
+fn acl_catalog(all: &serde_json::Map<String, Json>) -> crate::acl::Catalog {
+    let mut cat = crate::acl::Catalog::default();
+    let fields = |info: &Json| -> Option<(String, u32, Vec<Json>)> {
+        let f = tagged(info, "*")?.as_array()?;
+        let name = tagged_str(f.first()?)?.to_string();
+        let cats = f
+            .get(6)
+            .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
+            .and_then(Json::as_array)
+            .map(|c| {
+                c.iter()
+                    .filter_map(tagged_str)
+                    .fold(0, |acc, c| acc | category::from_name(c))
+            })
+            .unwrap_or(0);
+        let subs = f
+            .get(9)
+            .and_then(|s| tagged(s, "*"))
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Some((name, cats, subs))
+    };
+    for entry in all.values() {
+        let Some((name, cats, subs)) = fields(&entry["info"]) else {
+            continue;
+        };
+        let id = cat.push(&name, cats, None);
+        for sub in &subs {
+            if let Some((name, cats, _)) = fields(sub) {
+                cat.push(&name, cats, Some(id));
+            }
+        }
+    }
+    cat
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -760,6 +838,7 @@ impl CommandTable {
         }
         let mut table = CommandTable {
             commands: Vec::new(),
+            acl: acl_catalog(&all),
             by_name: HashMap::default(),
         };
         for (name, access, handler, keel_flags) in registry.handlers {
@@ -826,6 +905,10 @@ impl CommandTable {
         table.filter_subcommand_metadata();
         for cmd in &mut table.commands {
             cmd.encode_metadata();
+            cmd.acl_id = table
+                .acl
+                .lookup(cmd.name.as_bytes())
+                .ok_or_else(|| TableError::Unknown(cmd.name.clone()))?;
         }
         Ok(table)
     }

@@ -215,7 +215,7 @@ fn answer(
     match cmd.name.as_str() {
         "script|kill" | "function|kill" | "function|stats" | "shutdown" => {
             // They read nothing of the connection but its protocol.
-            let mut client = Client::new(info.clone());
+            let mut client = Client::stand_in(info.clone(), &server.acl);
             client.proto = info.resp.load(Relaxed);
             client.db = info.db.load(Relaxed) as usize;
             let mut clock = command::Clock::start();

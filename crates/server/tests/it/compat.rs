@@ -1122,6 +1122,116 @@ HELLO 3 SETNAME x FOO
 HELLO 4 FOO
 GET missing
 
+# --------------------------------------------------------------- AUTH ACL
+# (`!`: Redis orders single commands in a rule description by its hash
+# table, randomly seeded; acl.rs compares those with the order ignored.)
+AUTH
+AUTH pw
+AUTH a b c
+AUTH nobody pw
+AUTH default anything
+ACL
+ACL FOO
+ACL WHOAMI
+ACL WHOAMI x
+ACL USERS
+ACL LIST
+ACL GETUSER default
+ACL GETUSER nobody
+ACL SETUSER
+ACL SETUSER "a b"
+ACL SETUSER dt1
+ACL GETUSER dt1
+ACL SETUSER dt1 on >p1 >p2 <p1 ~cache:* %R~ro:* %W~wo:* %RW~rw:* &news.* +get +set -@all +@read -@dangerous +config|get +select|0
+!ACL GETUSER dt1
+ACL SETUSER dt1 bogus
+ACL SETUSER dt1 +nocmd
+ACL SETUSER dt1 +@nocat
+ACL SETUSER dt1 %X~x
+ACL SETUSER dt1 #abc
+ACL SETUSER dt1 #ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789
+ACL SETUSER dt1 !0000000000000000000000000000000000000000000000000000000000000000
+ACL SETUSER dt1 <never
+ACL SETUSER dt1 allkeys ~x
+ACL SETUSER dt1 allchannels &x
+ACL SETUSER dt1 +select|0|1
+ACL SETUSER dt1 +config|get|x
+ACL SETUSER dt1 +config|
+ACL SETUSER dt1 (+get ~y
+ACL SETUSER dt1 (+get ~sel1) (+set ~sel2 &c)
+ACL SETUSER dt1 "(+hset" "~sel3)"
+!ACL GETUSER dt1
+!ACL LIST
+ACL SETUSER dt1 clearselectors resetkeys resetchannels nopass
+!ACL GETUSER dt1
+ACL SETUSER dt1 reset
+ACL GETUSER dt1
+ACL SETUSER dt2 on nopass +@all -@dangerous ~*
+!ACL GETUSER dt2
+ACL SETUSER dt2 -@all +@hash +@list -lpush +client|id allkeys allchannels
+!ACL GETUSER dt2
+ACL SETUSER dt2 +@all -flushall -flushdb -keys -debug
+!ACL GETUSER dt2
+ACL DRYRUN nobody get x
+ACL DRYRUN dt2 nocmd x
+ACL DRYRUN dt2 flushall
+ACL DRYRUN dt2 get x
+ACL SETUSER dt3 on nopass -@all +get +set +publish +subscribe +psubscribe %R~r* ~rw* &ch1 &ch*
+ACL DRYRUN dt3 get r1
+ACL DRYRUN dt3 set r1 v
+ACL DRYRUN dt3 set rw1 v
+ACL DRYRUN dt3 get other
+ACL DRYRUN dt3 publish ch1 m
+ACL DRYRUN dt3 publish other m
+ACL DRYRUN dt3 psubscribe ch*
+ACL DRYRUN dt3 psubscribe ch1*
+ACL DRYRUN dt3 del r1
+ACL CAT
+~ACL CAT geo
+~ACL CAT admin
+ACL CAT nocat
+ACL CAT @read
+ACL GENPASS 0
+ACL GENPASS 4097
+ACL GENPASS abc
+ACL LOG abc
+ACL LOG RESET
+ACL LOG
+ACL SAVE
+ACL LOAD
+ACL DELUSER default
+ACL DELUSER dt1 dt2 nobody
+ACL DELUSER dt3
+ACL USERS
+AUTH default anything
+AUTH dt3 x
+ACL SETUSER dt4 on >pw ~k* +@all
+AUTH dt4 wrong
+AUTH dt4 pw
+ACL WHOAMI
+GET k1
+GET other
+SET other v
+~KEYS *
+MULTI
+GET other
+EXEC
+ACL DELUSER dt4
+PING
+ACL WHOAMI
+CLIENT KILL USER dt4
+CONFIG SET requirepass secret
+GET k1
+PING
+AUTH wrong
+AUTH secret
+CONFIG GET requirepass
+CONFIG SET requirepass ""
+AUTH x
+%CONFIG GET acl*
+CONFIG SET acllog-max-len -1
+CONFIG SET acl-pubsub-default foo
+
 # --------------------------------------------------------------- DEBUG
 DEBUG SLEEP 0
 DEBUG SLEEP 0.01

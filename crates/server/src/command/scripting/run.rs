@@ -151,6 +151,15 @@ impl Run<'_, '_> {
         if cmd.has(flag::NOSCRIPT) {
             return Err(Fail::Msg(b"This Redis command is not allowed from script"));
         }
+        if let Err(d) = crate::command::acl::check(
+            self.server,
+            self.client,
+            cmd,
+            argv,
+            crate::acl::log::Context::Lua,
+        ) {
+            return Err(Fail::Msg(crate::command::acl::script_denied_message(d)));
+        }
         let write = cmd.has(flag::WRITE);
         // Redis's may-replicate commands count as writes for read-only
         // scripts.
