@@ -57,7 +57,8 @@ const fn p(name: &'static str, kind: Kind, default: &'static str, mutable: bool)
 /// server that "just works" on a developer machine).
 const PARAMS: &[Param] = &[
     p("port", Kind::Int { min: 0, max: 65535 }, "6379", false),
-    p("bind", Kind::Str, "127.0.0.1", false),
+    // redis.conf's default: loopback only (protected mode covers the rest).
+    p("bind", Kind::Str, "127.0.0.1 -::1", false),
     p("unixsocket", Kind::Str, "", false),
     p("unixsocketperm", Kind::Octal, "0", false),
     p(
@@ -129,6 +130,13 @@ const PARAMS: &[Param] = &[
         "536870912",
         true,
     ),
+    // Unread request bytes past which a client is closed.
+    p(
+        "client-query-buffer-limit",
+        Kind::Memory { min: 1024 * 1024 },
+        "1073741824",
+        true,
+    ),
     p("threads", Kind::Int { min: 1, max: 256 }, "0", false),
     p(
         "active-threads-min",
@@ -141,6 +149,68 @@ const PARAMS: &[Param] = &[
     p("daemonize", Kind::Enum(&["no"]), "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),
+    // TLS (net::tls): the port, the server's certificate and what it asks
+    // of clients. `tls-client-*`, `tls-dh-params-file`, `tls-cluster` and
+    // `tls-replication` are accepted for configuration compatibility.
+    p("tls-port", Kind::Int { min: 0, max: 65535 }, "0", false),
+    p("tls-cert-file", Kind::Str, "", true),
+    p("tls-key-file", Kind::Str, "", true),
+    p("tls-key-file-pass", Kind::Str, "", true),
+    p("tls-client-cert-file", Kind::Str, "", true),
+    p("tls-client-key-file", Kind::Str, "", true),
+    p("tls-client-key-file-pass", Kind::Str, "", true),
+    p("tls-dh-params-file", Kind::Str, "", true),
+    p("tls-ca-cert-file", Kind::Str, "", true),
+    p("tls-ca-cert-dir", Kind::Str, "", true),
+    p(
+        "tls-auth-clients",
+        Kind::Enum(&["no", "yes", "optional"]),
+        "yes",
+        true,
+    ),
+    p("tls-protocols", Kind::Str, "", true),
+    p("tls-ciphers", Kind::Str, "", true),
+    p("tls-ciphersuites", Kind::Str, "", true),
+    p("tls-prefer-server-ciphers", Kind::Bool, "no", true),
+    p("tls-session-caching", Kind::Bool, "yes", true),
+    p(
+        "tls-session-cache-size",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "20480",
+        true,
+    ),
+    p(
+        "tls-session-cache-timeout",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "300",
+        true,
+    ),
+    p("tls-cluster", Kind::Bool, "no", true),
+    p("tls-replication", Kind::Bool, "no", true),
+    // The default user's password (empty: nopass).
+    p("requirepass", Kind::Str, "", true),
+    p("aclfile", Kind::Str, "", false),
+    p(
+        "acllog-max-len",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "128",
+        true,
+    ),
+    p(
+        "acl-pubsub-default",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+        "resetchannels",
+        true,
+    ),
     // Redis's default save points.
     p("save", Kind::Save, "3600 1 300 100 60 10000", true),
     p("appendonly", Kind::Bool, "no", true),
@@ -358,6 +428,9 @@ pub struct Config {
     values: BTreeMap<&'static str, String>,
     /// The config file the server was started with, for CONFIG REWRITE.
     pub file: Option<PathBuf>,
+    /// `user <name> <rules>...` lines (line number, arguments with
+    /// `user`), which the server loads at start.
+    pub users: Vec<(usize, Vec<Vec<u8>>)>,
 }
 
 /// Redis's memtoull: digits and an optional unit (b, k, kb, m, mb, g, gb,
@@ -571,7 +644,11 @@ impl Default for Config {
             .map(|n| n.get())
             .unwrap_or(1);
         values.insert("threads", cores.to_string());
-        Config { values, file: None }
+        Config {
+            values,
+            file: None,
+            users: Vec::new(),
+        }
     }
 }
 
@@ -629,6 +706,18 @@ impl Config {
             let name = name.to_ascii_lowercase();
             let value = values.join(" ");
             // Lines Redis accepts that have no effect here.
+            if name == "user" {
+                // Users are loaded once the server has its command table
+                // (Server::load_users); the line is kept as written.
+                self.users.push((
+                    lineno + 1,
+                    ranges
+                        .iter()
+                        .map(|&(s, l)| buf[s..s + l].to_vec())
+                        .collect(),
+                ));
+                continue;
+            }
             if name == "include" || name == "rename-command" {
                 return Err(ConfigError::Invalid(format!(
                     "line {}: '{name}' is not supported",
@@ -780,6 +869,14 @@ impl Config {
                 v
             };
             staged.push((p.name, v));
+        }
+        // Applied once every value is valid, as Redis's updateMaxclients:
+        // the open files limit must fit the new number of clients.
+        if let Some((_, v)) = staged.iter().rev().find(|(n, _)| *n == "maxclients") {
+            if let Err(fits) = crate::net::fit_open_files(v.parse().unwrap_or(0)) {
+                restore_dir(dir_changed);
+                return Err(fail("maxclients", &format!("The operating system is not able to handle the specified number of clients, try with {fits}")));
+            }
         }
         let mut names = Vec::new();
         for (n, v) in staged {

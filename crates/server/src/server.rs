@@ -39,6 +39,10 @@ pub struct Server {
     me: std::sync::OnceLock<Weak<Server>>,
     pub keyspace: Keyspace,
     pub commands: CommandTable,
+    /// Users and permissions.
+    pub acl: crate::acl::Acl,
+    /// The TLS configuration of `tls-port` connections.
+    pub tls: crate::net::tls::Tls,
     pub clients: Clients,
     pub blocking: crate::blocking::Blocking,
     pub watches: crate::watch::Watches,
@@ -94,6 +98,8 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Load(String),
+    #[error("{0}")]
+    Acl(String),
 }
 
 fn run_id() -> String {
@@ -115,13 +121,17 @@ impl Server {
             config.get("appendfilename"),
             Fsync::parse(config.get("appendfsync")),
         ));
+        let commands = command::build_table()?;
+        let acl = crate::acl::Acl::new(&commands.acl);
         let server = Server {
+            acl,
+            tls: Default::default(),
             aof,
             snapshots: Default::default(),
             aof_base_size: AtomicU64::new(0),
             me: std::sync::OnceLock::new(),
             keyspace: Keyspace::new(databases),
-            commands: command::build_table()?,
+            commands,
             clients: Clients::default(),
             blocking: Default::default(),
             watches: Default::default(),
@@ -150,7 +160,38 @@ impl Server {
             config: RwLock::new(config),
         };
         server.config_changed();
+        server.load_users().map_err(StartError::Acl)?;
         Ok(server)
+    }
+
+    /// The users at start, as Redis's ACLLoadUsersAtStartup: the default
+    /// user's `requirepass`, then the config's `user` lines or the ACL
+    /// file (not both).
+    fn load_users(&self) -> Result<(), String> {
+        let cat = &self.commands.acl;
+        let c = self.config.read();
+        let pubsub_all = c.get("acl-pubsub-default") == "allchannels";
+        self.acl.pubsub_all.store(pubsub_all, Relaxed);
+        self.acl
+            .set_requirepass(cat, c.get("requirepass").as_bytes());
+        let aclfile = c.get("aclfile").to_string();
+        if !aclfile.is_empty() && !c.users.is_empty() {
+            return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+        }
+        if !c.users.is_empty() {
+            let mut users = crate::acl::parse_users(cat, &c.users, pubsub_all, None)?;
+            // Users not named keep the default user as it is.
+            if !users.iter().any(|u| u.name == b"default") {
+                users.push((*self.acl.default_user()).clone());
+            }
+            self.acl.replace_all(users, cat);
+        }
+        drop(c);
+        if !aclfile.is_empty() {
+            crate::command::acl::load_file(self, &aclfile)
+                .map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"))?;
+        }
+        Ok(())
     }
 
     /// Re-reads the hot copies after CONFIG SET.
@@ -163,7 +204,15 @@ impl Server {
             .store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
+        crate::net::connection::configure(&c);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        self.acl
+            .pubsub_all
+            .store(c.get("acl-pubsub-default") == "allchannels", Relaxed);
+        self.acl
+            .log
+            .lock()
+            .trim(c.get_int("acllog-max-len").max(0) as usize);
         crate::net::idle_poll::set_budget_us(c.get_int("idle-poll-us") as u64);
         self.notify_flags.store(
             crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
@@ -599,6 +648,7 @@ async fn cron(server: Arc<Server>) {
             last_balance = Instant::now();
             auto_rewrite(&server);
             scheduled_save(&server);
+            net::close_idle_clients(&server);
         }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;

@@ -292,12 +292,24 @@ fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let local = is_local(cx);
+    // The TLS parameters as they were, to restore if the new ones do not
+    // make a working configuration.
+    let tls_before: Vec<(&str, String)> = {
+        let c = cx.server.config.read();
+        crate::net::tls::PARAMS
+            .iter()
+            .map(|&p| (p, c.get(p).to_string()))
+            .collect()
+    };
     let changed = cx
         .server
         .config
         .write()
         .set_many(&pairs, local)
         .map_err(CmdError::new)?;
+    if changed.iter().any(|c| crate::net::tls::PARAMS.contains(c)) {
+        reload_tls(cx, &changed, tls_before)?;
+    }
     cx.server.config_changed();
     if changed.contains(&"requirepass") {
         let password = cx.server.config.read().get("requirepass").to_string();
@@ -321,6 +333,36 @@ fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     cx.ok();
+    Ok(())
+}
+
+/// Rebuilds the TLS configuration after CONFIG SET changed one of its
+/// parameters (certificates reloaded; new connections use it). When it
+/// cannot be built, the parameters go back to their old values and the
+/// CONFIG SET fails, as Redis's applyTlsCfg.
+fn reload_tls(
+    cx: &mut Ctx,
+    changed: &[&'static str],
+    before: Vec<(&str, String)>,
+) -> Result<(), CmdError> {
+    let config = cx.server.config.read().clone();
+    if let Err(e) = cx.server.tls.configure(&config) {
+        tracing::warn!("Failed to update TLS configuration: {e}");
+        let mut c = cx.server.config.write();
+        for (name, value) in before {
+            if changed.contains(&name) {
+                let _ = c.set_many(&[(name.as_bytes(), value.as_bytes())], true);
+            }
+        }
+        let first = changed
+            .iter()
+            .find(|c| crate::net::tls::PARAMS.contains(c))
+            .copied()
+            .unwrap_or("tls-cert-file");
+        return Err(CmdError::new(format!(
+            "ERR CONFIG SET failed (possibly related to argument '{first}') - Unable to update TLS configuration. Check server logs."
+        )));
+    }
     Ok(())
 }
 

@@ -7,7 +7,7 @@
 //! `balance`): its [`Session`] travels with the socket.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use resp::RequestDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::balance::NO_MIGRATION;
+use super::tls::TlsStream;
 use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream, Stream};
 use crate::client::{Client, ClientInfo};
 use crate::command;
@@ -28,6 +29,133 @@ const MAX_READ: usize = 256 * 1024;
 /// Replies beyond this are written out mid-batch instead of accumulating.
 const FLUSH_AT: usize = 1024 * 1024;
 
+/// `client-query-buffer-limit`: read on every read, so kept out of the
+/// config lock (set by [`configure`]).
+static QUERY_BUFFER_LIMIT: AtomicUsize = AtomicUsize::new(1 << 30);
+/// `client-output-buffer-limit`'s `normal` and `pubsub` classes: hard,
+/// soft, soft seconds each (0: none).
+static OUTPUT_LIMITS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
+
+/// Re-reads the limits connections check on every batch (at start and
+/// after CONFIG SET).
+pub fn configure(config: &crate::config::Config) {
+    QUERY_BUFFER_LIMIT.store(
+        config.get_int("client-query-buffer-limit") as usize,
+        Relaxed,
+    );
+    let limits = config.get("client-output-buffer-limit");
+    let parts: Vec<&str> = limits.split_whitespace().collect();
+    for (i, class) in ["normal", "pubsub"].into_iter().enumerate() {
+        let found = parts.chunks(4).find(|c| c.len() == 4 && c[0] == class);
+        for j in 0..3 {
+            let v = found.and_then(|c| c[j + 1].parse().ok()).unwrap_or(0);
+            OUTPUT_LIMITS[i * 3 + j].store(v, Relaxed);
+        }
+    }
+}
+
+/// A client's output buffer limits (Redis's client-output-buffer-limit
+/// class: `pubsub` while it has subscriptions, else `normal`; keel has no
+/// replicas yet).
+#[derive(Clone, Copy)]
+struct OutputLimit {
+    /// Unsent replies above this close the client (usize::MAX: none).
+    hard: usize,
+    /// ... and above this for longer than `soft_secs` (usize::MAX: none).
+    soft: usize,
+    soft_secs: u64,
+}
+
+impl OutputLimit {
+    fn of(client: &Client) -> OutputLimit {
+        let base = if client.subscriptions() > 0 { 3 } else { 0 };
+        let bytes = |i: usize| match OUTPUT_LIMITS[base + i].load(Relaxed) {
+            0 => usize::MAX,
+            n => n as usize,
+        };
+        OutputLimit {
+            hard: bytes(0),
+            soft: bytes(1),
+            soft_secs: OUTPUT_LIMITS[base + 2].load(Relaxed),
+        }
+    }
+}
+
+/// What a write of replies may wait for before the client is closed
+/// (see [`write_out`]).
+#[derive(Clone, Copy)]
+struct WriteGuard {
+    /// `timeout`: no byte written for this long (a client not reading its
+    /// replies is idle, as in Redis, where the write refreshes it).
+    idle: Option<Duration>,
+    /// The output buffer limit's soft part.
+    limit: Option<OutputLimit>,
+}
+
+impl WriteGuard {
+    const NONE: WriteGuard = WriteGuard {
+        idle: None,
+        limit: None,
+    };
+
+    /// The guard of a normal client's replies.
+    fn of(server: &Server, client: &Client) -> WriteGuard {
+        // Subscribers are never idle (Redis's clientsCronHandleTimeout).
+        let timeout = match client.subscriptions() {
+            0 => server.timeout_secs.load(Relaxed),
+            _ => 0,
+        };
+        let limit = OutputLimit::of(client);
+        WriteGuard {
+            idle: (timeout > 0).then(|| Duration::from_secs(timeout)),
+            limit: (limit.soft != usize::MAX).then_some(limit),
+        }
+    }
+}
+
+/// Whether the client has authenticated, or needs not: one that must
+/// still authenticate (Redis's authRequired) is held to Redis's tighter
+/// request limits (`resp::request::UNAUTH_MAX_MULTIBULK`, `UNAUTH_MAX_BULK`:
+/// `-ERR Protocol error: unauthenticated multibulk length` / `bulk
+/// length`).
+fn authenticated(server: &Server, client: &Client) -> bool {
+    server.acl.authenticated(&client.auth)
+}
+
+/// Redis's reply to a client refused by protected mode.
+const DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+/// Protected mode (Redis 7.0's clientAcceptHandler): while it is on and
+/// the default user has no password, only Unix-socket clients and TCP
+/// clients from 127.0.0.1 or ::1 are served.
+fn refused_by_protected_mode(server: &Server, info: &ClientInfo) -> bool {
+    if info.unix || server.config.read().get("protected-mode") != "yes" {
+        return false;
+    }
+    if !server.acl.default_user().nopass {
+        return false;
+    }
+    let ip = match info.addr.rsplit_once(':') {
+        Some((ip, _)) => ip.trim_start_matches('[').trim_end_matches(']'),
+        None => info.addr.as_str(),
+    };
+    ip != "127.0.0.1" && ip != "::1"
+}
+
+/// Closes a client over its output buffer limit, as Redis's
+/// closeClientOnOutputBufferLimitReached: logged; the replies not yet
+/// written are dropped.
+fn over_output_limit(client: &Client, pending: usize) -> std::io::Error {
+    tracing::warn!(
+        id = client.info.id,
+        addr = %client.info.addr,
+        pending,
+        "Client scheduled to be closed ASAP for overcoming of output buffer limits."
+    );
+    client.info.killed.store(true, Relaxed);
+    std::io::Error::other("output buffer limit reached")
+}
+
 /// Everything a connection needs besides its socket.
 pub struct Session {
     client: Client,
@@ -35,6 +163,8 @@ pub struct Session {
     /// Bytes of `rbuf` already consumed.
     start: usize,
     dec: RequestDecoder,
+    /// Not yet served: the protected-mode check is still to be made.
+    fresh: bool,
 }
 
 enum Exit {
@@ -60,7 +190,7 @@ fn client_info(
 
 fn raw_fd(s: &RawStream) -> i32 {
     match s {
-        RawStream::Tcp(s) => s.as_raw_fd(),
+        RawStream::Tcp(s) | RawStream::TlsNew(s) | RawStream::Tls(s, _) => s.as_raw_fd(),
         RawStream::Unix(s) => s.as_raw_fd(),
     }
 }
@@ -82,14 +212,14 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
                 return;
             }
             server.clients.register(info.clone());
-            // The buffers a connection starts with (CLIENT LIST, memory).
-            info.qbuf.store(READ_CHUNK as u64, Relaxed);
-            info.obuf.store(READ_CHUNK as u64, Relaxed);
+            // No buffers yet: they come with the first bytes (see
+            // `Stream::read_or_idle`).
             let session = Box::new(Session {
-                client: Client::new(info),
-                rbuf: Vec::with_capacity(READ_CHUNK),
+                client: Client::connected(info, &server.acl),
+                rbuf: Vec::new(),
                 start: 0,
                 dec: RequestDecoder::new(server.proto_max_bulk_len.load(Relaxed)),
+                fresh: true,
             });
             (stream, session)
         }
@@ -105,6 +235,28 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
         },
         RawStream::Unix(s) => match into_tokio_unix(s) {
             Ok(s) => serve_stream(&server, s, &mut session, me, &stats).await,
+            Err(_) => close_session(&server, &mut session),
+        },
+        // The handshake runs here, on the worker, not in the accept loop:
+        // a slow client delays nobody else.
+        RawStream::TlsNew(s) => {
+            let config = server.tls.get();
+            match (into_tokio_tcp(s), config) {
+                (Ok(s), Some(config)) => match TlsStream::accept(s, config).await {
+                    Ok(s) => serve_stream(&server, s, &mut session, me, &stats).await,
+                    Err(e) => {
+                        tracing::debug!(addr = %info.addr, "Error accepting a client connection: {e}");
+                        close_session(&server, &mut session)
+                    }
+                },
+                _ => close_session(&server, &mut session),
+            }
+        }
+        RawStream::Tls(s, tls) => match into_tokio_tcp(s) {
+            Ok(s) => {
+                let s = TlsStream::from_parts(s, tls);
+                serve_stream(&server, s, &mut session, me, &stats).await
+            }
             Err(_) => close_session(&server, &mut session),
         },
     };
@@ -125,6 +277,15 @@ async fn serve_stream<S: Stream>(
     me: usize,
     stats: &ThreadStats,
 ) -> Option<(usize, RawStream)> {
+    if session.fresh {
+        session.fresh = false;
+        if refused_by_protected_mode(server, &session.client.info) {
+            server.stats.rejected_connections.fetch_add(1, Relaxed);
+            let _ = stream.write_all(DENIED).await;
+            let _ = stream.flush().await;
+            return close_session(server, session);
+        }
+    }
     if let Exit::Migrate(to) = run(server, &mut stream, session, me, stats).await {
         if let Ok(raw) = stream.into_raw() {
             return Some((to, raw));
@@ -146,6 +307,8 @@ fn close_session(server: &Server, session: &mut Session) -> Option<(usize, RawSt
 async fn reject(stream: RawStream) {
     let msg = b"-ERR max number of clients reached\r\n";
     match stream {
+        // Before its handshake a TLS client cannot read the reply.
+        RawStream::TlsNew(_) | RawStream::Tls(..) => {}
         RawStream::Tcp(s) => {
             if let Ok(mut s) = into_tokio_tcp(s) {
                 let _ = s.write_all(msg).await;
@@ -162,13 +325,15 @@ async fn reject(stream: RawStream) {
 /// Parks a client whose command blocked until a key it waits on is
 /// signalled (then re-runs the command), its timeout passes (null reply),
 /// or the peer goes away. Bytes the client sends meanwhile are kept for
-/// after. Returns false if the connection closed.
+/// after (those from `start` on are unread requests, held to
+/// `client-query-buffer-limit`). Returns false if the connection closed.
 #[allow(clippy::too_many_arguments)]
 async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     server: &Server,
     stream: &mut S,
     client: &mut Client,
     rbuf: &mut Vec<u8>,
+    start: usize,
     req: crate::client::BlockRequest,
     argv: Vec<Vec<u8>>,
     out: &mut Vec<u8>,
@@ -218,6 +383,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
             r = stream.read_buf(rbuf) => match r {
                 Ok(0) => break Ok(false),
                 Ok(_) if client.info.killed.load(Relaxed) => break Ok(false),
+                Ok(_) if over_query_limit(client, &rbuf[start..]) => break Ok(false),
                 Ok(_) => continue,
                 Err(e) => break Err(e),
             },
@@ -233,25 +399,108 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     result
 }
 
+/// Whether the unread requests `pending` (what is not yet parsed into
+/// arguments) went over `client-query-buffer-limit`: then the client is
+/// closed without a reply, as Redis's readQueryFromClient does.
+fn over_query_limit(client: &Client, pending: &[u8]) -> bool {
+    if pending.len() <= QUERY_BUFFER_LIMIT.load(Relaxed) {
+        return false;
+    }
+    let head = &pending[..pending.len().min(64)];
+    tracing::warn!(
+        id = client.info.id,
+        addr = %client.info.addr,
+        qbuf = pending.len(),
+        "Closing client that reached max query buffer length (qbuf initial bytes: {:?})",
+        String::from_utf8_lossy(head)
+    );
+    true
+}
+
 /// Writes replies. A write that makes no headway for
 /// `output_budget::STALLED` stops counting the buffer against the
 /// worker's budget: a client that does not read keeps its own buffer
 /// (as it would in Redis) but cannot hold the worker's other clients back.
+/// `guard` closes a client that reads nothing for `timeout` seconds, or
+/// leaves more than the soft output limit unread for longer than its
+/// seconds (Redis counts unsent replies the same way; it would also read
+/// and run more requests meanwhile, which keel does not, so the hard
+/// limit is checked as replies are built, in `session_loop`).
 async fn write_out<S: AsyncWrite + Unpin>(
     stream: &mut S,
     out: &[u8],
     held: &mut Option<super::output_budget::Held>,
+    guard: WriteGuard,
+    client: &Client,
 ) -> std::io::Result<()> {
-    if held.is_none() {
-        return stream.write_all(out).await;
+    if guard.idle.is_none() && guard.limit.is_none() {
+        if held.is_none() {
+            return stream.write_all(out).await;
+        }
+        let mut write = std::pin::pin!(stream.write_all(out));
+        tokio::select! {
+            r = &mut write => return r,
+            _ = tokio::time::sleep(super::output_budget::STALLED) => {}
+        }
+        *held = None;
+        return write.await;
     }
-    let mut write = std::pin::pin!(stream.write_all(out));
-    tokio::select! {
-        r = &mut write => return r,
-        _ = tokio::time::sleep(super::output_budget::STALLED) => {}
+    let started = tokio::time::Instant::now();
+    let mut progress = started;
+    let mut over_soft_since = None;
+    let mut pos = 0;
+    while pos < out.len() {
+        let left = out.len() - pos;
+        if let Some(limit) = guard.limit {
+            if left > limit.soft {
+                over_soft_since.get_or_insert(progress);
+            } else {
+                over_soft_since = None;
+            }
+        }
+        let mut deadline = None::<tokio::time::Instant>;
+        let mut sooner = |t: tokio::time::Instant| {
+            deadline = Some(deadline.map_or(t, |d| d.min(t)));
+        };
+        if held.is_some() {
+            sooner(started + super::output_budget::STALLED);
+        }
+        if let Some(idle) = guard.idle {
+            sooner(progress + idle);
+        }
+        if let (Some(since), Some(limit)) = (over_soft_since, guard.limit) {
+            // Redis closes once more than the soft seconds have passed.
+            sooner(since + Duration::from_secs(limit.soft_secs) + Duration::from_millis(1));
+        }
+        let written = match deadline {
+            None => stream.write(&out[pos..]).await?,
+            Some(d) => tokio::select! {
+                r = stream.write(&out[pos..]) => r?,
+                _ = tokio::time::sleep_until(d) => {
+                    let now = tokio::time::Instant::now();
+                    if held.is_some() && now >= started + super::output_budget::STALLED {
+                        *held = None;
+                    }
+                    if guard.idle.is_some_and(|idle| now >= progress + idle) {
+                        tracing::debug!(id = client.info.id, "Closing idle client");
+                        return Err(std::io::ErrorKind::TimedOut.into());
+                    }
+                    if let (Some(since), Some(limit)) = (over_soft_since, guard.limit) {
+                        if now > since + Duration::from_secs(limit.soft_secs) {
+                            return Err(over_output_limit(client, left));
+                        }
+                    }
+                    continue;
+                }
+            },
+        };
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        pos += written;
+        progress = tokio::time::Instant::now();
     }
-    *held = None;
-    write.await
+    Ok(())
 }
 
 /// The client's transaction state as `net::busy` encodes it.
@@ -274,7 +523,7 @@ fn recycle<'b>(mut v: Vec<&[u8]>) -> Vec<&'b [u8]> {
         .collect()
 }
 
-async fn run<S: AsyncRead + AsyncWrite + Unpin>(
+async fn run<S: Stream>(
     server: &Server,
     stream: &mut S,
     session: &mut Session,
@@ -310,7 +559,7 @@ async fn durable_before_reply(
         .await
 }
 
-async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
+async fn session_loop<S: Stream>(
     server: &Server,
     stream: &mut S,
     session: &mut Session,
@@ -322,8 +571,10 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         rbuf,
         start,
         dec,
+        ..
     } = session;
-    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    // Allocated with the first request (see `Stream::read_or_idle`).
+    let mut out: Vec<u8> = Vec::new();
     // The output buffer while it is large, counted in the worker's budget.
     let mut big_out: Option<super::output_budget::Held> = None;
     let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
@@ -344,15 +595,35 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 *start = 0;
             }
             let pending = rbuf.len() - *start;
-            let want = dec.bytes_wanted().saturating_sub(pending).max(read_size);
-            rbuf.reserve(want);
+            match dec.bytes_wanted().saturating_sub(pending) {
+                0 => rbuf.reserve(read_size),
+                // A bulk on its way: room for as much again as has come
+                // (at most what it still needs), so the buffer grows with
+                // the data and never to a declared length no byte of which
+                // was sent: `$536870912` alone costs nothing.
+                rest => rbuf.reserve_exact(rest.min(pending.max(read_size))),
+            }
             let spare = rbuf.capacity() - rbuf.len();
             let timeout = server.timeout_secs.load(Relaxed);
-            n = if let Some(ps) = client.pubsub.as_mut() {
-                // Subscribed: wait for a request or a message, whichever
-                // comes first (no idle timeout, as in Redis).
+            // Gave its buffers back while waiting (see `read_or_idle`).
+            let mut released = false;
+            n = if let Some(ps) = client
+                .pubsub
+                .as_mut()
+                .filter(|ps| ps.total() > 0 || ps.sub.pending.load(Relaxed) > 0)
+            {
+                // Subscribed (or messages still queued): wait for a request
+                // or a message, whichever comes first (no idle timeout, as
+                // in Redis).
+                let info = &client.info;
                 tokio::select! {
-                    r = stream.read_buf(rbuf) => r?,
+                    r = stream.read_or_idle(rbuf, |b| {
+                        *b = Vec::new();
+                        out = Vec::new();
+                        info.qbuf.store(0, Relaxed);
+                        info.obuf.store(0, Relaxed);
+                        released = true;
+                    }) => r?,
                     Some(first) = ps.rx.recv() => {
                         let mut bytes = first.len();
                         out.extend_from_slice(&first);
@@ -365,10 +636,12 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                                 Err(_) => break,
                             }
                         }
-                        write_out(stream, &out, &mut big_out).await?;
+                        write_out(stream, &out, &mut big_out, WriteGuard::NONE, client).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
-                        ps.sub.pending.fetch_sub(bytes, Relaxed);
+                        if let Some(ps) = client.pubsub.as_ref() {
+                            ps.sub.pending.fetch_sub(bytes, Relaxed);
+                        }
                         if client.info.killed.load(Relaxed) {
                             return Ok(Exit::Closed);
                         }
@@ -382,30 +655,61 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                 let idle = *start == rbuf.len();
                 if idle {
                     client.info.tx_state.store(tx_state(client), Relaxed);
+                    if timeout > 0 {
+                        // The cron closes clients parked for longer than
+                        // `timeout` (`net::close_idle_clients`), from their
+                        // last reply, as Redis counts the write too.
+                        client
+                            .info
+                            .last_interaction_ms
+                            .store(client.info.created.elapsed().as_millis() as u64, Relaxed);
+                    }
                     client.info.parked_idle.store(true, Relaxed);
-                }
-                let r = if timeout > 0 {
-                    tokio::time::timeout(Duration::from_secs(timeout), stream.read_buf(rbuf))
-                        .await
-                        .ok()
-                } else {
-                    Some(stream.read_buf(rbuf).await)
-                };
-                if idle {
+                    let info = &client.info;
+                    let r = stream
+                        .read_or_idle(rbuf, |b| {
+                            *b = Vec::new();
+                            out = Vec::new();
+                            info.qbuf.store(0, Relaxed);
+                            info.obuf.store(0, Relaxed);
+                            released = true;
+                        })
+                        .await;
                     client.info.parked_idle.store(false, Relaxed);
                     if let Some(unsent) = super::busy::resume(server, client) {
                         if !unsent.is_empty() {
                             stream.write_all(&unsent).await?;
                         }
                     }
-                }
-                match r {
-                    Some(r) => r?,
-                    None => return Ok(Exit::Closed),
+                    r?
+                } else {
+                    // Half a request, then silence: closed as an idle
+                    // client once `timeout` passes from the last read,
+                    // looked at every second so that CONFIG SET reaches a
+                    // client already waiting (the cron watches only those
+                    // parked between requests).
+                    let since = tokio::time::Instant::now();
+                    loop {
+                        tokio::select! {
+                            r = stream.read_buf(rbuf) => break r?,
+                            _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                                let timeout = server.timeout_secs.load(Relaxed);
+                                if timeout > 0 && since.elapsed() > Duration::from_secs(timeout) {
+                                    tracing::debug!(id = client.info.id, "Closing idle client");
+                                    return Ok(Exit::Closed);
+                                }
+                            }
+                        }
+                    }
                 }
             };
             if n == 0 || client.info.killed.load(Relaxed) {
                 return Ok(Exit::Closed);
+            }
+            if released {
+                out.reserve(READ_CHUNK);
+                client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
+                client.info.obuf.store(out.capacity() as u64, Relaxed);
             }
             // A read that filled the room left more waiting: read more at
             // once next time (a pipeline of 18 KB SETs took a system call
@@ -433,7 +737,10 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
         let mut clock = command::Clock::start();
+        let limit = OutputLimit::of(client);
         loop {
+            // Per request: an AUTH earlier in this read lifts the limits.
+            dec.set_unauthenticated(!authenticated(server, client));
             match dec.decode(&rbuf[*start..]) {
                 Ok(Some(len)) => {
                     let frame = &rbuf[*start..*start + len];
@@ -444,6 +751,11 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     let mut argv = recycle(std::mem::take(&mut argv_store));
                     argv.extend((0..dec.argc()).map(|i| dec.arg(frame, i)));
                     command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    if out.len() > limit.hard {
+                        // Redis closes the client as the reply goes over,
+                        // with nothing of it sent.
+                        return Err(over_output_limit(client, out.len()));
+                    }
                     if out.capacity() > FLUSH_AT
                         && big_out.as_ref().is_none_or(|h| h.bytes() != out.capacity())
                     {
@@ -466,13 +778,15 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                         if !out.is_empty() {
                             durable_before_reply(server, client, me).await?;
                             server.aof.written_before_reply(client.aof_offset);
-                            write_out(stream, &out, &mut big_out).await?;
+                            let guard = WriteGuard::of(server, client);
+                            write_out(stream, &out, &mut big_out, guard, client).await?;
                             stats.add_net(0, out.len() as u64);
                             out.clear();
                         }
-                        let served =
-                            wait_blocked(server, stream, client, rbuf, req, owned, &mut out, stats)
-                                .await?;
+                        let served = wait_blocked(
+                            server, stream, client, rbuf, *start, req, owned, &mut out, stats,
+                        )
+                        .await?;
                         if !served {
                             return Ok(Exit::Closed);
                         }
@@ -484,7 +798,8 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     if out.len() >= FLUSH_AT {
                         durable_before_reply(server, client, me).await?;
                         server.aof.written_before_reply(client.aof_offset);
-                        write_out(stream, &out, &mut big_out).await?;
+                        let guard = WriteGuard::of(server, client);
+                        write_out(stream, &out, &mut big_out, guard, client).await?;
                         stats.add_net(0, out.len() as u64);
                         out.clear();
                     }
@@ -497,6 +812,13 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
                     break;
                 }
             }
+        }
+        // What is left unparsed of a request in progress is the query
+        // buffer Redis limits (the arguments it parsed it moved to the
+        // command's argv); checked once this read is parsed, as Redis reads
+        // a large argument no further than its end.
+        if !protocol_error && over_query_limit(client, &rbuf[*start + dec.parsed_len()..]) {
+            return Ok(Exit::Closed);
         }
         stats.add_net(n as u64, out.len() as u64);
         n = 0;
@@ -517,7 +839,8 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
             // After the yield: the round's first connection here writes
             // the whole round's records in one system call.
             server.aof.written_before_reply(client.aof_offset);
-            write_out(stream, &out, &mut big_out).await?;
+            let guard = WriteGuard::of(server, client);
+            write_out(stream, &out, &mut big_out, guard, client).await?;
             out.clear();
         }
         // A large reply's buffer is kept through its batch (the next
@@ -528,7 +851,7 @@ async fn session_loop<S: AsyncRead + AsyncWrite + Unpin>(
         }
         big_out = None;
         if *start == rbuf.len() && rbuf.capacity() > FLUSH_AT * 4 {
-            *rbuf = Vec::with_capacity(READ_CHUNK);
+            *rbuf = Vec::new();
             *start = 0;
         }
         // What this connection's buffers hold between batches, for

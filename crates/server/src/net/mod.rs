@@ -6,6 +6,7 @@ pub mod busy;
 pub mod connection;
 pub mod idle_poll;
 pub mod output_budget;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -19,6 +20,8 @@ use crate::server::{Server, StartError};
 pub enum Listener {
     Tcp(TcpListener),
     Unix(UnixListener, String),
+    /// `tls-port`: connections speak TLS.
+    Tls(TcpListener),
 }
 
 /// A socket between runtimes: std types cross threads, and the receiving
@@ -26,6 +29,10 @@ pub enum Listener {
 pub enum RawStream {
     Tcp(std::net::TcpStream),
     Unix(std::os::unix::net::UnixStream),
+    /// Accepted on `tls-port`, before the TLS handshake.
+    TlsNew(std::net::TcpStream),
+    /// A TLS connection moving between workers: its socket and state.
+    Tls(std::net::TcpStream, Box<rustls::ServerConnection>),
 }
 
 /// A connection on its way to a worker: just accepted, or moved from
@@ -46,11 +53,34 @@ pub enum Incoming {
 /// whose failure is not fatal, as in Redis; `*` means all IPv4, `::*` all
 /// IPv6), and `unixsocket` if set.
 pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
+    let maxclients = server.config.read().get_int("maxclients") as u64;
+    if let Err(fits) = fit_open_files(maxclients) {
+        if fits == 0 {
+            return Err(StartError::Listen(
+                "the open files limit ('ulimit -n') is too low to start".into(),
+            ));
+        }
+        let fits = fits.to_string();
+        let _ = server
+            .config
+            .write()
+            .set_many(&[(b"maxclients", fits.as_bytes())], false);
+    }
     let cfg = server.config.read().clone();
     let port = cfg.get_int("port") as u16;
     let backlog = cfg.get_int("tcp-backlog").clamp(1, 65535) as u32;
     let mut out = Vec::new();
-    if port != 0 {
+    let tls_port = cfg.get_int("tls-port") as u16;
+    if tls_port != 0 {
+        server
+            .tls
+            .configure(&cfg)
+            .map_err(|e| StartError::Listen(format!("Failed to configure TLS: {e}")))?;
+    }
+    for (port, tls) in [(port, false), (tls_port, true)] {
+        if port == 0 {
+            continue;
+        }
         for addr in cfg.get("bind").split_whitespace() {
             let (optional, addr) = match addr.strip_prefix('-') {
                 Some(a) => (true, a),
@@ -69,6 +99,7 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
                 Err(_) => return Err(StartError::Listen(format!("Invalid bind address '{addr}'"))),
             };
             match bind_tcp(sock_addr, backlog) {
+                Ok(l) if tls => out.push(Listener::Tls(l)),
                 Ok(l) => {
                     if let Ok(a) = l.local_addr() {
                         server.tcp_port.store(a.port() as usize, Relaxed);
@@ -119,12 +150,17 @@ fn bind_tcp(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
 pub async fn accept_loop(server: Arc<Server>, listener: Listener) {
     loop {
         let incoming = match &listener {
-            Listener::Tcp(l) => match l.accept().await {
+            Listener::Tcp(l) | Listener::Tls(l) => match l.accept().await {
                 Ok((s, peer)) => {
                     let local = s.local_addr().unwrap_or(peer);
                     tune_tcp(&server, &s);
+                    let tls = matches!(listener, Listener::Tls(_));
                     s.into_std().map(|s| Incoming::New {
-                        stream: RawStream::Tcp(s),
+                        stream: if tls {
+                            RawStream::TlsNew(s)
+                        } else {
+                            RawStream::Tcp(s)
+                        },
                         addr: peer.to_string(),
                         laddr: local.to_string(),
                     })
@@ -184,15 +220,62 @@ fn tune_tcp(server: &Server, s: &TcpStream) {
 }
 
 /// A connection's socket on a worker's runtime, whatever its kind (TCP,
-/// Unix; TLS next): the one connection loop reads and writes it, and
+/// Unix, TLS): the one connection loop reads and writes it, and
 /// hands it back as a [`RawStream`] to move it to another worker.
+// Connection tasks run on each worker's LocalSet: the futures need not be
+// Send, so `async fn` (whose futures cannot promise Send) is fine here.
+#[allow(async_fn_in_trait)]
 pub trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {
     fn into_raw(self) -> std::io::Result<RawStream>;
+
+    /// Reads into `buf`'s spare room once something arrives (data, the end
+    /// of the stream, an error). A stream that can wait for data without a
+    /// buffer calls `idle` when nothing has arrived yet, which gives the
+    /// connection's buffers back, and waits holding none: ten thousand
+    /// idle clients then cost no buffers at all, as Redis frees an idle
+    /// client's query buffer. `buf` gets its room back when data comes.
+    /// The default, for a stream that cannot tell whether bytes wait (TLS
+    /// keeps decrypted bytes its socket does not show), waits in the read.
+    async fn read_or_idle(
+        &mut self,
+        buf: &mut Vec<u8>,
+        idle: impl FnOnce(&mut Vec<u8>),
+    ) -> std::io::Result<usize> {
+        let _ = idle;
+        tokio::io::AsyncReadExt::read_buf(self, buf).await
+    }
 }
 
 impl Stream for TcpStream {
     fn into_raw(self) -> std::io::Result<RawStream> {
         self.into_std().map(RawStream::Tcp)
+    }
+
+    async fn read_or_idle(
+        &mut self,
+        buf: &mut Vec<u8>,
+        idle: impl FnOnce(&mut Vec<u8>),
+    ) -> std::io::Result<usize> {
+        let room = buf.capacity() - buf.len();
+        let mut idle = Some(idle);
+        loop {
+            match self.try_read_buf(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                r => return r,
+            }
+            if let Some(idle) = idle.take() {
+                idle(buf);
+            }
+            self.readable().await?;
+            buf.reserve(room);
+        }
+    }
+}
+
+impl Stream for tls::TlsStream {
+    fn into_raw(self) -> std::io::Result<RawStream> {
+        let (io, tls) = self.into_parts();
+        io.into_std().map(|s| RawStream::Tls(s, tls))
     }
 }
 
@@ -200,6 +283,130 @@ impl Stream for UnixStream {
     fn into_raw(self) -> std::io::Result<RawStream> {
         self.into_std().map(RawStream::Unix)
     }
+
+    async fn read_or_idle(
+        &mut self,
+        buf: &mut Vec<u8>,
+        idle: impl FnOnce(&mut Vec<u8>),
+    ) -> std::io::Result<usize> {
+        let room = buf.capacity() - buf.len();
+        let mut idle = Some(idle);
+        loop {
+            match self.try_read_buf(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                r => return r,
+            }
+            if let Some(idle) = idle.take() {
+                idle(buf);
+            }
+            self.readable().await?;
+            buf.reserve(room);
+        }
+    }
+}
+
+/// Descriptors kept besides the clients' (Redis's
+/// CONFIG_MIN_RESERVED_FDS): listeners, log and snapshot files.
+pub const RESERVED_FDS: u64 = 32;
+
+/// Raises the open-files limit so `maxclients` clients fit, as Redis's
+/// adjustOpenFilesLimit (at start and on CONFIG SET maxclients): a limit
+/// already high enough is left alone; one that cannot be raised that far
+/// is raised as far as it goes (in Redis's steps of 16 below the wanted
+/// limit; the hard limit is set to the same value, as Redis does), and the
+/// number of clients that fit is the error, logged with Redis's warnings.
+pub fn fit_open_files(maxclients: u64) -> Result<(), u64> {
+    let maxfiles = maxclients.saturating_add(RESERVED_FDS);
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit(2) writes one rlimit we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == -1 {
+        let e = std::io::Error::last_os_error();
+        tracing::warn!("Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the max clients configuration accordingly.", strerror(&e));
+        return Err(1024 - RESERVED_FDS);
+    }
+    let old = limit.rlim_cur;
+    if old >= maxfiles {
+        return Ok(());
+    }
+    let set = |n: u64| {
+        let l = libc::rlimit {
+            rlim_cur: n,
+            rlim_max: n,
+        };
+        // SAFETY: setrlimit(2) reads one rlimit we own.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &l) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    };
+    let error = match set(maxfiles) {
+        Ok(()) => {
+            tracing::info!(
+                "Increased maximum number of open files to {maxfiles} (it was originally set to {old})."
+            );
+            return Ok(());
+        }
+        Err(e) => e,
+    };
+    // Redis tries maxfiles - 16, - 32, ... down to the old limit; without
+    // the privilege to raise the hard limit the first that works is the
+    // first at or under it, found here without the thousands of calls.
+    let ceiling = limit.rlim_max.max(old);
+    let steps = (maxfiles - ceiling).div_ceil(16);
+    let mut best = maxfiles.saturating_sub(steps * 16).max(old);
+    while best > old && set(best).is_err() {
+        best = best.saturating_sub(16).max(old);
+    }
+    if best <= RESERVED_FDS {
+        tracing::warn!("Your current 'ulimit -n' of {old} is not enough for the server to start. Please increase your open file limit to at least {maxfiles}. Exiting.");
+        return Err(0);
+    }
+    let fits = best - RESERVED_FDS;
+    tracing::warn!(
+        "You requested maxclients of {maxclients} requiring at least {maxfiles} max file descriptors."
+    );
+    tracing::warn!(
+        "Server can't set maximum open files to {maxfiles} because of OS error: {}.",
+        strerror(&error)
+    );
+    tracing::warn!("Current maximum open files is {best}. maxclients has been reduced to {fits} to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.");
+    Err(fits)
+}
+
+/// An OS error's text as C's strerror gives it.
+fn strerror(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Closes the clients idle for more than `timeout` seconds, as Redis's
+/// clientsCronHandleTimeout: only those parked between requests (a client
+/// blocked on keys or subscribed is never idle in this sense; half a
+/// request or an unread reply has its own clock in the connection, see
+/// `connection`). Run from the cron, so CONFIG SET timeout reaches clients
+/// already waiting, and waiting costs no timer.
+pub fn close_idle_clients(server: &Server) {
+    let timeout = server.timeout_secs.load(Relaxed);
+    if timeout == 0 {
+        return;
+    }
+    let limit_ms = timeout.saturating_mul(1000);
+    server.clients.kill_where(|c| {
+        let idle_ms = (c.created.elapsed().as_millis() as u64)
+            .saturating_sub(c.last_interaction_ms.load(Relaxed));
+        let close = c.parked_idle.load(Relaxed) && !c.killed.load(Relaxed) && idle_ms > limit_ms;
+        if close {
+            tracing::debug!(id = c.id, addr = %c.addr, "Closing idle client");
+        }
+        close
+    });
 }
 
 /// Reconstitutes a tokio stream on the worker's runtime.

@@ -11,12 +11,14 @@
 
 mod harness;
 
+mod acl;
 mod compat;
 mod connection;
 mod disk_errors;
 mod durability;
 mod expiry;
 mod hashes;
+mod hostile;
 mod keys;
 mod lists;
 mod memory;
