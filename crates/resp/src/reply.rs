@@ -44,7 +44,13 @@ fn header(buf: &[u8]) -> Result<Option<Header<'_>>, ReplyError> {
     let Some(&tag) = buf.first() else {
         return Ok(None);
     };
-    let Some(cr) = buf.iter().position(|&c| c == b'\r') else {
+    // A byte that starts no reply is malformed at once, rather than after
+    // the line it would start has arrived.
+    if !b"+-:$*_,#(!=%~>|".contains(&tag) {
+        return Err(ReplyError);
+    }
+    // The line ends at the first `\r` after the type byte.
+    let Some(cr) = buf.iter().skip(1).position(|&c| c == b'\r').map(|i| i + 1) else {
         return Ok(None);
     };
     if cr + 1 >= buf.len() {
@@ -250,6 +256,14 @@ mod tests {
         );
         assert_eq!(skip_reply(wire).unwrap(), Some(wire.len()));
         assert_eq!(parse_reply(&wire[..wire.len() - 1]).unwrap(), None);
+    }
+
+    #[test]
+    fn empty_line_is_malformed() {
+        assert_eq!(parse_reply(b"\r\n"), Err(ReplyError));
+        assert_eq!(skip_reply(b"\r\n"), Err(ReplyError));
+        assert_eq!(parse_reply(b"*1\r\n\r\n"), Err(ReplyError));
+        assert_eq!(skip_reply(b"*1\r\n\r\n"), Err(ReplyError));
     }
 
     #[test]

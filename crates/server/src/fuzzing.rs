@@ -33,9 +33,11 @@ type Decoded = (Vec<Vec<Vec<u8>>>, Result<(), resp::DecodeError>);
 
 /// Feeds `data` to a request decoder as the connection does, `step` bytes
 /// more at a time (the decoder is asked again from the same start with
-/// the longer buffer after each `Ok(None)`).
-fn decode_stream(data: &[u8], step: usize) -> Decoded {
+/// the longer buffer after each `Ok(None)`), with the limits of a client
+/// that must still authenticate when `unauthenticated`.
+fn decode_stream(data: &[u8], step: usize, unauthenticated: bool) -> Decoded {
     let mut dec = RequestDecoder::default();
+    dec.set_unauthenticated(unauthenticated);
     let mut frames = Vec::new();
     let mut start = 0;
     let mut avail = step.min(data.len());
@@ -64,33 +66,42 @@ fn decode_stream(data: &[u8], step: usize) -> Decoded {
 /// that every request re-encoded decodes to the same arguments, and that
 /// the reply parser and the reply skipper agree on where a reply ends.
 pub fn resp_decoder(data: &[u8]) {
-    let whole = decode_stream(data, data.len().max(1));
+    // The first byte picks how the stream arrives: its low six bits the
+    // size of each read, the next one whether the client has still to
+    // authenticate.
+    let first = data.first().copied().unwrap_or(0);
+    let unauthenticated = first & 0x40 != 0;
+    let whole = decode_stream(data, data.len().max(1), unauthenticated);
     // Past INLINE_MAX_SIZE a partial line is refused before its end
     // arrives, which depends on the split: only smaller streams compare.
     if data.len() <= INLINE_MAX_SIZE {
-        let step = 1 + data.first().map_or(0, |&b| b as usize % 64);
-        let split = decode_stream(data, step);
+        let step = 1 + (first & 0x3f) as usize;
+        let split = decode_stream(data, step, unauthenticated);
         assert_eq!(whole, split, "decoding fed {step} bytes at a time differs");
     }
     for argv in &whole.0 {
         let mut wire = Vec::new();
         resp::encode::command(&mut wire, argv);
-        let again = decode_stream(&wire, wire.len());
+        let again = decode_stream(&wire, wire.len(), false);
         assert_eq!(again, (vec![argv.clone()], Ok(())), "re-encoded request");
     }
     replies(data);
 }
 
-/// The reply parser and skipper on `data`: the same verdict, and a parsed
-/// reply re-encoded parses to itself.
+/// The reply parser and skipper on `data` agree on where a reply ends.
+/// The skipper (the benchmark's hot path) does not look inside integers
+/// or booleans, so it may accept what the parser refuses, never the
+/// reverse.
 fn replies(data: &[u8]) {
     let parsed = resp::parse_reply(data);
     let skipped = resp::skip_reply(data);
-    match (&parsed, &skipped) {
-        (Ok(Some((_, n))), Ok(Some(m))) => assert_eq!(n, m, "parse and skip lengths"),
-        (Ok(None), Ok(None)) | (Err(_), Err(_)) => {}
-        _ => panic!("parse_reply {parsed:?} but skip_reply {skipped:?}"),
-    }
+    let agree = match (&parsed, &skipped) {
+        (Ok(Some((_, n))), Ok(Some(m))) => n == m,
+        (Ok(None), Ok(None)) => true,
+        (Err(_), _) => true,
+        _ => false,
+    };
+    assert!(agree, "parse_reply {parsed:?} but skip_reply {skipped:?}");
 }
 
 // ---------------------------------------------------------------------

@@ -616,5 +616,14 @@ mod tests {
             Some(vec![b"a".to_vec(), b"b c".to_vec(), b"d".to_vec()])
         );
         assert_eq!(split_args(b"a \"b"), None);
+        // A C string: the line ends at a NUL.
+        assert_eq!(
+            split_args(b"#!lua name=x\0 more"),
+            Some(vec![b"#!lua".to_vec(), b"name=x".to_vec()])
+        );
+        assert_eq!(
+            library_metadata(b"#!lua \0name=x\n").err().unwrap(),
+            "Library name was not given"
+        );
     }
 }

@@ -16,12 +16,12 @@ use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
 pub struct Counting;
 
+#[cfg(feature = "fuzzing")]
+use std::alloc::System as Inner;
 /// The allocator underneath. Fuzz builds use the system's, which the
 /// sanitizers intercept (jemalloc's own heap is invisible to them).
 #[cfg(not(feature = "fuzzing"))]
 use tikv_jemallocator::Jemalloc as Inner;
-#[cfg(feature = "fuzzing")]
-use std::alloc::System as Inner;
 
 static USED: AtomicIsize = AtomicIsize::new(0);
 

@@ -967,7 +967,6 @@ fn timeout_as_redis() {
 /// A client that must still authenticate may send at most 10 arguments
 /// and bulks of 16 KB (Redis 7.0's processMultibulkBuffer).
 #[test]
-#[ignore = "needs authentication: net::connection::authenticated is the hook"]
 fn unauthenticated_request_limits_as_redis() {
     for s in [
         Server::keel_with(&["--requirepass", "secret"]),

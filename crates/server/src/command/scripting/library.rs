@@ -8,73 +8,20 @@ use super::*;
 
 /// sdssplitargs: words separated by spaces, with "..." and '...' quoting
 /// (and escapes inside double quotes). None if quotes are unbalanced.
+/// Redis splits the line as a C string, which ends at a NUL byte: so does
+/// this (a NUL ended a word without being skipped, and the loop then
+/// pushed empty words forever).
 pub(super) fn split_args(s: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < s.len() && s[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= s.len() {
-            return Some(out);
-        }
-        let mut cur = Vec::new();
-        let (mut inq, mut insq) = (false, false);
-        loop {
-            if inq {
-                if i >= s.len() {
-                    return None;
-                }
-                if s[i] == b'\\' && i + 1 < s.len() {
-                    i += 1;
-                    cur.push(match s[i] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 8,
-                        b'a' => 7,
-                        c => c,
-                    });
-                } else if s[i] == b'"' {
-                    if i + 1 < s.len() && !s[i + 1].is_ascii_whitespace() {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(s[i]);
-                }
-            } else if insq {
-                if i >= s.len() {
-                    return None;
-                }
-                if s[i] == b'\\' && i + 1 < s.len() && s[i + 1] == b'\'' {
-                    i += 1;
-                    cur.push(b'\'');
-                } else if s[i] == b'\'' {
-                    if i + 1 < s.len() && !s[i + 1].is_ascii_whitespace() {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(s[i]);
-                }
-            } else {
-                if i >= s.len() {
-                    break;
-                }
-                match s[i] {
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
-                    b'"' => inq = true,
-                    b'\'' => insq = true,
-                    c => cur.push(c),
-                }
-            }
-            i += 1;
-        }
-        out.push(cur);
-    }
+    let s = &s[..s.iter().position(|&c| c == 0).unwrap_or(s.len())];
+    let mut buf = Vec::new();
+    let mut words = Vec::new();
+    resp::request::split_args(s, &mut buf, &mut words).ok()?;
+    Some(
+        words
+            .iter()
+            .map(|&(at, len)| buf[at..at + len].to_vec())
+            .collect(),
+    )
 }
 
 pub(super) fn shebang_len(body: &[u8]) -> usize {
