@@ -621,3 +621,46 @@ fn config_user_lines() {
         escape(&cmd(&mut r, "ACL LIST"))
     );
 }
+
+/// A connection to the server from the local IPv4 address `from`.
+fn connect_from(s: &Server, from: &str) -> Raw {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    let local: std::net::SocketAddr = format!("{from}:0").parse().unwrap();
+    socket.bind(&local.into()).unwrap();
+    let to: std::net::SocketAddr = format!("127.0.0.1:{}", s.port).parse().unwrap();
+    socket.connect(&to.into()).unwrap();
+    Raw::from_stream(socket.into())
+}
+
+#[test]
+fn protected_mode_refuses_non_loopback_clients_without_a_password() {
+    let (keel, redis) = (Server::keel(), Server::redis());
+    // 127.0.0.2 is not the loopback address Redis lets in (127.0.0.1, ::1).
+    let denied = {
+        let mut r = connect_from(&redis, "127.0.0.2");
+        r.cmd(&["PING"])
+    };
+    assert!(denied.starts_with(b"-DENIED Redis is running in protected mode"));
+    let mut k = connect_from(&keel, "127.0.0.2");
+    eqb!(k.cmd(&["PING"]), &denied);
+    k.expect_eof(Duration::from_secs(5));
+    let mut local = keel.raw();
+    expect(&mut local, "PING", b"+PONG\r\n");
+    // A password for the default user lifts it: AUTH is asked for instead.
+    expect(&mut local, "CONFIG SET requirepass pw", b"+OK\r\n");
+    let mut k = connect_from(&keel, "127.0.0.2");
+    expect(&mut k, "PING", b"-NOAUTH Authentication required.\r\n");
+    expect(&mut k, "AUTH pw", b"+OK\r\n");
+    expect(&mut k, "PING", b"+PONG\r\n");
+    // So does turning it off.
+    expect(&mut local, "CONFIG SET requirepass \"\"", b"+OK\r\n");
+    expect(&mut local, "CONFIG SET protected-mode no", b"+OK\r\n");
+    let mut k = connect_from(&keel, "127.0.0.2");
+    expect(&mut k, "PING", b"+PONG\r\n");
+    let info = String::from_utf8_lossy(&cmd(&mut local, "INFO stats")).into_owned();
+    assert_eq!(
+        info_field(&info, "rejected_connections").as_deref(),
+        Some("1")
+    );
+}

@@ -30,5 +30,6 @@ mod sets;
 mod snapshots;
 mod streams;
 mod strings;
+mod tls;
 mod tools;
 mod zsets;

@@ -1,0 +1,240 @@
+//! TLS on `tls-port`: redis-cli and the `redis` crate over TLS with a CA
+//! made here, client certificates required, optional or not asked for,
+//! a certificate from another CA refused, certificates reloaded with
+//! CONFIG SET, the plaintext port beside the TLS one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+};
+
+use crate::eqb;
+use crate::harness::*;
+
+/// A certificate authority that signs server and client certificates.
+struct Ca {
+    cert: rcgen::Certificate,
+    key: KeyPair,
+}
+
+impl Ca {
+    fn new(name: &str) -> Ca {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        Ca { cert, key }
+    }
+
+    /// A certificate (PEM) and its key (PEM).
+    fn issue(&self, names: &[&str], purpose: ExtendedKeyUsagePurpose) -> (String, String) {
+        let mut params =
+            CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        params.extended_key_usages = vec![purpose];
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
+        (cert.pem(), key.serialize_pem())
+    }
+}
+
+/// A scratch directory with the files of two CAs: `ca.crt`, `server.*`,
+/// `client.*` from the first; `ca2.crt`, `server2.*`, `other.*` (a
+/// client certificate) from the second.
+fn pki() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("keel-tls-{}-{}", std::process::id(), free_port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    for (ca_file, server, client, ca_name) in [
+        ("ca.crt", "server", "client", "keel test CA"),
+        ("ca2.crt", "server2", "other", "another CA"),
+    ] {
+        let ca = Ca::new(ca_name);
+        write(ca_file, &ca.cert.pem());
+        let (c, k) = ca.issue(
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
+        write(&format!("{server}.crt"), &c);
+        write(&format!("{server}.key"), &k);
+        let (c, k) = ca.issue(&["client"], ExtendedKeyUsagePurpose::ClientAuth);
+        write(&format!("{client}.crt"), &c);
+        write(&format!("{client}.key"), &k);
+    }
+    dir
+}
+
+fn p(dir: &Path, name: &str) -> String {
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+fn tls_server(dir: &Path, tls_port: u16, extra: &[&str]) -> Server {
+    let port = tls_port.to_string();
+    let (cert, key, ca) = (p(dir, "server.crt"), p(dir, "server.key"), p(dir, "ca.crt"));
+    let mut args = vec![
+        "--tls-port",
+        port.as_str(),
+        "--tls-cert-file",
+        cert.as_str(),
+        "--tls-key-file",
+        key.as_str(),
+        "--tls-ca-cert-file",
+        ca.as_str(),
+    ];
+    args.extend_from_slice(extra);
+    Server::keel_with(&args)
+}
+
+/// redis-cli over TLS: its output (stdout and stderr) and success.
+fn cli(dir: &Path, port: u16, ca: &str, client: Option<&str>, args: &[&str]) -> (String, bool) {
+    let mut cmd = Command::new("redis-cli");
+    cmd.args(["--tls", "--cacert", &p(dir, ca), "-p", &port.to_string()]);
+    if let Some(c) = client {
+        cmd.args([
+            "--cert",
+            &p(dir, &format!("{c}.crt")),
+            "--key",
+            &p(dir, &format!("{c}.key")),
+        ]);
+    }
+    let out = cmd.args(args).output().expect("redis-cli");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (text.trim().to_string(), out.status.success())
+}
+
+#[test]
+fn redis_cli_over_tls_with_client_certificates() {
+    require_tool("redis-cli", "redis-tools");
+    let dir = pki();
+    let tls_port = free_port();
+    let s = tls_server(&dir, tls_port, &[]);
+    // tls-auth-clients yes (the default): a certificate from the CA.
+    assert_eq!(
+        cli(&dir, tls_port, "ca.crt", Some("client"), &["SET", "k", "v"]).0,
+        "OK"
+    );
+    assert_eq!(
+        cli(&dir, tls_port, "ca.crt", Some("client"), &["GET", "k"]).0,
+        "v"
+    );
+    // No certificate, or one from another CA: the handshake fails.
+    let (out, _) = cli(&dir, tls_port, "ca.crt", None, &["PING"]);
+    assert_ne!(out, "PONG");
+    let (out, _) = cli(&dir, tls_port, "ca.crt", Some("other"), &["PING"]);
+    assert_ne!(out, "PONG");
+    // The plaintext port serves beside it, the same data.
+    let mut plain = s.raw();
+    eqb!(plain.cmd(&["GET", "k"]), b"$1\r\nv\r\n");
+    // optional: no certificate is fine, a bad one still is not.
+    eqb!(
+        plain.cmd(&["CONFIG", "SET", "tls-auth-clients", "optional"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(cli(&dir, tls_port, "ca.crt", None, &["PING"]).0, "PONG");
+    let (out, _) = cli(&dir, tls_port, "ca.crt", Some("other"), &["PING"]);
+    assert_ne!(out, "PONG");
+    // no: certificates are not asked for.
+    eqb!(
+        plain.cmd(&["CONFIG", "SET", "tls-auth-clients", "no"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(cli(&dir, tls_port, "ca.crt", None, &["PING"]).0, "PONG");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn certificates_reload_with_config_set() {
+    require_tool("redis-cli", "redis-tools");
+    let dir = pki();
+    let tls_port = free_port();
+    let s = tls_server(&dir, tls_port, &["--tls-auth-clients", "no"]);
+    let mut plain = s.raw();
+    assert_eq!(cli(&dir, tls_port, "ca.crt", None, &["PING"]).0, "PONG");
+    // A file that does not exist: refused, nothing changes.
+    let e = plain.cmd(&["CONFIG", "SET", "tls-cert-file", "/nonexistent.crt"]);
+    eqb!(
+        e,
+        b"-ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs.\r\n"
+    );
+    let got = plain.cmd(&["CONFIG", "GET", "tls-cert-file"]);
+    let want = p(&dir, "server.crt");
+    assert!(
+        String::from_utf8_lossy(&got).contains(&want),
+        "{}",
+        escape(&got)
+    );
+    assert_eq!(cli(&dir, tls_port, "ca.crt", None, &["PING"]).0, "PONG");
+    // The second CA's certificate: clients that trust only the first
+    // now fail, those that trust the second succeed.
+    let (cert, key) = (p(&dir, "server2.crt"), p(&dir, "server2.key"));
+    eqb!(
+        plain.cmd(&[
+            "CONFIG",
+            "SET",
+            "tls-cert-file",
+            &cert,
+            "tls-key-file",
+            &key
+        ]),
+        b"+OK\r\n"
+    );
+    assert_eq!(cli(&dir, tls_port, "ca2.crt", None, &["PING"]).0, "PONG");
+    let (out, _) = cli(&dir, tls_port, "ca.crt", None, &["PING"]);
+    assert_ne!(out, "PONG");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn redis_crate_over_tls() {
+    let dir = pki();
+    let tls_port = free_port();
+    let _s = tls_server(&dir, tls_port, &[]);
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let certs = redis::TlsCertificates {
+        client_tls: Some(redis::ClientTlsConfig {
+            client_cert: read("client.crt"),
+            client_key: read("client.key"),
+        }),
+        root_cert: Some(read("ca.crt")),
+    };
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let client = redis::Client::build_with_tls(url, certs).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("tls-key")
+        .arg("over tls")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let v: String = redis::cmd("GET")
+        .arg("tls-key")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(v, "over tls");
+    // A large value crosses many TLS records both ways.
+    let big = "x".repeat(3 << 20);
+    let _: () = redis::cmd("SET")
+        .arg("big")
+        .arg(&big)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let back: String = redis::cmd("GET")
+        .arg("big")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(back.len(), big.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
