@@ -8,10 +8,16 @@ p99, the keel/redis rps ratio, and requests per server CPU-second (from
 /proc/PID/stat utime+stime) for both.
 
 Usage: bench/compare.py [--runs 3] [--keel-args "..."] [--redis-args "..."]
-                        [--label text] [--baseline BIN] -- <redis-benchmark args>
+                        [--label text] [--baseline BIN [--baseline-args "..."]]
+                        [--keel-bench-args "..."] [--tls] -- <redis-benchmark args>
 
 With --baseline, the other server is that keel-server binary (an earlier
-build, same --keel-args) instead of redis-server: what a change costs.
+build; --keel-args, or --baseline-args when given) instead of redis-server:
+what a change (or a setting) costs. --keel-bench-args are benchmark options
+for keel only (`--user u -a pw` against a keel that requires them).
+With --tls, both servers also listen on a TLS port (certificates made with
+openssl in a scratch directory, client certificates required) and the
+benchmark runs over TLS against it.
 Example: bench/compare.py -- -q -n 100000 -c 50 -t set,get
          bench/compare.py -- -n 100000 -r 100000 eval "return 1" 0
 """
@@ -47,7 +53,8 @@ def wait_ready(port, proc, timeout=10):
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
                 s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
+                # A server asking for a password answers too.
+                if s.recv(16).startswith((b"+PONG", b"-NOAUTH")):
                     return
         except OSError:
             time.sleep(0.05)
@@ -131,6 +138,33 @@ def split_tests(bench_args):
 TOOL = "redis-benchmark"
 
 
+def make_certs(d):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate
+    (X.509 v3, as rustls requires), made with the openssl command."""
+    def sh(*args):
+        subprocess.run(args, cwd=d, check=True, capture_output=True)
+    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+       "-days", "2", "-subj", "/CN=bench CA")
+    for name, ext in [("server", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+                      ("client", "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n")]:
+        with open(os.path.join(d, f"{name}.ext"), "w") as f:
+            f.write(ext)
+        sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+           "-subj", f"/CN={name}")
+        sh("openssl", "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+           "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext")
+
+
+def tls_server_args(d, port):
+    return ["--tls-port", str(port), "--tls-cert-file", os.path.join(d, "server.crt"),
+            "--tls-key-file", os.path.join(d, "server.key"), "--tls-ca-cert-file", os.path.join(d, "ca.crt")]
+
+
+def tls_bench_args(d):
+    return ["--tls", "--cacert", os.path.join(d, "ca.crt"), "--cert", os.path.join(d, "client.crt"),
+            "--key", os.path.join(d, "client.key")]
+
+
 def run_bench(port, common, selector):
     cmd = [TOOL, "-p", str(port), "--csv"] + common + selector
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -167,6 +201,11 @@ def main():
                          "(which also takes command sequences: MULTI ';' INCR a ';' EXEC)")
     ap.add_argument("--baseline", default="",
                     help="compare against this keel-server binary (an earlier build) instead of redis-server")
+    ap.add_argument("--baseline-args", default=None,
+                    help="server options of the baseline keel (default: --keel-args)")
+    ap.add_argument("--keel-bench-args", default="",
+                    help="benchmark options for keel only, e.g. --user app -a pw")
+    ap.add_argument("--tls", action="store_true", help="benchmark over TLS (both servers)")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     global TOOL, PRELOAD
@@ -182,14 +221,24 @@ def main():
     os.mkdir(keel_dir)
     os.mkdir(redis_dir)
     kport, rport = free_port(), free_port()
-    keel = start([KEEL, "--port", str(kport), "--save", ""] + shlex.split(a.keel_args), kport, keel_dir)
+    ktls, rtls = [], []
+    bench_port = {"keel": kport, "redis": rport}
+    if a.tls:
+        make_certs(workdir)
+        kt, rt = free_port(), free_port()
+        ktls, rtls = tls_server_args(workdir, kt), tls_server_args(workdir, rt)
+        bench_port = {"keel": kt, "redis": rt}
+        common = tls_bench_args(workdir) + common
+    keel = start([KEEL, "--port", str(kport), "--save", ""] + ktls + shlex.split(a.keel_args), kport, keel_dir)
     if a.baseline:
+        base_args = a.keel_args if a.baseline_args is None else a.baseline_args
         redis = start([os.path.abspath(a.baseline), "--port", str(rport), "--save", ""]
-                      + shlex.split(a.keel_args), rport, redis_dir)
+                      + rtls + shlex.split(base_args), rport, redis_dir)
     else:
         redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
-                      + shlex.split(a.redis_args), rport, redis_dir)
-    servers = {"redis": (redis, rport), "keel": (keel, kport)}
+                      + rtls + shlex.split(a.redis_args), rport, redis_dir)
+    servers = {"redis": (redis, bench_port["redis"]), "keel": (keel, bench_port["keel"])}
+    extra = {"redis": [], "keel": shlex.split(a.keel_bench_args)}
     results = {}  # (name, server) -> list of rows
     try:
         for run in range(a.runs):
@@ -198,7 +247,7 @@ def main():
                 for srv in order:
                     proc, port = servers[srv]
                     before = cpu_seconds(proc.pid)
-                    rows = run_bench(port, common, selector)
+                    rows = run_bench(port, extra[srv] + common, selector)
                     cpu = cpu_seconds(proc.pid) - before
                     for r in rows:
                         # Tests like LRANGE_* run several benchmarks in one

@@ -433,6 +433,18 @@ async fn write_out<S: AsyncWrite + Unpin>(
     guard: WriteGuard,
     client: &Client,
 ) -> std::io::Result<()> {
+    write_all_guarded(stream, out, held, guard, client).await?;
+    // A TLS stream may hold the last records (nothing for a socket).
+    stream.flush().await
+}
+
+async fn write_all_guarded<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    out: &[u8],
+    held: &mut Option<super::output_budget::Held>,
+    guard: WriteGuard,
+    client: &Client,
+) -> std::io::Result<()> {
     if guard.idle.is_none() && guard.limit.is_none() {
         if held.is_none() {
             return stream.write_all(out).await;
@@ -584,7 +596,7 @@ async fn session_loop<S: Stream>(
     loop {
         if n == 0 {
             // Make room: drop consumed bytes, then reserve for the next
-            // read or, for a large bulk in progress, for all of it at once.
+            // read.
             if *start == rbuf.len() {
                 rbuf.clear();
                 *start = 0;

@@ -309,6 +309,11 @@ fn restrict_ciphers(
 pub struct TlsStream {
     io: TcpStream,
     tls: Box<ServerConnection>,
+    /// Decrypted bytes waiting in `tls` (so a read fills, and zeroes, only
+    /// as much of the caller's buffer as there is to give).
+    plaintext: usize,
+    /// The peer sent close_notify.
+    peer_closed: bool,
 }
 
 /// `io::Read`/`io::Write` over a tokio socket's non-blocking calls, for
@@ -324,6 +329,12 @@ impl Read for Sync<'_> {
 impl Write for Sync<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.try_write(buf)
+    }
+
+    /// rustls hands over every queued record at once: one system call
+    /// sends them all.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.0.try_write_vectored(bufs)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -342,14 +353,23 @@ impl TlsStream {
         let mut s = TlsStream {
             io,
             tls: Box::new(tls),
+            plaintext: 0,
+            peer_closed: false,
         };
         std::future::poll_fn(|cx| s.poll_handshake(cx)).await?;
         Ok(s)
     }
 
     /// A connection moved from another worker.
-    pub fn from_parts(io: TcpStream, tls: Box<ServerConnection>) -> TlsStream {
-        TlsStream { io, tls }
+    pub fn from_parts(io: TcpStream, mut tls: Box<ServerConnection>) -> TlsStream {
+        // Nothing new to process: this only reports what is buffered.
+        let state = tls.process_new_packets().ok();
+        TlsStream {
+            io,
+            tls,
+            plaintext: state.as_ref().map_or(0, |s| s.plaintext_bytes_to_read()),
+            peer_closed: state.as_ref().is_some_and(|s| s.peer_has_closed()),
+        }
     }
 
     /// The socket and the TLS state, to move to another worker.
@@ -383,10 +403,16 @@ impl TlsStream {
         loop {
             match self.tls.read_tls(&mut Sync(&self.io)) {
                 Ok(n) => {
-                    if let Err(e) = self.tls.process_new_packets() {
-                        // Send the alert rustls queued, best effort.
-                        let _ = self.tls.write_tls(&mut Sync(&self.io));
-                        return Poll::Ready(Err(tls_error(e)));
+                    match self.tls.process_new_packets() {
+                        Ok(state) => {
+                            self.plaintext = state.plaintext_bytes_to_read();
+                            self.peer_closed = state.peer_has_closed();
+                        }
+                        Err(e) => {
+                            // Send the alert rustls queued, best effort.
+                            let _ = self.tls.write_tls(&mut Sync(&self.io));
+                            return Poll::Ready(Err(tls_error(e)));
+                        }
                     }
                     return Poll::Ready(Ok(n));
                 }
@@ -428,27 +454,29 @@ impl AsyncRead for TlsStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
         loop {
-            match this.tls.reader().read(buf.initialize_unfilled()) {
-                Ok(n) => {
-                    // 0: the peer's close_notify, a clean end.
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                // The peer closed the socket without close_notify: the end
-                // of the stream too, as for a plain socket.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    return Poll::Ready(Ok(()));
-                }
-                Err(e) => return Poll::Ready(Err(e)),
+            if this.plaintext > 0 {
+                let n = this.plaintext.min(buf.remaining());
+                let got = this.tls.reader().read(buf.initialize_unfilled_to(n))?;
+                buf.advance(got);
+                this.plaintext -= got;
+                return Poll::Ready(Ok(()));
+            }
+            // close_notify: a clean end.
+            if this.peer_closed {
+                return Poll::Ready(Ok(()));
             }
             // An alert or handshake message may need an answer first.
             if let Poll::Ready(Err(e)) = this.poll_flush_tls(cx) {
                 return Poll::Ready(Err(e));
             }
             match this.poll_read_tls(cx) {
-                Poll::Ready(Ok(0)) => return Poll::Ready(Ok(())),
+                // The socket closed (with or without close_notify): the
+                // end of the stream, as for a plain socket.
+                Poll::Ready(Ok(0)) if this.plaintext == 0 => return Poll::Ready(Ok(())),
                 Poll::Ready(Ok(_)) => {}
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => return Poll::Pending,
