@@ -409,12 +409,39 @@ impl Command {
     #[inline]
     pub fn for_each_key_access(&self, argv: &[&[u8]], mut f: impl FnMut(usize, u8) -> bool) {
         if let (Some(i), [spec]) = (self.single_key, self.key_specs.as_slice()) {
-            if !spec.variable_flags && self.keys_proc.is_none() {
+            if !spec.variable_flags && !spec.not_key && !spec.incomplete && self.keys_proc.is_none()
+            {
                 if i < argv.len() {
                     f(i, spec.acl_access);
                 }
                 return;
             }
+        }
+        // The key specs, when they all apply (what `keys_from_specs`
+        // decides), walked twice rather than collected: no allocation.
+        let specs = || self.key_specs.iter().filter(|s| !s.not_key);
+        let argc = argv.len() as i64;
+        let from_specs = !self.key_specs.iter().any(|s| s.variable_flags)
+            && specs().all(|spec| match spec.range(argv) {
+                SpecRange::Absent => true,
+                SpecRange::Invalid => false,
+                SpecRange::Keys { first, last, .. } => {
+                    last < argc && last >= first && !spec.incomplete
+                }
+            });
+        if from_specs {
+            for spec in specs() {
+                if let SpecRange::Keys { first, last, step } = spec.range(argv) {
+                    let mut i = first;
+                    while i <= last {
+                        if !f(i as usize, spec.acl_access) {
+                            return;
+                        }
+                        i += step;
+                    }
+                }
+            }
+            return;
         }
         for (pos, flags) in self.keys_with_flags(argv) {
             if !f(pos, acl_access(flags.into_iter())) {
@@ -1055,5 +1082,42 @@ pub fn write_tagged(out: &mut Vec<u8>, v: &Json, proto: u8) {
             }
         }
         _ => encode::null(out, proto),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The allocation-free key walk ACL uses finds the keys, and needs,
+    /// COMMAND GETKEYSANDFLAGS reports, for every command.
+    #[test]
+    fn key_access_matches_keys_with_flags() {
+        let table = crate::command::build_table().expect("table");
+        let shapes: [&[&[u8]]; 6] = [
+            &[b"k1"],
+            &[b"k1", b"k2"],
+            &[b"k1", b"v1", b"k2", b"v2"],
+            &[b"2", b"k1", b"k2", b"x"],
+            &[b"GET", b"STREAMS", b"s1", b"0"],
+            &[b"STORE", b"dst", b"k1", b"BY", b"w"],
+        ];
+        for cmd in table.all() {
+            let mut parts: Vec<&[u8]> = cmd.name.split('|').map(str::as_bytes).collect();
+            let base = parts.len();
+            for shape in shapes {
+                parts.truncate(base);
+                parts.extend_from_slice(shape);
+                let want: Vec<(usize, u8)> = cmd
+                    .keys_with_flags(&parts)
+                    .into_iter()
+                    .map(|(p, f)| (p, super::acl_access(f.into_iter())))
+                    .collect();
+                let mut got = Vec::new();
+                cmd.for_each_key_access(&parts, |p, a| {
+                    got.push((p, a));
+                    true
+                });
+                assert_eq!(got, want, "{} {:?}", cmd.name, shape);
+            }
+        }
     }
 }
