@@ -891,19 +891,30 @@ impl Config {
     /// CONFIG REWRITE: rewrites the config file in place, keeping comments
     /// and unknown lines, updating known parameters, and appending those
     /// that differ from their defaults.
-    pub fn rewrite(&self) -> Result<(), String> {
+    /// `users`: the `user ...` lines to write (every ACL user, when no
+    /// `aclfile` holds them): they replace the file's `user` lines in
+    /// order, the rest are appended, as Redis's rewriteConfigUserOption.
+    pub fn rewrite(&self, users: &[String]) -> Result<(), String> {
         let Some(path) = &self.file else {
             return Err("ERR The server is running without a config file".into());
         };
         let old = std::fs::read_to_string(path).unwrap_or_default();
         let mut out = String::new();
         let mut written = std::collections::HashSet::new();
+        let mut users = users.iter();
         for line in old.lines() {
             let name = line
                 .split_whitespace()
                 .next()
                 .unwrap_or("")
                 .to_ascii_lowercase();
+            if name == "user" {
+                if let Some(u) = users.next() {
+                    out.push_str(u);
+                    out.push('\n');
+                }
+                continue;
+            }
             match param(&name) {
                 Some(p) if !line.trim_start().starts_with('#') => {
                     if written.insert(p.name) {
@@ -924,6 +935,10 @@ impl Config {
             {
                 out.push_str(&format!("{} {}\n", p.name, quote(self.get(p.name))));
             }
+        }
+        for u in users {
+            out.push_str(u);
+            out.push('\n');
         }
         write_atomically(path, out.as_bytes())
             .map_err(|e| format!("ERR Rewriting config file: {e}"))

@@ -404,7 +404,21 @@ fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// CONFIG REWRITE
 fn config_rewrite(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    cx.server.config.read().rewrite().map_err(CmdError::new)?;
+    let config = cx.server.config.read();
+    // The users live in the config file unless an ACL file holds them.
+    let users: Vec<String> = if config.get("aclfile").is_empty() {
+        String::from_utf8_lossy(&crate::acl::file_text(
+            &cx.server.acl,
+            &cx.server.commands.acl,
+        ))
+        .lines()
+        .map(str::to_string)
+        .collect()
+    } else {
+        Vec::new()
+    };
+    config.rewrite(&users).map_err(CmdError::new)?;
+    drop(config);
     cx.ok();
     Ok(())
 }

@@ -664,3 +664,36 @@ fn protected_mode_refuses_non_loopback_clients_without_a_password() {
         Some("1")
     );
 }
+
+#[test]
+fn config_rewrite_writes_the_users() {
+    let dir =
+        std::env::temp_dir().join(format!("keel-aclrw-{}-{}", std::process::id(), free_port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("keel.conf");
+    std::fs::write(&conf, "# users\nuser alice on >pw ~a* +get\nhz 10\n").unwrap();
+    let conf_s = conf.to_string_lossy().into_owned();
+    let s = Server::keel_with_file(&conf_s, &[]);
+    let mut c = s.raw();
+    expect(&mut c, "ACL SETUSER bob on >x ~b* +set", b"+OK\r\n");
+    expect(&mut c, "CONFIG REWRITE", b"+OK\r\n");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    // alice's line is rewritten in place; the other users follow.
+    let users: Vec<&str> = text.lines().filter(|l| l.starts_with("user ")).collect();
+    assert_eq!(
+        users,
+        [
+            "user alice on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~a* resetchannels -@all +get",
+            "user bob on #2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881 ~b* resetchannels -@all +set",
+            "user default on nopass ~* &* +@all",
+        ]
+    );
+    assert!(text.starts_with("# users\nuser alice "), "{text}");
+    // A restart reads them back.
+    drop(s);
+    let s = Server::keel_with_file(&conf_s, &[]);
+    let mut c = s.raw();
+    expect(&mut c, "AUTH bob x", b"+OK\r\n");
+    expect(&mut c, "SET b1 v", b"+OK\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -163,6 +163,20 @@ impl Server {
         )
     }
 
+    /// keel-server started with a config file (which must come first on
+    /// the command line) and extra options.
+    pub fn keel_with_file(file: &str, extra: &[&str]) -> Server {
+        let mut args = vec![file, "--save", ""];
+        args.extend_from_slice(extra);
+        Server::start(
+            "keel-server",
+            env!("CARGO_BIN_EXE_keel-server"),
+            &args,
+            None,
+            &[],
+        )
+    }
+
     fn start(
         name: &'static str,
         program: &str,
@@ -174,9 +188,15 @@ impl Server {
         for _attempt in 0..5 {
             let port = free_port();
             let mut cmd = Command::new(program);
-            cmd.arg("--port")
+            // A config file must be the first argument.
+            let (file, rest) = match args.first() {
+                Some(f) if !f.starts_with("--") => (Some(*f), &args[1..]),
+                _ => (None, args),
+            };
+            cmd.args(file)
+                .arg("--port")
                 .arg(port.to_string())
-                .args(args)
+                .args(rest)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
