@@ -238,3 +238,78 @@ async fn redis_crate_over_tls() {
     assert_eq!(back.len(), big.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// CPU ticks a thread of `pid` named `name` has used.
+fn thread_ticks(pid: u32, name: &str) -> u64 {
+    let mut total = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if &stat[open + 1..close] != name {
+            continue;
+        }
+        let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        total += f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    }
+    total
+}
+
+#[tokio::test]
+async fn tls_connections_move_between_workers() {
+    let dir = pki();
+    let tls_port = free_port();
+    let s = tls_server(
+        &dir,
+        tls_port,
+        &["--threads", "2", "--tls-auth-clients", "no"],
+    );
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    let mut conns = Vec::new();
+    for _ in 0..20 {
+        let certs = redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(read("ca.crt")),
+        };
+        let client = redis::Client::build_with_tls(url.clone(), certs).unwrap();
+        conns.push(client.get_multiplexed_async_connection().await.unwrap());
+    }
+    // All on the one active worker; a second one takes half of them.
+    let mut plain = s.raw();
+    eqb!(
+        plain.cmd(&["CONFIG", "SET", "active-threads-min", "2"]),
+        b"+OK\r\n"
+    );
+    let start = thread_ticks(s.pid(), "keel-worker-1");
+    let big = "v".repeat(100_000);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        for (i, con) in conns.iter_mut().enumerate() {
+            let key = format!("k{i}");
+            let _: () = redis::cmd("SET")
+                .arg(&key)
+                .arg(&big)
+                .query_async(con)
+                .await
+                .unwrap();
+            let back: String = redis::cmd("GET").arg(&key).query_async(con).await.unwrap();
+            assert_eq!(back, big);
+        }
+        // Moved connections are served by the second worker.
+        if thread_ticks(s.pid(), "keel-worker-1") > start + 5 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no TLS connection moved to the second worker"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
