@@ -537,6 +537,29 @@ lastsave
 echo hi
 quit
 """,
+    "acl": """acl setuser alice on >pw ~k* &ch* +@read +set -debug
+acl setuser bob on nopass allkeys allchannels +@all (~x* %R~y* +get)
+acl getuser alice
+acl list
+acl users
+acl whoami
+acl cat
+acl cat string
+acl dryrun alice set k1 v
+acl dryrun alice get x
+auth alice pw
+get k1
+set x 1
+auth default anything
+acl log
+acl genpass 64
+acl deluser bob
+acl setuser default resetpass >secret
+ping
+auth secret
+hello 3 auth default secret
+reset
+""",
     "resp3": """hello 3
 hset h a 1
 hgetall h

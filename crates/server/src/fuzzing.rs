@@ -206,18 +206,24 @@ impl Harness {
         command::pubsub::unsubscribe_all(&self.server, client);
     }
 
-    /// Back to an empty server with the base configuration.
+    /// Back to an empty server with the base configuration and only the
+    /// default user.
     fn reset(&self) {
         *self.server.config.write() = self.base.clone();
         self.server.config_changed();
         self.server.shutting_down.store(false, Relaxed);
+        self.server
+            .acl
+            .replace_all(Vec::new(), &self.server.commands.acl);
         let mut admin = new_client(&self.server, "reset");
-        for argv in [
-            [&b"flushall"[..], b"sync"],
-            [b"script", b"flush"],
-            [b"function", b"flush"],
-        ] {
-            let out = self.run(&mut admin, &argv);
+        let steps: [&[&[u8]]; 4] = [
+            &[b"flushall", b"sync"],
+            &[b"script", b"flush"],
+            &[b"function", b"flush"],
+            &[b"acl", b"log", b"reset"],
+        ];
+        for argv in steps {
+            let out = self.run(&mut admin, argv);
             assert!(
                 out.starts_with(b"+OK"),
                 "reset: {}",
@@ -596,6 +602,7 @@ const CONFIG_SETTABLE: &[&str] = &[
     "lazyfree-lazy-server-del",
     "lazyfree-lazy-user-del",
     "lazyfree-lazy-user-flush",
+    "requirepass",
 ];
 
 /// One line of the input as a command: words as redis-cli and the inline
@@ -676,7 +683,10 @@ fn check_replies(out: &[u8], argv: &[&[u8]], expect: Option<usize>) {
 pub fn commands(data: &[u8]) {
     let h = harness(&COMMANDS);
     let _one_at_a_time = h.lock.lock();
-    let mut client = new_client(&h.server, "fuzz");
+    // A connection's client (the default user, subject to AUTH and the
+    // ACL gates), not the internal one the loader and `reset` use.
+    let info = new_client(&h.server, "fuzz").info;
+    let mut client = Client::connected(info, &h.server.acl);
     h.server.clients.register(client.info.clone());
     for line in data.split(|&b| b == b'\n') {
         let Some(owned) = command_line(line) else {

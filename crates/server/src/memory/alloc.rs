@@ -16,12 +16,12 @@ use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
 pub struct Counting;
 
-#[cfg(feature = "fuzzing")]
-use std::alloc::System as Inner;
 /// The allocator underneath. Fuzz builds use the system's, which the
 /// sanitizers intercept (jemalloc's own heap is invisible to them).
 #[cfg(not(feature = "fuzzing"))]
-use tikv_jemallocator::Jemalloc as Inner;
+const INNER: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+#[cfg(feature = "fuzzing")]
+const INNER: std::alloc::System = std::alloc::System;
 
 static USED: AtomicIsize = AtomicIsize::new(0);
 
@@ -85,7 +85,7 @@ unsafe impl GlobalAlloc for Counting {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { Inner.alloc(layout) };
+        let p = unsafe { INNER.alloc(layout) };
         if !p.is_null() {
             count(size_class(layout.size()) as isize);
         }
@@ -95,7 +95,7 @@ unsafe impl GlobalAlloc for Counting {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { Inner.alloc_zeroed(layout) };
+        let p = unsafe { INNER.alloc_zeroed(layout) };
         if !p.is_null() {
             count(size_class(layout.size()) as isize);
         }
@@ -106,13 +106,13 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         count(-(size_class(layout.size()) as isize));
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { Inner.dealloc(ptr, layout) }
+        unsafe { INNER.dealloc(ptr, layout) }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { Inner.realloc(ptr, layout, new_size) };
+        let p = unsafe { INNER.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             count(size_class(new_size) as isize - size_class(layout.size()) as isize);
         }
