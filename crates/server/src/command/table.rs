@@ -697,6 +697,20 @@ fn parse_key_spec(spec: &Json) -> KeySpec {
     }
 }
 
+/// The ACL category bits of a COMMAND INFO entry's fields (field 6).
+fn acl_categories(fields: &[Json]) -> u32 {
+    fields
+        .get(6)
+        .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
+        .and_then(Json::as_array)
+        .map(|cats| {
+            cats.iter()
+                .filter_map(tagged_str)
+                .fold(0, |acc, c| acc | category::from_name(c))
+        })
+        .unwrap_or(0)
+}
+
 /// Builds a [`Command`] from a COMMAND INFO entry (tagged JSON array).
 fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
     let fields = tagged(info, "*")?.as_array()?;
@@ -707,16 +721,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         .iter()
         .filter_map(tagged_str)
         .fold(0, |acc, f| acc | flag::from_name(f));
-    let acl_categories = fields
-        .get(6)
-        .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
-        .and_then(Json::as_array)
-        .map(|cats| {
-            cats.iter()
-                .filter_map(tagged_str)
-                .fold(0, |acc, c| acc | category::from_name(c))
-        })
-        .unwrap_or(0);
+    let acl_categories = acl_categories(fields);
     let key_specs: Vec<KeySpec> = fields
         .get(8)
         .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
@@ -763,16 +768,7 @@ fn acl_catalog(all: &serde_json::Map<String, Json>) -> crate::acl::Catalog {
     let fields = |info: &Json| -> Option<(String, u32, Vec<Json>)> {
         let f = tagged(info, "*")?.as_array()?;
         let name = tagged_str(f.first()?)?.to_string();
-        let cats = f
-            .get(6)
-            .and_then(|v| tagged(v, "~").or_else(|| tagged(v, "*")))
-            .and_then(Json::as_array)
-            .map(|c| {
-                c.iter()
-                    .filter_map(tagged_str)
-                    .fold(0, |acc, c| acc | category::from_name(c))
-            })
-            .unwrap_or(0);
+        let cats = acl_categories(f);
         let subs = f
             .get(9)
             .and_then(|s| tagged(s, "*"))
