@@ -12,7 +12,7 @@ pub mod log;
 mod user;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
@@ -105,12 +105,15 @@ impl Acl {
     /// A new connection: the default user, authenticated when it needs no
     /// password (Redis's createClient).
     pub fn new_client(&self) -> ClientAuth {
+        // The epoch before the rules: a change in between is seen as one
+        // still to load, never the other way round.
+        let epoch = self.epoch.load(Acquire);
         let rules = self.default.rules();
         ClientAuth {
             authenticated: rules.enabled && rules.nopass,
             user: Some(self.default.clone()),
             rules: Some(rules),
-            epoch: self.epoch.load(Relaxed),
+            epoch,
         }
     }
 
@@ -124,7 +127,7 @@ impl Acl {
     /// Reloads a connection's rules if any user changed since.
     #[inline]
     pub fn refresh(&self, auth: &mut ClientAuth) {
-        let epoch = self.epoch.load(Relaxed);
+        let epoch = self.epoch.load(Acquire);
         if auth.epoch != epoch {
             self.reload(auth, epoch);
         }
@@ -168,10 +171,10 @@ impl Acl {
 
     /// Authenticates a connection as `cell`.
     pub fn login(&self, auth: &mut ClientAuth, cell: Arc<UserCell>) {
+        auth.epoch = self.epoch.load(Acquire);
         auth.rules = Some(cell.rules());
         auth.user = Some(cell);
         auth.authenticated = true;
-        auth.epoch = self.epoch.load(Relaxed);
     }
 
     /// ACL SETUSER: applies `ops` to a copy of the user (a new one if it
@@ -269,7 +272,8 @@ impl Acl {
     fn changed(&self) {
         let d = self.default.rules();
         self.default_open.store(d.enabled && d.nopass, Relaxed);
-        self.epoch.fetch_add(1, Relaxed);
+        // Release: whoever sees the new epoch sees the new rules.
+        self.epoch.fetch_add(1, Release);
     }
 
     /// Whether `cell` is still a user (connections of a deleted one are
