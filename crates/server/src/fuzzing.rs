@@ -715,7 +715,10 @@ pub fn commands(data: &[u8]) {
                 out.extend_from_slice(&again);
             }
         }
-        let pushes = argv[0].ends_with(b"subscribe");
+        // (Un)subscribing replies once per channel; so does it inside
+        // EXEC, after the array header counting one reply per command, as
+        // Redis 7.0 does.
+        let pushes = argv[0].ends_with(b"subscribe") || argv[0] == b"exec";
         let expect = (replying && client.reply_mode == ReplyMode::On && !pushes).then_some(1);
         check_replies(&out, &argv, expect);
         if let Some(ps) = client.pubsub.as_mut() {
