@@ -630,10 +630,15 @@ async fn session_loop<S: Stream>(
                 let info = &client.info;
                 tokio::select! {
                     r = stream.read_or_idle(rbuf, |b| {
-                        *b = Vec::new();
-                        out = Vec::new();
-                        info.qbuf.store(0, Relaxed);
-                        info.obuf.store(0, Relaxed);
+                        // A request half-read stays.
+                        if b.is_empty() {
+                            *b = Vec::new();
+                            info.qbuf.store(0, Relaxed);
+                        }
+                        if out.is_empty() {
+                            out = Vec::new();
+                            info.obuf.store(0, Relaxed);
+                        }
                         released = true;
                     }) => r?,
                     Some(first) = ps.rx.recv() => {
@@ -719,6 +724,7 @@ async fn session_loop<S: Stream>(
                 return Ok(Exit::Closed);
             }
             if released {
+                // (A no-op if `out` was not given back.)
                 out.reserve(READ_CHUNK);
                 client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
                 client.info.obuf.store(out.capacity() as u64, Relaxed);

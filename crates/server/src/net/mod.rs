@@ -230,19 +230,52 @@ pub trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {
 
     /// Reads into `buf`'s spare room once something arrives (data, the end
     /// of the stream, an error). A stream that can wait for data without a
-    /// buffer calls `idle` when nothing has arrived yet, which gives the
-    /// connection's buffers back, and waits holding none: ten thousand
-    /// idle clients then cost no buffers at all, as Redis frees an idle
-    /// client's query buffer. `buf` gets its room back when data comes.
-    /// The default, for a stream that cannot tell whether bytes wait (TLS
-    /// keeps decrypted bytes its socket does not show), waits in the read.
+    /// buffer calls `idle` when nothing has arrived yet, which may give the
+    /// connection's buffers back (an empty `buf` among them), and waits
+    /// holding none: ten thousand idle clients then cost no buffers at
+    /// all, as Redis frees an idle client's query buffer. `buf` gets its
+    /// room back when data comes. The default, for a stream that cannot
+    /// tell whether bytes wait (TLS keeps decrypted bytes its socket does
+    /// not show), waits in the read.
     async fn read_or_idle(
         &mut self,
         buf: &mut Vec<u8>,
-        idle: impl FnOnce(&mut Vec<u8>),
+        idle: impl FnMut(&mut Vec<u8>),
     ) -> std::io::Result<usize> {
         let _ = idle;
         tokio::io::AsyncReadExt::read_buf(self, buf).await
+    }
+}
+
+/// `Stream::read_or_idle` for a socket whose readiness tokio tracks
+/// (`ready`: its poll_read_ready).
+async fn read_or_idle_socket<S: tokio::io::AsyncRead + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    mut idle: impl FnMut(&mut Vec<u8>),
+    ready: fn(&S, &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>>,
+) -> std::io::Result<usize> {
+    use std::future::Future;
+    use std::task::Poll;
+    let room = buf.capacity() - buf.len();
+    loop {
+        // One attempt through poll_read, not try_read: poll_read takes a
+        // short read for a drained socket and reads again only after the
+        // next readiness event, so connections are served in the order
+        // their bytes came. An eager try_read here took a request that
+        // arrived after another connection's, which then ran first (a
+        // PING sent after an EVAL got its reply only after the script).
+        {
+            let mut read = std::pin::pin!(tokio::io::AsyncReadExt::read_buf(&mut *s, &mut *buf));
+            if let Poll::Ready(r) =
+                std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await
+            {
+                return r;
+            }
+        }
+        idle(buf);
+        std::future::poll_fn(|cx| ready(s, cx)).await?;
+        buf.reserve(room);
     }
 }
 
@@ -254,21 +287,9 @@ impl Stream for TcpStream {
     async fn read_or_idle(
         &mut self,
         buf: &mut Vec<u8>,
-        idle: impl FnOnce(&mut Vec<u8>),
+        idle: impl FnMut(&mut Vec<u8>),
     ) -> std::io::Result<usize> {
-        let room = buf.capacity() - buf.len();
-        let mut idle = Some(idle);
-        loop {
-            match self.try_read_buf(buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                r => return r,
-            }
-            if let Some(idle) = idle.take() {
-                idle(buf);
-            }
-            self.readable().await?;
-            buf.reserve(room);
-        }
+        read_or_idle_socket(self, buf, idle, TcpStream::poll_read_ready).await
     }
 }
 
@@ -287,21 +308,9 @@ impl Stream for UnixStream {
     async fn read_or_idle(
         &mut self,
         buf: &mut Vec<u8>,
-        idle: impl FnOnce(&mut Vec<u8>),
+        idle: impl FnMut(&mut Vec<u8>),
     ) -> std::io::Result<usize> {
-        let room = buf.capacity() - buf.len();
-        let mut idle = Some(idle);
-        loop {
-            match self.try_read_buf(buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                r => return r,
-            }
-            if let Some(idle) = idle.take() {
-                idle(buf);
-            }
-            self.readable().await?;
-            buf.reserve(room);
-        }
+        read_or_idle_socket(self, buf, idle, UnixStream::poll_read_ready).await
     }
 }
 
