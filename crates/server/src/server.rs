@@ -21,7 +21,7 @@ use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
 use crate::persistence::aof::{Aof, Fsync};
 use crate::stats::Stats;
-use crate::storage::keyspace::{Keyspace, SHARDS};
+use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::EncodingLimits;
 use std::path::Path;
 
@@ -302,12 +302,13 @@ impl Server {
     }
 
     /// Starts BGREWRITEAOF on a background thread; false if one runs.
-    pub fn rewrite_aof(self: &Arc<Self>) -> bool {
+    /// `held`: the caller's shards, every one or none (a command inside
+    /// EXEC holds them all; see `Keyspace::with_every_shard`).
+    pub fn rewrite_aof(self: &Arc<Self>, held: &mut View) -> bool {
         if self.aof.rewriting() || !self.aof.enabled() {
             return false;
         }
-        {
-            let mut all = self.keyspace.lock_all();
+        let started = self.keyspace.with_every_shard(held, |all| {
             let format = {
                 let c = self.config.read();
                 crate::persistence::aof::BaseFormat {
@@ -320,11 +321,12 @@ impl Server {
                     functions: command::scripting::library_codes(self),
                 }
             };
-            if let Err(e) = self.aof.start_rewrite(&mut all, format) {
-                tracing::error!("Can't rewrite append only file: {e}");
-                self.aof.rewrite_failures.fetch_add(1, Relaxed);
-                return false;
-            }
+            self.aof.start_rewrite(all, format)
+        });
+        if let Err(e) = started {
+            tracing::error!("Can't rewrite append only file: {e}");
+            self.aof.rewrite_failures.fetch_add(1, Relaxed);
+            return false;
         }
         tracing::info!("Background append only file rewriting started");
         let server = self.clone();
@@ -351,15 +353,16 @@ impl Server {
         true
     }
 
-    /// CONFIG SET appendonly yes|no at runtime.
-    pub fn set_appendonly(self: &Arc<Self>, on: bool) -> Result<(), String> {
+    /// CONFIG SET appendonly yes|no at runtime (`held`: as for
+    /// [`Server::rewrite_aof`]).
+    pub fn set_appendonly(self: &Arc<Self>, on: bool, held: &mut View) -> Result<(), String> {
         if on == self.aof.enabled() {
             return Ok(());
         }
         if on {
             self.aof.open().map_err(|e| e.to_string())?;
             // Capture the data that exists now, as Redis does.
-            self.rewrite_aof();
+            self.rewrite_aof(held);
         } else {
             self.aof.disable();
         }
@@ -368,14 +371,20 @@ impl Server {
 
     /// SAVE: writes a snapshot now, from the calling thread (other clients
     /// keep being served meanwhile).
-    pub fn save_rdb(&self) -> Result<(), String> {
-        self.snapshots.start(self).map_err(|e| e.to_string())?;
+    /// `held`: as for [`Server::rewrite_aof`].
+    pub fn save_rdb(&self, held: &mut View) -> Result<(), String> {
+        self.snapshots
+            .start(self, held)
+            .map_err(|e| e.to_string())?;
         self.snapshots.finish(self).map_err(|e| e.to_string())
     }
 
-    /// BGSAVE: takes the snapshot now and writes it on a background thread.
-    pub fn bgsave(self: &Arc<Self>) -> Result<(), String> {
-        self.snapshots.start(self).map_err(|e| e.to_string())?;
+    /// BGSAVE: takes the snapshot now and writes it on a background thread
+    /// (`held`: as for [`Server::rewrite_aof`]).
+    pub fn bgsave(self: &Arc<Self>, held: &mut View) -> Result<(), String> {
+        self.snapshots
+            .start(self, held)
+            .map_err(|e| e.to_string())?;
         tracing::info!("Background saving started");
         let server = self.clone();
         std::thread::Builder::new()
@@ -511,7 +520,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         };
         if save {
             tracing::info!("Saving the final RDB snapshot before exiting.");
-            if let Err(e) = server.save_rdb() {
+            if let Err(e) = server.save_rdb(&mut server.keyspace.none()) {
                 tracing::error!("Error trying to save the DB, can't exit: {e}");
             }
         }
@@ -612,7 +621,7 @@ fn auto_rewrite(server: &Arc<Server>) {
             "Starting automatic rewriting of AOF on {}% growth",
             perc
         );
-        server.rewrite_aof();
+        server.rewrite_aof(&mut server.keyspace.none());
     }
 }
 
@@ -624,12 +633,12 @@ fn scheduled_save(server: &Arc<Server>) {
     }
     let now = command::unix_ms() / 1000;
     if server.snapshots.scheduled.swap(false, Relaxed) {
-        if let Err(e) = server.bgsave() {
+        if let Err(e) = server.bgsave(&mut server.keyspace.none()) {
             tracing::error!("Can't start the scheduled background save: {e}");
         }
     } else if crate::persistence::snapshot::save_point_due(server, now) {
         tracing::info!("changes since the last save reached a save point: saving...");
-        if let Err(e) = server.bgsave() {
+        if let Err(e) = server.bgsave(&mut server.keyspace.none()) {
             tracing::error!("Can't save in background: {e}");
         }
     }

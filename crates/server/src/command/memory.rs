@@ -6,18 +6,19 @@ use std::fmt::Write as _;
 
 use super::args;
 use super::error::{self, CmdError, CmdResult};
-use super::table::Registry;
+use super::table::{flag, Registry};
 use super::Ctx;
 use crate::memory::alloc::size_class;
 use crate::memory::{human, lazyfree};
 use crate::server::Server;
 use crate::storage::keymap::KeyMap;
+use crate::storage::keyspace::View;
 use crate::storage::value::Value;
 
 pub fn register(r: &mut Registry) {
     r.add("memory|usage", memory_usage);
-    r.add("memory|stats", memory_stats);
-    r.add("memory|doctor", memory_doctor);
+    r.add_flagged("memory|stats", memory_stats, flag::EVERY_SHARD);
+    r.add_flagged("memory|doctor", memory_doctor, flag::EVERY_SHARD);
     r.add("memory|malloc-stats", memory_malloc_stats);
     r.add("memory|purge", memory_purge);
     r.add("memory|help", memory_help);
@@ -97,14 +98,15 @@ pub struct Overhead {
 }
 
 impl Overhead {
-    pub fn compute(server: &Server) -> Overhead {
+    /// `held`: the caller's view (see `Keyspace::stats`).
+    pub fn compute(server: &Server, held: &View) -> Overhead {
         let used = server.memory.observe();
         let (allocated, active, resident) = allocator_stats();
         let clients = server.clients.snapshot();
         let clients_normal: usize = clients.iter().map(|c| c.memory() as usize).sum();
         let scripts = super::scripting::memory(server);
-        let dbs = server.keyspace.table_bytes();
-        let (_, sizes) = server.keyspace.stats();
+        let dbs = server.keyspace.table_bytes(held);
+        let (_, sizes) = server.keyspace.stats(held);
         let keys = sizes.iter().map(|(k, _)| k).sum();
         let db_keys = sizes.iter().map(|(k, _)| *k).collect();
         let startup = server.memory.startup();
@@ -194,8 +196,8 @@ fn total_system_memory() -> u64 {
 }
 
 /// INFO's `# Memory` section, Redis 7.0's fields in its order.
-pub fn info(server: &Server, o: &mut String) {
-    let m = Overhead::compute(server);
+pub fn info(server: &Server, held: &View, o: &mut String) {
+    let m = Overhead::compute(server, held);
     let scripts = &m.scripting;
     let (vm_eval, vm_functions) = super::scripting::lua_memory();
     let total_mem = total_system_memory();
@@ -275,7 +277,7 @@ pub fn info(server: &Server, o: &mut String) {
 
 /// MEMORY STATS
 fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    let m = Overhead::compute(cx.server);
+    let m = Overhead::compute(cx.server, &cx.view);
     // Databases with keys, as Redis lists them.
     let dbs: Vec<(usize, usize)> = m
         .dbs
@@ -347,7 +349,7 @@ fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// MEMORY DOCTOR: Redis's getMemoryDoctorReport, on keel's numbers.
 fn memory_doctor(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    let report = doctor_report(&Overhead::compute(cx.server));
+    let report = doctor_report(&Overhead::compute(cx.server, &cx.view));
     cx.verbatim(report.as_bytes());
     Ok(())
 }

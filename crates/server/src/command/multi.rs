@@ -112,10 +112,12 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let watched: Vec<(usize, Vec<u8>, bool)> = watch.keys.lock().clone();
     // One lock set for the whole transaction: the queued commands' keys
     // and the watched keys.
-    // DEBUG POPULATE/RELOAD touch the whole keyspace without key specs.
+    // Commands that read or lock every shard themselves (INFO, DEBUG
+    // POPULATE, BGSAVE...) would deadlock on a shard the transaction holds:
+    // they get all of them.
     let needs_all = cmds.iter().any(|c| {
         c.as_ref()
-            .is_ok_and(|c| c.access == Access::All || c.name == "debug")
+            .is_ok_and(|c| c.access == Access::All || c.has(flag::EVERY_SHARD))
     });
     let mut view = if needs_all {
         server.keyspace.lock_all()

@@ -7,15 +7,15 @@ use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::table::{Command, Registry};
+use super::table::{flag, Command, Registry};
 use super::Ctx;
 use crate::glob;
 
 pub(super) fn register(r: &mut Registry) {
-    r.add("info", info);
+    r.add_flagged("info", info, flag::EVERY_SHARD);
     r.add("config|get", config_get);
-    r.add("config|set", config_set);
-    r.add("config|resetstat", config_resetstat);
+    r.add_flagged("config|set", config_set, flag::EVERY_SHARD);
+    r.add_flagged("config|resetstat", config_resetstat, flag::EVERY_SHARD);
     r.add("config|rewrite", config_rewrite);
     r.add("config|help", config_help);
     r.add("command", command);
@@ -27,12 +27,12 @@ pub(super) fn register(r: &mut Registry) {
     r.add("command|getkeysandflags", command_getkeysandflags);
     r.add("command|help", command_help);
     r.add("time", time);
-    r.add("bgrewriteaof", bgrewriteaof);
+    r.add_flagged("bgrewriteaof", bgrewriteaof, flag::EVERY_SHARD);
     r.add("lastsave", lastsave);
-    r.add("save", save);
-    r.add("bgsave", bgsave);
+    r.add_flagged("save", save, flag::EVERY_SHARD);
+    r.add_flagged("bgsave", bgsave, flag::EVERY_SHARD);
     r.add("shutdown", shutdown);
-    r.add("debug", debug);
+    r.add_flagged("debug", debug, flag::EVERY_SHARD);
 }
 
 /// (user, system) CPU seconds of the process and of this thread.
@@ -104,7 +104,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
     let cfg = server.config.read().clone();
     let now_ms = super::unix_ms();
     let uptime = server.started.elapsed().as_secs();
-    let (kstats, dbs) = server.keyspace.stats();
+    let (kstats, dbs) = server.keyspace.stats(&cx.view);
     let totals = server.stats.command_totals(server.commands.len());
     let total_cmds: u64 = totals.iter().map(|t| t.calls).sum();
     let failed: u64 = totals.iter().map(|t| t.failed).sum();
@@ -147,7 +147,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     server.blocking.blocked_clients(),
                 );
             }
-            "memory" => super::memory::info(server, &mut o),
+            "memory" => super::memory::info(server, &cx.view, &mut o),
             "persistence" => {
                 let snaps = &server.snapshots;
                 let _ = write!(
@@ -325,7 +325,7 @@ fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if changed.contains(&"appendonly") {
         let on = cx.server.config.read().get("appendonly") == "yes";
         if let Some(server) = cx.server.arc() {
-            server.set_appendonly(on).map_err(|e| {
+            server.set_appendonly(on, &mut cx.view).map_err(|e| {
                 CmdError::new(format!(
                     "ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"
                 ))
@@ -384,7 +384,7 @@ fn bgrewriteaof(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             "ERR Background append only file rewriting needs appendonly yes (CONFIG SET appendonly yes creates the log)",
         ));
     }
-    if !server.rewrite_aof() {
+    if !server.rewrite_aof(&mut cx.view) {
         return Err(CmdError::new(
             "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
         ));
@@ -396,7 +396,7 @@ fn bgrewriteaof(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// CONFIG RESETSTAT
 fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.server.stats.reset();
-    cx.server.keyspace.reset_stats();
+    cx.server.keyspace.reset_stats(&mut cx.view);
     cx.server.memory.reset_stats();
     cx.ok();
     Ok(())
@@ -652,7 +652,7 @@ fn save(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     if cx.server.snapshots.in_progress() {
         return Err(CmdError::new("ERR Background save already in progress"));
     }
-    match cx.server.save_rdb() {
+    match cx.server.save_rdb(&mut cx.view) {
         Ok(()) => {
             cx.ok();
             Ok(())
@@ -682,7 +682,7 @@ fn bgsave(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR Background save already in progress"));
     }
     server
-        .bgsave()
+        .bgsave(&mut cx.view)
         .map_err(|e| CmdError::new(format!("ERR {e}")))?;
     cx.simple(b"Background saving started");
     Ok(())
@@ -824,7 +824,7 @@ fn debug_reload(cx: &mut Ctx, opts: &[&[u8]]) -> CmdResult {
             "ERR DEBUG RELOAD is not allowed inside a transaction",
         ));
     }
-    if save && server.save_rdb().is_err() {
+    if save && server.save_rdb(&mut cx.view).is_err() {
         return Err(CmdError::new("ERR"));
     }
     let path = crate::persistence::snapshot::rdb_path(server);

@@ -59,6 +59,11 @@ pub mod flag {
     /// keel's column: refused with MISCONF like a write (Redis's
     /// processCommand names pingCommand, so health checks see it).
     pub const MISCONF_TOO: u32 = 1 << 28;
+    /// keel's column: the handler reads or locks every shard itself, not
+    /// by key specs (INFO, MEMORY STATS, BGSAVE...). It runs holding no
+    /// shard, or every shard: EXEC and a script lock them all for it, as
+    /// it would deadlock waiting for a shard they hold.
+    pub const EVERY_SHARD: u32 = 1 << 27;
 
     pub fn from_name(s: &str) -> u32 {
         match s {

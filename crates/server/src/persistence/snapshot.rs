@@ -243,7 +243,10 @@ impl Snapshots {
 
     /// Takes the image: opens the temporary file, writes the header and the
     /// function libraries, and marks every shard as still to write.
-    pub fn start(&self, server: &Server) -> Result<(), SnapshotError> {
+    /// `held`: the caller's shards, every one (BGSAVE inside EXEC: the
+    /// image is the dataset at that point of the transaction) or none
+    /// (see `Keyspace::with_every_shard`).
+    pub fn start(&self, server: &Server, held: &mut View) -> Result<(), SnapshotError> {
         let target = rdb_path(server);
         let (compress, checksum) = {
             let c = server.config.read();
@@ -259,41 +262,41 @@ impl Snapshots {
             .to_path_buf();
         // Everything held: no command is half-way through while the
         // snapshot's starting point is fixed.
-        let mut all = server.keyspace.lock_all();
-        let mut slot = self.job.lock();
-        if slot.is_some() {
-            return Err(SnapshotError::InProgress);
-        }
-        let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
-        let file = File::create(&tmp)?;
-        let mut out = rdb::Writer::new(BufWriter::new(file), compress, checksum, false)?;
-        for code in crate::command::scripting::library_codes(server) {
-            out.function_library(&code)?;
-        }
-        let now = crate::command::unix_ms() / 1000;
-        self.started_unix.store(now, Relaxed);
-        self.last_attempt.store(now, Relaxed);
-        self.keys_processed.store(0, Relaxed);
-        self.keys_total.store(all.key_count() as u64, Relaxed);
-        for t in self.taken.iter() {
-            t.store(0, Relaxed);
-        }
-        for t in &self.shard_taken {
-            t.store(false, Relaxed);
-        }
-        self.pending.lock().clear();
-        *slot = Some(Job {
-            out,
-            tmp,
-            target,
-            started: Instant::now(),
-            dirty_at_start: server.dirty.load(Relaxed),
-            error: None,
-        });
-        self.active.store(true, Relaxed);
-        drop(slot);
-        drop(all);
-        Ok(())
+        server.keyspace.with_every_shard(held, |all| {
+            let mut slot = self.job.lock();
+            if slot.is_some() {
+                return Err(SnapshotError::InProgress);
+            }
+            let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+            let file = File::create(&tmp)?;
+            let mut out = rdb::Writer::new(BufWriter::new(file), compress, checksum, false)?;
+            for code in crate::command::scripting::library_codes(server) {
+                out.function_library(&code)?;
+            }
+            let now = crate::command::unix_ms() / 1000;
+            self.started_unix.store(now, Relaxed);
+            self.last_attempt.store(now, Relaxed);
+            self.keys_processed.store(0, Relaxed);
+            self.keys_total.store(all.key_count() as u64, Relaxed);
+            for t in self.taken.iter() {
+                t.store(0, Relaxed);
+            }
+            for t in &self.shard_taken {
+                t.store(false, Relaxed);
+            }
+            self.pending.lock().clear();
+            *slot = Some(Job {
+                out,
+                tmp,
+                target,
+                started: Instant::now(),
+                dirty_at_start: server.dirty.load(Relaxed),
+                error: None,
+            });
+            self.active.store(true, Relaxed);
+            drop(slot);
+            Ok(())
+        })
     }
 
     /// Writes the shards no command has written, then installs the file

@@ -247,12 +247,29 @@ impl Keyspace {
         (examined, expired)
     }
 
-    /// Sums of per-shard counters and sizes, taken one shard at a time.
-    pub fn stats(&self) -> (ShardStats, Vec<(usize, usize)>) {
+    /// Calls `f` with every shard in turn: through `held` for a shard it
+    /// holds (locking it again would deadlock), else under the shard's
+    /// lock for the call. `held` must hold every shard or none: waiting
+    /// for one shard while holding another out of order could deadlock
+    /// against a command that locks both in order. Commands that read
+    /// every shard (`flag::EVERY_SHARD`) run holding none, or all of them
+    /// inside EXEC or a script.
+    fn each_shard(&self, held: &View, mut f: impl FnMut(&Shard)) {
+        assert!(held.holds_all_or_none(), "a partial view of the keyspace");
+        for (i, m) in self.shards.iter().enumerate() {
+            match held.held(i) {
+                Some(s) => f(s),
+                None => f(&m.lock()),
+            }
+        }
+    }
+
+    /// Sums of per-shard counters and sizes, taken one shard at a time
+    /// (`held`: the caller's view, see [`Keyspace::each_shard`]).
+    pub fn stats(&self, held: &View) -> (ShardStats, Vec<(usize, usize)>) {
         let mut total = ShardStats::default();
         let mut dbs = vec![(0, 0); self.databases];
-        for s in self.shards.iter() {
-            let s = s.lock();
+        self.each_shard(held, |s| {
             total.hits += s.stats.hits;
             total.misses += s.stats.misses;
             total.expired += s.stats.expired;
@@ -260,28 +277,45 @@ impl Keyspace {
                 dbs[i].0 += db.keys;
                 dbs[i].1 += db.volatile;
             }
-        }
+        });
         (total, dbs)
     }
 
     /// The keyspace's own memory, per database: bytes of the slot tables
     /// (and their directories), taken one shard at a time. Nodes (entry +
     /// key) are counted with the dataset, as Redis counts robj and key.
-    pub fn table_bytes(&self) -> Vec<usize> {
+    pub fn table_bytes(&self, held: &View) -> Vec<usize> {
         let mut dbs = vec![0; self.databases];
-        for s in self.shards.iter() {
-            let s = s.lock();
+        self.each_shard(held, |s| {
             for (i, db) in s.dbs.iter().enumerate() {
                 dbs[i] += db.slots.capacity() * std::mem::size_of::<Map>()
                     + db.slots.iter().map(Map::table_bytes).sum::<usize>();
             }
-        }
+        });
         dbs
     }
 
-    pub fn reset_stats(&self) {
-        for s in self.shards.iter() {
-            s.lock().stats = ShardStats::default();
+    pub fn reset_stats(&self, held: &mut View) {
+        assert!(held.holds_all_or_none(), "a partial view of the keyspace");
+        for (i, m) in self.shards.iter().enumerate() {
+            match held.held_mut(i) {
+                Some(s) => s.stats = ShardStats::default(),
+                None => m.lock().stats = ShardStats::default(),
+            }
+        }
+    }
+
+    /// Runs `f` holding every shard, for work over the whole keyspace at
+    /// once (a snapshot's or a rewrite's start): through `held` when it
+    /// holds them all (the command runs inside EXEC or a script, which
+    /// locked them), else with all of them locked for the call (`held`
+    /// must then hold none, see [`Keyspace::each_shard`]).
+    pub fn with_every_shard<R>(&self, held: &mut View, f: impl FnOnce(&mut View) -> R) -> R {
+        assert!(held.holds_all_or_none(), "a partial view of the keyspace");
+        if held.holds_all() {
+            f(held)
+        } else {
+            f(&mut self.lock_all())
         }
     }
 }
@@ -301,6 +335,36 @@ pub struct View<'a> {
 }
 
 impl<'a> View<'a> {
+    /// Shard `i`, if this view holds it.
+    fn held(&self, i: usize) -> Option<&Shard> {
+        match &self.guards {
+            Guards::One(s, g) if *s == i => Some(g),
+            Guards::Many(v) => v.get(i).and_then(|g| g.as_deref()),
+            _ => None,
+        }
+    }
+
+    fn held_mut(&mut self, i: usize) -> Option<&mut Shard> {
+        match &mut self.guards {
+            Guards::One(s, g) if *s == i => Some(g),
+            Guards::Many(v) => v.get_mut(i).and_then(|g| g.as_deref_mut()),
+            _ => None,
+        }
+    }
+
+    /// Whether this view holds every shard.
+    pub fn holds_all(&self) -> bool {
+        match &self.guards {
+            Guards::Many(v) => v.iter().all(Option::is_some),
+            Guards::One(..) => SHARDS == 1,
+            Guards::None => false,
+        }
+    }
+
+    fn holds_all_or_none(&self) -> bool {
+        matches!(self.guards, Guards::None) || self.holds_all()
+    }
+
     fn shard_ref(&self, shard: usize) -> &Shard {
         match &self.guards {
             Guards::One(s, g) if *s == shard => g,
@@ -736,12 +800,15 @@ mod tests {
         assert!(v.get(0, b"b", 2000).is_none());
         assert_eq!(v.len(0), 1);
         assert!(v.set_expire(0, b"a", 5000));
+        assert_eq!(v.len(0), 1);
+        // Read through a view holding every shard, and holding none.
+        assert_eq!(ks.stats(&v).1[0], (1, 1));
         drop(v);
-        let (_, dbs) = ks.stats();
+        let (_, dbs) = ks.stats(&ks.none());
         assert_eq!(dbs[0], (1, 1));
         let (_, expired) = ks.active_expire_shard(shard_of(key_slot(b"a")), 6000, 1000, |_, _| {});
         assert_eq!(expired, 1);
-        assert_eq!(ks.stats().1[0], (0, 0));
+        assert_eq!(ks.stats(&ks.none()).1[0], (0, 0));
     }
 
     #[test]

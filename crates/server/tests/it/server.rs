@@ -637,3 +637,51 @@ fn idle_poll_setting() {
     }
     let _ = std::fs::remove_file(&log);
 }
+
+/// Commands that read or lock every shard themselves (INFO, MEMORY
+/// STATS/DOCTOR, CONFIG RESETSTAT, BGSAVE, CONFIG SET appendonly) inside a
+/// transaction or a script holding a key's shard waited for that shard
+/// forever, and took the worker and the shard with them (found by the
+/// commands fuzz target). They now get every shard.
+#[test]
+fn every_shard_commands_inside_multi_and_scripts() {
+    let s = Server::under_test();
+    let mut c = s.raw();
+    let commands: [&[&str]; 7] = [
+        &["INFO"],
+        &["INFO", "keyspace"],
+        &["MEMORY", "STATS"],
+        &["MEMORY", "DOCTOR"],
+        &["CONFIG", "RESETSTAT"],
+        &["BGSAVE"],
+        &["CONFIG", "SET", "appendonly", "yes"],
+    ];
+    for cmd in commands {
+        assert_eq!(c.cmd(&["MULTI"]), b"+OK\r\n");
+        assert_eq!(c.cmd(&["SET", "k", "v"]), b"+QUEUED\r\n");
+        assert_eq!(c.cmd(cmd), b"+QUEUED\r\n");
+        match c.call(&["EXEC"]) {
+            resp::Value::Array(replies) => {
+                assert_eq!(replies.len(), 2, "{cmd:?}: {replies:?}");
+                assert!(
+                    !matches!(replies[1], resp::Value::Error(_)),
+                    "{cmd:?}: {replies:?}"
+                );
+            }
+            other => panic!("{cmd:?}: {other:?}"),
+        }
+    }
+    let info = c.call(&[
+        "EVAL",
+        "local i = redis.call('info', 'keyspace') redis.call('set', KEYS[1], 'w') return i",
+        "1",
+        "k",
+    ]);
+    assert!(
+        matches!(&info, resp::Value::Bulk(b) if b.starts_with(b"# Keyspace")),
+        "{info:?}"
+    );
+    // Nothing is left holding the key's shard.
+    let mut other = s.raw();
+    assert_eq!(other.cmd(&["GET", "k"]), b"$1\r\nw\r\n");
+}

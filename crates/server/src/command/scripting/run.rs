@@ -99,6 +99,11 @@ impl Run<'_, '_> {
 
     /// The shards the command would touch are all held.
     fn check_shards(&mut self, cmd: &Command, argv: &[&[u8]]) -> Result<(), Fail> {
+        // INFO, MEMORY STATS...: they read every shard, and would deadlock
+        // on one the script holds; so they need them all.
+        if cmd.has(flag::EVERY_SHARD) && !self.all_locked {
+            return self.need(Restart::All);
+        }
         match cmd.access {
             Access::None => Ok(()),
             Access::All if self.all_locked => Ok(()),
