@@ -70,6 +70,16 @@ pub struct ClientInfo {
     /// Mirrors `Client::auth.authenticated`, for those answering the
     /// connection while its task is parked (`net::busy`).
     pub authenticated: AtomicBool,
+    /// Messages for the connection that are not replies: pub/sub,
+    /// tracking invalidations, MONITOR.
+    pub inbox: crate::inbox::Inbox,
+    /// CLIENT TRACKING state (read by writers invalidating keys).
+    pub tracking: crate::tracking::ClientTracking,
+    /// The client has a subscription of some kind (Redis's CLIENT_PUBSUB:
+    /// a RESP2 tracking redirect needs it).
+    pub subscribed: AtomicBool,
+    /// In MONITOR mode.
+    pub monitor: AtomicBool,
 }
 
 impl ClientInfo {
@@ -102,6 +112,10 @@ impl ClientInfo {
             busy_shadow: Mutex::new(Default::default()),
             user: Mutex::new(b"default".to_vec()),
             authenticated: AtomicBool::new(false),
+            inbox: Default::default(),
+            tracking: Default::default(),
+            subscribed: AtomicBool::new(false),
+            monitor: AtomicBool::new(false),
         }
     }
 
@@ -154,10 +168,9 @@ impl BlockRequest {
     }
 }
 
-/// A client's subscriptions and the queue its messages arrive on.
+/// A client's subscriptions (messages arrive in its `ClientInfo::inbox`).
+#[derive(Default)]
 pub struct PubSubState {
-    pub sub: Arc<crate::pubsub::Subscriber>,
-    pub rx: tokio::sync::mpsc::UnboundedReceiver<crate::pubsub::Message>,
     pub channels: Vec<Vec<u8>>,
     pub patterns: Vec<Vec<u8>>,
     pub shard_channels: Vec<Vec<u8>>,
@@ -280,9 +293,6 @@ impl Client {
     pub fn set_proto(&mut self, proto: u8) {
         self.proto = proto;
         self.info.resp.store(proto, Relaxed);
-        if let Some(ps) = &self.pubsub {
-            ps.sub.proto.store(proto, Relaxed);
-        }
     }
 
     /// Subscriptions of every kind (a RESP2 client with any is in
@@ -317,6 +327,10 @@ impl Clients {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.by_id.lock().get(&id).cloned()
     }
 
     pub fn snapshot(&self) -> Vec<Arc<ClientInfo>> {

@@ -197,6 +197,15 @@ const PARAMS: &[Param] = &[
     p("requirepass", Kind::Str, "", true),
     p("aclfile", Kind::Str, "", false),
     p(
+        "tracking-table-max-keys",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "1000000",
+        true,
+    ),
+    p(
         "acllog-max-len",
         Kind::Int {
             min: 0,

@@ -204,6 +204,7 @@ impl Harness {
         self.server.clients.unregister(client.info.id);
         self.server.watches.unwatch_all(&client.watch);
         command::pubsub::unsubscribe_all(&self.server, client);
+        self.server.tracking.disable(&client.info);
     }
 
     /// Back to an empty server with the base configuration and only the
@@ -721,13 +722,12 @@ pub fn commands(data: &[u8]) {
         let pushes = argv[0].ends_with(b"subscribe") || argv[0] == b"exec";
         let expect = (replying && client.reply_mode == ReplyMode::On && !pushes).then_some(1);
         check_replies(&out, &argv, expect);
-        if let Some(ps) = client.pubsub.as_mut() {
-            // Messages published to this client: well-formed pushes.
-            while let Ok(m) = ps.rx.try_recv() {
-                ps.sub.pending.fetch_sub(m.len(), Relaxed);
-                check_replies(&m, &argv, None);
-            }
-        }
+        // Messages for this client (published, invalidations, MONITOR):
+        // well-formed pushes.
+        let mut m = Vec::new();
+        let bytes = client.info.inbox.take(&mut m, usize::MAX);
+        client.info.inbox.written(bytes);
+        check_replies(&m, &argv, None);
         if client.close_after_reply || client.info.killed.load(Relaxed) {
             break;
         }

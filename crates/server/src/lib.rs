@@ -19,6 +19,7 @@ pub mod config;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod glob;
+pub mod inbox;
 pub mod memory;
 pub mod net;
 pub mod notify;
@@ -27,6 +28,7 @@ pub mod pubsub;
 pub mod server;
 pub mod stats;
 pub mod storage;
+pub mod tracking;
 pub mod watch;
 
 #[global_allocator]

@@ -1,6 +1,6 @@
 //! Pub/sub: who is subscribed to what, and delivery of messages.
 //!
-//! A subscriber is a channel into its connection task; publishing encodes
+//! A subscriber is a client; messages go to its inbox (`crate::inbox`). Publishing encodes
 //! each message once per protocol version and hands the same bytes to every
 //! subscriber. Each subscriber counts the bytes queued for it: past the
 //! `client-output-buffer-limit pubsub` hard limit, or over the soft limit
@@ -8,53 +8,19 @@
 //! letting memory grow without bound (as Redis does).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 use resp::encode;
-use tokio::sync::mpsc;
 
 use crate::client::ClientInfo;
 use crate::glob;
+use crate::inbox::Pushed;
+pub use crate::inbox::{Limit, Message};
 
-pub type Message = Arc<[u8]>;
-
-pub struct Subscriber {
-    pub info: Arc<ClientInfo>,
-    tx: mpsc::UnboundedSender<Message>,
-    /// The subscriber's protocol version, for the shape of messages.
-    pub proto: AtomicU8,
-    /// Bytes queued and not yet written to the socket.
-    pub pending: AtomicUsize,
-    /// When the queue went over the soft limit (ms since start), 0 if not.
-    soft_since: AtomicU64,
-}
-
-impl Subscriber {
-    pub fn new(
-        info: Arc<ClientInfo>,
-        proto: u8,
-    ) -> (Arc<Subscriber>, mpsc::UnboundedReceiver<Message>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let s = Subscriber {
-            info,
-            tx,
-            proto: AtomicU8::new(proto),
-            pending: AtomicUsize::new(0),
-            soft_since: AtomicU64::new(0),
-        };
-        (Arc::new(s), rx)
-    }
-}
-
-/// `client-output-buffer-limit pubsub <hard> <soft> <soft-seconds>`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Limit {
-    pub hard: usize,
-    pub soft: usize,
-    pub soft_secs: u64,
-}
+/// A subscribed client: messages go to its inbox, shaped for its protocol.
+pub type Subscriber = ClientInfo;
 
 /// Subscribers per channel name.
 type Registry = HashMap<Vec<u8>, Vec<Arc<Subscriber>>>;
@@ -65,7 +31,6 @@ pub struct PubSub {
     patterns: RwLock<Vec<(Vec<u8>, Arc<Subscriber>)>>,
     shard_channels: RwLock<Registry>,
     limit: RwLock<Limit>,
-    started: std::sync::OnceLock<std::time::Instant>,
 }
 
 /// Which namespace a subscription lives in.
@@ -131,7 +96,7 @@ impl PubSub {
         };
         if let Some(subs) = map.read().get(channel) {
             for s in subs {
-                let proto = s.proto.load(Relaxed);
+                let proto = s.resp.load(Relaxed);
                 let msg = encoded[(proto >= 3) as usize]
                     .get_or_insert_with(|| {
                         let mut out = Vec::with_capacity(32 + channel.len() + payload.len());
@@ -149,7 +114,7 @@ impl PubSub {
         if !shard {
             for (pattern, s) in self.patterns.read().iter() {
                 if glob::matches(pattern, channel, false) {
-                    let proto = s.proto.load(Relaxed);
+                    let proto = s.resp.load(Relaxed);
                     let mut out =
                         Vec::with_capacity(48 + pattern.len() + channel.len() + payload.len());
                     encode::push(&mut out, 4, proto);
@@ -165,42 +130,18 @@ impl PubSub {
         receivers
     }
 
-    fn now_ms(&self) -> u64 {
-        self.started
-            .get_or_init(std::time::Instant::now)
-            .elapsed()
-            .as_millis() as u64
-            + 1
-    }
-
     fn deliver(&self, s: &Subscriber, msg: Message, limit: Limit) {
-        if s.info.killed.load(Relaxed) {
+        if s.killed.load(Relaxed) {
             return;
         }
-        let pending = s.pending.fetch_add(msg.len(), Relaxed) + msg.len();
-        let over_hard = limit.hard > 0 && pending > limit.hard;
-        let mut over_soft = false;
-        if limit.soft > 0 && pending > limit.soft {
-            let now = self.now_ms();
-            let since = s.soft_since.load(Relaxed);
-            if since == 0 {
-                s.soft_since.store(now, Relaxed);
-            } else if now - since > limit.soft_secs * 1000 {
-                over_soft = true;
-            }
-        } else {
-            s.soft_since.store(0, Relaxed);
-        }
-        if over_hard || over_soft {
+        if s.inbox.push(msg, limit) == Pushed::OverLimit {
             tracing::warn!(
-                id = s.info.id,
-                pending,
+                id = s.id,
+                pending = s.inbox.pending(),
                 "closing pubsub client over its output buffer limit"
             );
-            s.info.kill();
-            return;
+            s.kill();
         }
-        let _ = s.tx.send(msg);
     }
 
     /// Channels (or shard channels) with at least one subscriber matching
@@ -233,13 +174,13 @@ impl PubSub {
         let mut ids = Vec::new();
         for (p, s) in self.patterns.read().iter() {
             if !allowed(p, true) {
-                ids.push(s.info.id);
+                ids.push(s.id);
             }
         }
         for map in [&self.channels, &self.shard_channels] {
             for (ch, subs) in map.read().iter() {
                 if !allowed(ch, false) {
-                    ids.extend(subs.iter().map(|s| s.info.id));
+                    ids.extend(subs.iter().map(|s| s.id));
                 }
             }
         }

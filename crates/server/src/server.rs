@@ -47,6 +47,7 @@ pub struct Server {
     pub blocking: crate::blocking::Blocking,
     pub watches: crate::watch::Watches,
     pub pubsub: crate::pubsub::PubSub,
+    pub tracking: crate::tracking::Tracking,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -136,6 +137,7 @@ impl Server {
             blocking: Default::default(),
             watches: Default::default(),
             pubsub: Default::default(),
+            tracking: Default::default(),
             workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),
@@ -216,6 +218,10 @@ impl Server {
         crate::net::idle_poll::set_budget_us(c.get_int("idle-poll-us") as u64);
         self.notify_flags.store(
             crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
+            Relaxed,
+        );
+        self.tracking.max_keys.store(
+            c.get_int("tracking-table-max-keys").max(0) as usize,
             Relaxed,
         );
         self.pubsub.set_limit(crate::pubsub::parse_limit(

@@ -6,6 +6,8 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::{flag, Registry};
 use super::Ctx;
+use resp::encode;
+
 use crate::client::{ClientInfo, ReplyMode};
 
 pub(super) fn register(r: &mut Registry) {
@@ -25,6 +27,10 @@ pub(super) fn register(r: &mut Registry) {
     r.add("client|no-evict", client_no_evict);
     r.add("client|reply", client_reply);
     r.add("client|help", client_help);
+    r.add("client|tracking", client_tracking);
+    r.add("client|caching", client_caching);
+    r.add("client|getredir", client_getredir);
+    r.add("client|trackinginfo", client_trackinginfo);
 }
 
 /// PING [message]
@@ -64,6 +70,7 @@ fn quit(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     super::multi::discard_transaction(cx.server, cx.client);
     super::pubsub::unsubscribe_all(cx.server, cx.client);
+    cx.server.tracking.disable(&cx.client.info);
     cx.client.set_db(0);
     cx.client.set_proto(2);
     cx.client.reply_mode = ReplyMode::On;
@@ -190,6 +197,19 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         id => server.commands.get(id as usize).name.clone(),
     };
     let mut flags = String::new();
+    {
+        use crate::tracking::flag as tf;
+        let t = c.tracking.flags.load(Relaxed);
+        if t & tf::ON != 0 {
+            flags.push('t');
+        }
+        if t & tf::BROKEN_REDIR != 0 {
+            flags.push('R');
+        }
+        if t & tf::BCAST != 0 {
+            flags.push('B');
+        }
+    }
     if c.no_evict.load(Relaxed) {
         flags.push('e');
     }
@@ -200,7 +220,7 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         flags.push('N');
     }
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -217,6 +237,7 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         c.memory(),
         cmd,
         String::from_utf8_lossy(&c.user.lock()),
+        redirect_of(c),
         c.resp.load(Relaxed),
         String::from_utf8_lossy(&c.lib_name.lock()),
         String::from_utf8_lossy(&c.lib_ver.lock()),
@@ -437,10 +458,14 @@ fn client_reply(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// CLIENT HELP
+/// CLIENT HELP (Redis 7.0's text, plus SETINFO from 7.2)
 fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.help(&[
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME",
         "    Return the name of the current connection.",
         "ID",
@@ -461,16 +486,14 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "      Kill connections authenticated by <username>.",
         "    * SKIPME (YES|NO)",
         "      Skip killing current connection (default: yes).",
-        "    * ID <client-id>",
-        "      Kill connections by client id.",
-        "    * MAXAGE <maxage>",
-        "      Kill connections older than the specified age.",
         "LIST [options ...]",
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
         "      Return clients of specified type.",
-        "NO-EVICT (ON|OFF)",
-        "    Protect current client connection from eviction.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
         "REPLY (ON|OFF|SKIP)",
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",
@@ -479,8 +502,222 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "    Set client meta attr. Options are:",
         "    * LIB-NAME: the client lib name.",
         "    * LIB-VER: the client lib version.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
+    Ok(())
+}
+
+/// CLIENT TRACKING <ON | OFF> [REDIRECT id] [PREFIX prefix ...] [BCAST]
+/// [OPTIN] [OPTOUT] [NOLOOP], with Redis 7.0's checks in its order.
+fn client_tracking(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    use crate::tracking::flag as tf;
+    let mut options = 0u8;
+    let mut redirect = 0u64;
+    let mut prefixes: Vec<Vec<u8>> = Vec::new();
+    let mut j = 3;
+    while j < argv.len() {
+        let more = j + 1 < argv.len();
+        let a = argv[j];
+        if is(a, "redirect") && more {
+            j += 1;
+            if redirect != 0 {
+                return Err(CmdError::new(
+                    "ERR A client can only redirect to a single other client",
+                ));
+            }
+            let id = resp::parse_i64(argv[j]).ok_or(error::NOT_INTEGER)?;
+            if id <= 0 || cx.server.clients.get(id as u64).is_none() {
+                return Err(CmdError::new(
+                    "ERR The client ID you want redirect to does not exist",
+                ));
+            }
+            redirect = id as u64;
+        } else if is(a, "bcast") {
+            options |= tf::BCAST;
+        } else if is(a, "optin") {
+            options |= tf::OPTIN;
+        } else if is(a, "optout") {
+            options |= tf::OPTOUT;
+        } else if is(a, "noloop") {
+            options |= tf::NOLOOP;
+        } else if is(a, "prefix") && more {
+            j += 1;
+            prefixes.push(argv[j].to_vec());
+        } else {
+            return Err(error::SYNTAX);
+        }
+        j += 1;
+    }
+    let t = &cx.client.info.tracking;
+    if is(argv[2], "on") {
+        if options & tf::BCAST == 0 && !prefixes.is_empty() {
+            return Err(CmdError::new(
+                "ERR PREFIX option requires BCAST mode to be enabled",
+            ));
+        }
+        if t.has(tf::ON) && t.has(tf::BCAST) != (options & tf::BCAST != 0) {
+            return Err(CmdError::new("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+        }
+        if options & tf::BCAST != 0 && options & (tf::OPTIN | tf::OPTOUT) != 0 {
+            return Err(CmdError::new(
+                "ERR OPTIN and OPTOUT are not compatible with BCAST",
+            ));
+        }
+        if options & tf::OPTIN != 0 && options & tf::OPTOUT != 0 {
+            return Err(CmdError::new(
+                "ERR You can't specify both OPTIN mode and OPTOUT mode",
+            ));
+        }
+        if (options & tf::OPTIN != 0 && t.has(tf::OPTOUT))
+            || (options & tf::OPTOUT != 0 && t.has(tf::OPTIN))
+        {
+            return Err(CmdError::new("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
+        }
+        if options & tf::BCAST != 0 {
+            prefix_collisions(&t.prefixes.lock(), &prefixes)?;
+        }
+        let info = cx.client.info.clone();
+        cx.server
+            .tracking
+            .enable(&info, redirect, options, &prefixes);
+    } else if is(argv[2], "off") {
+        cx.server.tracking.disable(&cx.client.info);
+    } else {
+        return Err(error::SYNTAX);
+    }
+    cx.ok();
+    Ok(())
+}
+
+/// Redis's checkPrefixCollisionsOrReply: a client's prefixes may not
+/// overlap (one a prefix of another), among those it has and those given.
+fn prefix_collisions(existing: &[Vec<u8>], given: &[Vec<u8>]) -> Result<(), CmdError> {
+    let overlap = |a: &[u8], b: &[u8]| a.starts_with(b) || b.starts_with(a);
+    let text = |b: &[u8]| {
+        // Redis prints them with %s: up to a NUL byte.
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        String::from_utf8_lossy(&b[..end]).into_owned()
+    };
+    for (i, p) in given.iter().enumerate() {
+        if let Some(e) = existing.iter().find(|e| overlap(e, p)) {
+            return Err(CmdError::new(format!(
+                "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
+                text(p),
+                text(e)
+            )));
+        }
+        if let Some(q) = given[i + 1..].iter().find(|q| overlap(p, q)) {
+            return Err(CmdError::new(format!(
+                "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
+                text(p),
+                text(q)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// CLIENT CACHING <YES | NO>
+fn client_caching(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    use crate::tracking::flag as tf;
+    let t = &cx.client.info.tracking;
+    if !t.has(tf::ON) || !(t.has(tf::OPTIN) || t.has(tf::OPTOUT)) {
+        return Err(CmdError::new("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+    }
+    if is(argv[2], "yes") {
+        if !t.has(tf::OPTIN) {
+            return Err(CmdError::new(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+    } else if is(argv[2], "no") {
+        if !t.has(tf::OPTOUT) {
+            return Err(CmdError::new(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+    } else {
+        return Err(error::SYNTAX);
+    }
+    t.flags.fetch_or(tf::CACHING, Relaxed);
+    cx.ok();
+    Ok(())
+}
+
+/// The redirect as CLIENT GETREDIR and TRACKINGINFO report it: -1 when
+/// not tracking, 0 for none.
+fn redirect_of(c: &ClientInfo) -> i64 {
+    if c.tracking.has(crate::tracking::flag::ON) {
+        c.tracking.redirect.load(Relaxed) as i64
+    } else {
+        -1
+    }
+}
+
+/// CLIENT GETREDIR
+fn client_getredir(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let r = redirect_of(&cx.client.info);
+    cx.int(r);
+    Ok(())
+}
+
+/// CLIENT TRACKINGINFO
+fn client_trackinginfo(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    use crate::tracking::flag as tf;
+    let info = cx.client.info.clone();
+    let t = &info.tracking;
+    let proto = cx.client.proto;
+    let mut flags: Vec<&[u8]> = Vec::new();
+    if !t.has(tf::ON) {
+        flags.push(b"off");
+    } else {
+        flags.push(b"on");
+        if t.has(tf::BCAST) {
+            flags.push(b"bcast");
+        }
+        if t.has(tf::OPTIN) {
+            flags.push(b"optin");
+            if t.has(tf::CACHING) {
+                flags.push(b"caching-yes");
+            }
+        }
+        if t.has(tf::OPTOUT) {
+            flags.push(b"optout");
+            if t.has(tf::CACHING) {
+                flags.push(b"caching-no");
+            }
+        }
+        if t.has(tf::NOLOOP) {
+            flags.push(b"noloop");
+        }
+        if t.has(tf::BROKEN_REDIR) {
+            flags.push(b"broken_redirect");
+        }
+    }
+    let out = &mut *cx.out;
+    encode::map(out, 3, proto);
+    encode::bulk(out, b"flags");
+    encode::set(out, flags.len(), proto);
+    for f in flags {
+        encode::bulk(out, f);
+    }
+    encode::bulk(out, b"redirect");
+    encode::integer(out, redirect_of(&info));
+    encode::bulk(out, b"prefixes");
+    let prefixes = t.prefixes.lock();
+    encode::array(out, prefixes.len());
+    for p in prefixes.iter() {
+        encode::bulk(out, p);
+    }
     Ok(())
 }

@@ -492,6 +492,7 @@ fn flushdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
     let maps = cx.view.flush(db);
     dispose(maps, async_free);
+    cx.server.tracking.flushed(&cx.server.clients);
     cx.dirty += n as u64 + 1;
     cx.ok();
     Ok(())
@@ -509,6 +510,7 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         maps.extend(cx.view.flush(db));
     }
     dispose(maps, async_free);
+    cx.server.tracking.flushed(&cx.server.clients);
     cx.dirty += n as u64 + 1;
     cx.ok();
     Ok(())

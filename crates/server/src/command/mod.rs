@@ -466,6 +466,9 @@ pub fn dispatch(
     // After the shards are released, so a woken client does not wait on
     // the locks we held.
     propagate::wake(server, run.ready);
+    if server.tracking.active() {
+        tracking_after(server, client, cmd);
+    }
     let end = Instant::now();
     clock.last = end;
     stats.record(
@@ -474,6 +477,21 @@ pub fn dispatch(
         run.failed,
     );
     finish_reply(client, out, mark);
+}
+
+/// After a command while some client tracks: BCAST announcements of the
+/// keys it wrote, and CLIENT CACHING's flag spent (it covers the next
+/// command, or the transaction EXEC runs, as Redis's resetClient).
+#[cold]
+fn tracking_after(server: &Server, client: &mut Client, cmd: &Command) {
+    server.tracking.flush_broadcast(&server.clients);
+    let t = &client.info.tracking;
+    if t.has(crate::tracking::flag::CACHING)
+        && client.multi.is_none()
+        && !cmd.name.starts_with("client")
+    {
+        t.flags.fetch_and(!crate::tracking::flag::CACHING, Relaxed);
+    }
 }
 
 /// A request refused before its handler (Redis's rejectCommand): counted,
@@ -603,6 +621,13 @@ pub fn execute<'s>(
         }
     };
     cx.propagate(argv, failed);
+    // Client-side caching: the keys a tracking client read (Redis's
+    // call(): also those of commands inside EXEC and scripts, whose own
+    // keys are not tracked as reads). After the keys it found expired were
+    // invalidated, as Redis deletes them in the lookup, before.
+    if cmd.has(table::flag::READONLY) && cx.client.info.tracking.remembers() {
+        remember_keys(&cx, argv);
+    }
     if cmd.access != Access::None
         && server.aof.enabled()
         && server.aof.fsync_policy() == Fsync::Always
@@ -618,6 +643,19 @@ pub fn execute<'s>(
         ready,
         failed,
     }
+}
+
+#[cold]
+fn remember_keys(cx: &Ctx, argv: &[&[u8]]) {
+    if matches!(cx.cmd.name.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro") {
+        return;
+    }
+    let mut pos = Vec::new();
+    cx.cmd.key_positions(argv, &mut pos);
+    cx.server
+        .tracking
+        .remember(cx.client.info.id, pos.iter().map(|&i| argv[i]));
+    cx.server.tracking.limit(&cx.server.clients);
 }
 
 /// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written,

@@ -17,7 +17,8 @@
 //! The sinks, each fed from here and nowhere else:
 //! - records: the append-only log (the replication stream is the next sink);
 //! - changed keys: WATCH invalidation at once (under the writer's shard
-//!   locks, so EXEC cannot miss it), and clients blocked on the key,
+//!   locks, so EXEC cannot miss it), client-side caching invalidations
+//!   (`crate::tracking`), and clients blocked on the key,
 //!   signalled once dispatch has released the shards (`Ctx::ready`). A
 //!   woken client runs its command again and decides whether the key now
 //!   serves it: any write to a key may, whatever command made it (RENAME,
@@ -117,6 +118,10 @@ fn emit(server: &Server, client: Option<&mut Client>, records: Vec<Record>) {
 pub fn expired(server: &Server, client: Option<&mut Client>, db: usize, key: &[u8]) {
     server.notify(crate::notify::EXPIRED, "expired", key, db);
     server.watches.touch(db, key);
+    if server.tracking.active() {
+        let origin = client.as_ref().map(|c| c.info.id);
+        server.tracking.invalidate(&server.clients, key, origin);
+    }
     if records_wanted(server) {
         emit(
             server,
@@ -131,6 +136,9 @@ pub fn expired(server: &Server, client: Option<&mut Client>, db: usize, key: &[u
 /// record. Called under the key's shard lock.
 pub fn evicted(server: &Server, db: usize, key: &[u8]) {
     server.watches.touch(db, key);
+    if server.tracking.active() {
+        server.tracking.invalidate(&server.clients, key, None);
+    }
     server.notify(crate::notify::EVICTED, "evicted", key, db);
     if records_wanted(server) {
         emit(
@@ -148,6 +156,12 @@ impl Ctx<'_, '_> {
     /// are released.
     pub fn touch(&mut self, db: usize, key: &[u8]) {
         self.server.watches.touch(db, key);
+        if self.server.tracking.active() {
+            let origin = Some(self.client.info.id);
+            self.server
+                .tracking
+                .invalidate(&self.server.clients, key, origin);
+        }
         // A client about to block runs its command once more after
         // registering, so skipping this while nobody is blocked loses
         // nothing.
@@ -203,7 +217,10 @@ impl Ctx<'_, '_> {
             };
             emit(self.server, Some(&mut *self.client), records);
         }
-        if self.server.watches.any() || self.server.blocking.blocked_clients() > 0 {
+        if self.server.watches.any()
+            || self.server.blocking.blocked_clients() > 0
+            || self.server.tracking.active()
+        {
             let mut pos = Vec::new();
             self.cmd.written_key_positions(argv, &mut pos);
             let db = self.client.db;

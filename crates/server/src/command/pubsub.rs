@@ -1,13 +1,15 @@
 //! Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH,
 //! PUBSUB. Delivery and limits live in `crate::pubsub`.
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use resp::encode;
 
 use super::error::CmdResult;
 use super::table::{flag, Registry};
 use super::Ctx;
 use crate::client::PubSubState;
-use crate::pubsub::{Kind, Subscriber};
+use crate::pubsub::Kind;
 
 pub(super) fn register(r: &mut Registry) {
     r.add_flagged("subscribe", subscribe, flag::SUBSCRIBED_OK);
@@ -27,18 +29,7 @@ pub(super) fn register(r: &mut Registry) {
 }
 
 fn state<'c>(cx: &'c mut Ctx) -> &'c mut PubSubState {
-    let info = cx.client.info.clone();
-    let proto = cx.client.proto;
-    cx.client.pubsub.get_or_insert_with(|| {
-        let (sub, rx) = Subscriber::new(info, proto);
-        Box::new(PubSubState {
-            sub,
-            rx,
-            channels: Vec::new(),
-            patterns: Vec::new(),
-            shard_channels: Vec::new(),
-        })
-    })
+    cx.client.pubsub.get_or_insert_with(Default::default)
 }
 
 fn list_of(ps: &mut PubSubState, kind: Kind) -> &mut Vec<Vec<u8>> {
@@ -71,24 +62,28 @@ fn confirm(out: &mut Vec<u8>, proto: u8, what: &[u8], name: Option<&[u8]>, n: us
 fn subscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
     let proto = cx.client.proto;
     let server = cx.server;
+    let info = cx.client.info.clone();
     let mut out = Vec::new();
     let ps = state(cx);
     for name in &argv[1..] {
         let list = list_of(ps, kind);
         if !list.iter().any(|c| c == name) {
             list.push(name.to_vec());
-            server.pubsub.subscribe(kind, name, &ps.sub);
+            server.pubsub.subscribe(kind, name, &info);
         }
         confirm(&mut out, proto, what, Some(name), count(ps, kind));
     }
     cx.out.extend_from_slice(&out);
     cx.client.pushing = true;
+    let subscribed = cx.client.subscriptions() > 0;
+    cx.client.info.subscribed.store(subscribed, Relaxed);
     Ok(())
 }
 
 fn unsubscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
     let proto = cx.client.proto;
     let server = cx.server;
+    let info = cx.client.info.clone();
     let mut out = Vec::new();
     let ps = state(cx);
     let names: Vec<Vec<u8>> = if argv.len() > 1 {
@@ -103,26 +98,29 @@ fn unsubscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) ->
         let list = list_of(ps, kind);
         if let Some(i) = list.iter().position(|c| c == name) {
             list.remove(i);
-            server.pubsub.unsubscribe(kind, name, &ps.sub);
+            server.pubsub.unsubscribe(kind, name, &info);
         }
         confirm(&mut out, proto, what, Some(name), count(ps, kind));
     }
     cx.out.extend_from_slice(&out);
     cx.client.pushing = true;
+    let subscribed = cx.client.subscriptions() > 0;
+    cx.client.info.subscribed.store(subscribed, Relaxed);
     Ok(())
 }
 
 /// Drops every subscription of a closing or RESET client.
 pub fn unsubscribe_all(server: &crate::server::Server, client: &mut crate::client::Client) {
+    client.info.subscribed.store(false, Relaxed);
     if let Some(ps) = client.pubsub.take() {
         for c in &ps.channels {
-            server.pubsub.unsubscribe(Kind::Channel, c, &ps.sub);
+            server.pubsub.unsubscribe(Kind::Channel, c, &client.info);
         }
         for p in &ps.patterns {
-            server.pubsub.unsubscribe(Kind::Pattern, p, &ps.sub);
+            server.pubsub.unsubscribe(Kind::Pattern, p, &client.info);
         }
         for c in &ps.shard_channels {
-            server.pubsub.unsubscribe(Kind::Shard, c, &ps.sub);
+            server.pubsub.unsubscribe(Kind::Shard, c, &client.info);
         }
     }
 }

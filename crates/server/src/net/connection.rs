@@ -296,11 +296,43 @@ async fn serve_stream<S: Stream>(
     close_session(server, session)
 }
 
+/// Moves what the client's inbox holds into its replies.
+#[inline]
+fn take_inbox(client: &Client, out: &mut Vec<u8>) {
+    if client.info.inbox.pending() > 0 {
+        let bytes = client.info.inbox.take(out, usize::MAX);
+        client.info.inbox.written(bytes);
+    }
+}
+
+/// Writes what the client's inbox holds (pub/sub messages, invalidations,
+/// MONITOR lines) while it waits for a request.
+async fn write_inbox<S: Stream>(
+    stream: &mut S,
+    client: &mut Client,
+    out: &mut Vec<u8>,
+    big_out: &mut Option<super::output_budget::Held>,
+    stats: &ThreadStats,
+) -> std::io::Result<()> {
+    loop {
+        let bytes = client.info.inbox.take(out, FLUSH_AT);
+        if bytes == 0 {
+            return Ok(());
+        }
+        let r = write_out(stream, out, big_out, WriteGuard::NONE, client).await;
+        client.info.inbox.written(bytes);
+        r?;
+        stats.add_net(0, out.len() as u64);
+        out.clear();
+    }
+}
+
 /// A closed connection leaves the registries.
 fn close_session(server: &Server, session: &mut Session) -> Option<(usize, RawStream)> {
     server.clients.unregister(session.client.info.id);
     server.watches.unwatch_all(&session.client.watch);
     command::pubsub::unsubscribe_all(server, &mut session.client);
+    server.tracking.disable(&session.client.info);
     None
 }
 
@@ -619,11 +651,7 @@ async fn session_loop<S: Stream>(
             let timeout = server.timeout_secs.load(Relaxed);
             // Gave its buffers back while waiting (see `read_or_idle`).
             let mut released = false;
-            n = if let Some(ps) = client
-                .pubsub
-                .as_mut()
-                .filter(|ps| ps.total() > 0 || ps.sub.pending.load(Relaxed) > 0)
-            {
+            n = if client.subscriptions() > 0 || client.info.inbox.pending() > 0 {
                 // Subscribed (or messages still queued): wait for a request
                 // or a message, whichever comes first (no idle timeout, as
                 // in Redis).
@@ -641,24 +669,8 @@ async fn session_loop<S: Stream>(
                         }
                         released = true;
                     }) => r?,
-                    Some(first) = ps.rx.recv() => {
-                        let mut bytes = first.len();
-                        out.extend_from_slice(&first);
-                        while out.len() < FLUSH_AT {
-                            match ps.rx.try_recv() {
-                                Ok(m) => {
-                                    bytes += m.len();
-                                    out.extend_from_slice(&m);
-                                }
-                                Err(_) => break,
-                            }
-                        }
-                        write_out(stream, &out, &mut big_out, WriteGuard::NONE, client).await?;
-                        stats.add_net(0, out.len() as u64);
-                        out.clear();
-                        if let Some(ps) = client.pubsub.as_ref() {
-                            ps.sub.pending.fetch_sub(bytes, Relaxed);
-                        }
+                    _ = info.inbox.wait() => {
+                        write_inbox(stream, client, &mut out, &mut big_out, stats).await?;
                         if client.info.killed.load(Relaxed) {
                             return Ok(Exit::Closed);
                         }
@@ -683,22 +695,37 @@ async fn session_loop<S: Stream>(
                     }
                     client.info.parked_idle.store(true, Relaxed);
                     let info = &client.info;
-                    let r = stream
-                        .read_or_idle(rbuf, |b| {
+                    // A message may come for a client that never asked
+                    // (a tracking redirect's target, MONITOR): the inbox
+                    // wakes this wait too (`biased`: the read is polled
+                    // first, no random choice per wait).
+                    let r = tokio::select! {
+                        biased;
+                        r = stream.read_or_idle(rbuf, |b| {
                             *b = Vec::new();
                             out = Vec::new();
                             info.qbuf.store(0, Relaxed);
                             info.obuf.store(0, Relaxed);
                             released = true;
-                        })
-                        .await;
+                        }) => Some(r),
+                        _ = info.inbox.wait() => None,
+                    };
                     client.info.parked_idle.store(false, Relaxed);
                     if let Some(unsent) = super::busy::resume(server, client) {
                         if !unsent.is_empty() {
                             stream.write_all(&unsent).await?;
                         }
                     }
-                    r?
+                    match r {
+                        Some(r) => r?,
+                        None => {
+                            write_inbox(stream, client, &mut out, &mut big_out, stats).await?;
+                            if client.info.killed.load(Relaxed) {
+                                return Ok(Exit::Closed);
+                            }
+                            continue;
+                        }
+                    }
                 } else {
                     // Half a request, then silence: closed as an idle
                     // client once `timeout` passes from the last read,
@@ -768,7 +795,13 @@ async fn session_loop<S: Stream>(
                     }
                     let mut argv = recycle(std::mem::take(&mut argv_store));
                     argv.extend((0..dec.argc()).map(|i| dec.arg(frame, i)));
+                    // Messages queued before this request was read come
+                    // before its reply; those its own command caused (an
+                    // invalidation of a key it tracks) follow it, as in
+                    // Redis, where both go to the output buffer at once.
+                    take_inbox(client, &mut out);
                     command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    take_inbox(client, &mut out);
                     if out.len() > limit.hard {
                         // Redis closes the client as the reply goes over,
                         // with nothing of it sent.

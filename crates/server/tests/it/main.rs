@@ -32,4 +32,5 @@ mod streams;
 mod strings;
 mod tls;
 mod tools;
+mod tracking;
 mod zsets;
