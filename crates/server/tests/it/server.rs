@@ -645,7 +645,14 @@ fn idle_poll_setting() {
 /// commands fuzz target). They now get every shard.
 #[test]
 fn every_shard_commands_inside_multi_and_scripts() {
-    let s = Server::under_test();
+    // BGSAVE and appendonly write files: in a directory of its own.
+    let dir = std::env::temp_dir().join(format!(
+        "keel-it-every-shard-{}-{}",
+        std::process::id(),
+        crate::harness::free_port()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = Server::keel_with(&["--dir", dir.to_str().unwrap()]);
     let mut c = s.raw();
     let commands: [&[&str]; 7] = [
         &["INFO"],
@@ -684,4 +691,6 @@ fn every_shard_commands_inside_multi_and_scripts() {
     // Nothing is left holding the key's shard.
     let mut other = s.raw();
     assert_eq!(other.cmd(&["GET", "k"]), b"$1\r\nw\r\n");
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
 }
