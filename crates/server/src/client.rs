@@ -222,6 +222,10 @@ pub struct Client {
     pub skip_records: bool,
     /// Who the client is (ACL user) and whether it has authenticated.
     pub auth: crate::acl::ClientAuth,
+    /// A script's `redis.call` is running (MONITOR shows it as `lua`).
+    pub in_script: bool,
+    /// MONITOR lines of the running script's commands, sent when it ends.
+    pub script_monitor_lines: Vec<Vec<u8>>,
 }
 
 impl Client {
@@ -245,6 +249,8 @@ impl Client {
             tx_records: None,
             skip_records: false,
             auth: crate::acl::ClientAuth::internal(),
+            in_script: false,
+            script_monitor_lines: Vec::new(),
         }
     }
 

@@ -205,6 +205,7 @@ impl Harness {
         self.server.watches.unwatch_all(&client.watch);
         command::pubsub::unsubscribe_all(&self.server, client);
         self.server.tracking.disable(&client.info);
+        self.server.monitors.remove(&client.info);
     }
 
     /// Back to an empty server with the base configuration and only the

@@ -48,6 +48,7 @@ pub struct Server {
     pub watches: crate::watch::Watches,
     pub pubsub: crate::pubsub::PubSub,
     pub tracking: crate::tracking::Tracking,
+    pub monitors: crate::monitor::Monitors,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -138,6 +139,7 @@ impl Server {
             watches: Default::default(),
             pubsub: Default::default(),
             tracking: Default::default(),
+            monitors: Default::default(),
             workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),

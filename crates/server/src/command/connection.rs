@@ -27,6 +27,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("client|no-evict", client_no_evict);
     r.add("client|reply", client_reply);
     r.add("client|help", client_help);
+    r.add("monitor", monitor);
     r.add("client|tracking", client_tracking);
     r.add("client|caching", client_caching);
     r.add("client|getredir", client_getredir);
@@ -71,6 +72,7 @@ fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     super::multi::discard_transaction(cx.server, cx.client);
     super::pubsub::unsubscribe_all(cx.server, cx.client);
     cx.server.tracking.disable(&cx.client.info);
+    cx.server.monitors.remove(&cx.client.info);
     cx.client.set_db(0);
     cx.client.set_proto(2);
     cx.client.reply_mode = ReplyMode::On;
@@ -209,6 +211,9 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         if t & tf::BCAST != 0 {
             flags.push('B');
         }
+    }
+    if c.monitor.load(Relaxed) {
+        flags.push('O');
     }
     if c.no_evict.load(Relaxed) {
         flags.push('e');
@@ -514,6 +519,16 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "HELP",
         "    Prints this help.",
     ]);
+    Ok(())
+}
+
+/// MONITOR: the connection receives every command run from now on. A
+/// second MONITOR gets no reply, as in Redis.
+fn monitor(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let info = cx.client.info.clone();
+    if cx.server.monitors.add(&info) {
+        cx.ok();
+    }
     Ok(())
 }
 

@@ -11,9 +11,11 @@
 //! 7. disk errors, MISCONF (writes, and PING);
 //! 8. read-only replica (`write`);
 //! 9. RESP2 subscribed mode (keel's `SUBSCRIBED_OK` column);
-//! 10. loading (`loading`);
-//! 11. a script past busy-reply-threshold (`allow_busy`);
-//! 12. MULTI queueing (everything but keel's `TX_CONTROL` column).
+//! 10. a replica's or MONITOR's connection touching the keyspace
+//!     (`readonly`, `write`, and Redis's internal `may_replicate`);
+//! 11. loading (`loading`);
+//! 12. a script past busy-reply-threshold (`allow_busy`);
+//! 13. MULTI queueing (everything but keel's `TX_CONTROL` column).
 //!
 //! Gates for what keel does not have yet (authentication, ACL, cluster,
 //! replicas, loading while serving) are slots whose condition
@@ -72,6 +74,11 @@ pub trait World {
     }
     /// A RESP2 client with subscriptions.
     fn subscribed_resp2(&self) -> bool;
+    /// A replica's or a MONITOR client's connection (Redis's
+    /// CLIENT_SLAVE): it may not touch the keyspace.
+    fn replica_client(&self) -> bool {
+        false
+    }
     fn loading(&self) -> bool {
         false
     }
@@ -136,6 +143,11 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             cmd.name
         )));
+    }
+    if cmd.has(flag::READONLY | flag::WRITE | flag::REPLICATES) && w.replica_client() {
+        return reject(CmdError::new(
+            "ERR Replica can't interact with the keyspace",
+        ));
     }
     if !cmd.has(flag::LOADING) && w.loading() {
         return reject(LOADING);

@@ -141,6 +141,14 @@ pub fn unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// Microseconds since the Unix epoch (MONITOR's timestamps).
+pub fn unix_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
 impl Ctx<'_, '_> {
     #[inline]
     pub fn db(&self) -> usize {
@@ -375,6 +383,10 @@ impl gates::World for Gates<'_> {
     }
 
     #[inline]
+    fn replica_client(&self) -> bool {
+        self.client.info.monitor.load(Relaxed)
+    }
+
     fn subscribed_resp2(&self) -> bool {
         self.client.proto == 2 && self.client.pubsub.is_some() && self.client.subscriptions() > 0
     }
@@ -592,6 +604,11 @@ pub fn execute<'s>(
             server.snapshots.before_execute(&mut view, slots.as_deref());
         }
     }
+    // Scripts are shown before they run, their commands after (Redis's
+    // EVAL and FCALL feed the monitors themselves, first).
+    if server.monitors.active() && cmd.has(table::flag::SCRIPT_CALL) {
+        feed_monitors(server, client, argv);
+    }
     let mut cx = Ctx {
         server,
         client,
@@ -621,6 +638,17 @@ pub fn execute<'s>(
         }
     };
     cx.propagate(argv, failed);
+    if !cx.client.script_monitor_lines.is_empty() && cmd.has(table::flag::SCRIPT_CALL) {
+        flush_script_monitor_lines(server, cx.client);
+    }
+    // MONITOR: after the command ran (a blocked command once, when it
+    // first ran), unless `admin` or `skip_monitor`.
+    if server.monitors.active()
+        && !cmd.has(table::flag::ADMIN | table::flag::SKIP_MONITOR)
+        && !cx.client.woken
+    {
+        feed_monitors(server, cx.client, argv);
+    }
     // Client-side caching: the keys a tracking client read (Redis's
     // call(): also those of commands inside EXEC and scripts, whose own
     // keys are not tracked as reads). After the keys it found expired were
@@ -642,6 +670,34 @@ pub fn execute<'s>(
         view,
         ready,
         failed,
+    }
+}
+
+/// MONITOR's line for a command that ran. A script's commands wait in
+/// the client until the script ends (a script that restarts with more
+/// shards locked runs its first commands twice; they are shown once).
+#[cold]
+fn feed_monitors(server: &Server, client: &mut Client, argv: &[&[u8]]) {
+    use crate::monitor::{Monitors, Origin};
+    if client.in_script {
+        let line = Monitors::line(Origin::Lua, "", client.db, argv);
+        client.script_monitor_lines.push(line);
+        return;
+    }
+    let unixsocket = if client.info.unix {
+        server.config.read().get("unixsocket").to_string()
+    } else {
+        String::new()
+    };
+    let line = Monitors::line(Origin::Client(&client.info), &unixsocket, client.db, argv);
+    server.monitors.send(line);
+}
+
+/// A script ended: its commands' MONITOR lines leave.
+#[cold]
+fn flush_script_monitor_lines(server: &Server, client: &mut Client) {
+    for line in std::mem::take(&mut client.script_monitor_lines) {
+        server.monitors.send(line);
     }
 }
 

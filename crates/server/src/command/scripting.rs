@@ -60,12 +60,12 @@ use lua::{ffi, lua_fn, push, push_error, push_error_counted, State, Vm};
 use resp::slot::key_slot;
 
 pub(super) fn register(r: &mut Registry) {
-    r.add("eval", eval);
-    r.add("evalsha", evalsha);
-    r.add("eval_ro", eval_ro);
-    r.add("evalsha_ro", evalsha_ro);
-    r.add("fcall", fcall);
-    r.add("fcall_ro", fcall_ro);
+    r.add_flagged("eval", eval, flag::SCRIPT_CALL);
+    r.add_flagged("evalsha", evalsha, flag::SCRIPT_CALL);
+    r.add_flagged("eval_ro", eval_ro, flag::SCRIPT_CALL);
+    r.add_flagged("evalsha_ro", evalsha_ro, flag::SCRIPT_CALL);
+    r.add_flagged("fcall", fcall, flag::SCRIPT_CALL);
+    r.add_flagged("fcall_ro", fcall_ro, flag::SCRIPT_CALL);
     r.add("script|load", script_load);
     r.add("script|exists", script_exists);
     r.add("script|flush", script_flush);

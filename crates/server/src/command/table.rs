@@ -22,6 +22,24 @@ static NEWER_SUBCOMMANDS: &str = include_str!("keel_commands.json");
 
 /// Command flags: every flag of Redis 7.0's COMMAND INFO, then keel's own
 /// columns (set at registration by the family that owns the command).
+/// The commands Redis 7.0 flags CMD_MAY_REPLICATE (src/commands/*.json)
+/// without a `write` flag: they may propagate something although they are
+/// not writes.
+pub const MAY_REPLICATE_7_0: &[&str] = &[
+    "eval",
+    "evalsha",
+    "fcall",
+    "function|delete",
+    "function|flush",
+    "function|load",
+    "function|restore",
+    "pfcount",
+    "publish",
+    "script|flush",
+    "script|load",
+    "spublish",
+];
+
 pub mod flag {
     pub const WRITE: u32 = 1;
     pub const READONLY: u32 = 1 << 1;
@@ -64,6 +82,13 @@ pub mod flag {
     /// shard, or every shard: EXEC and a script lock them all for it, as
     /// it would deadlock waiting for a shard they hold.
     pub const EVERY_SHARD: u32 = 1 << 27;
+    /// keel's column: EVAL, EVALSHA, FCALL and their _RO forms (MONITOR
+    /// shows them before the commands they run).
+    pub const SCRIPT_CALL: u32 = 1 << 26;
+    /// keel's column: Redis 7.0's internal CMD_MAY_REPLICATE, which its
+    /// COMMAND INFO does not show ([`super::MAY_REPLICATE_7_0`]): a
+    /// replica's or MONITOR's connection may not run them.
+    pub const REPLICATES: u32 = 1 << 25;
 
     pub fn from_name(s: &str) -> u32 {
         match s {
@@ -926,6 +951,9 @@ impl CommandTable {
             let cmd = &mut table.commands[id];
             cmd.handler = Some(handler);
             cmd.flags |= keel_flags;
+            if MAY_REPLICATE_7_0.contains(&name) {
+                cmd.flags |= flag::REPLICATES;
+            }
             if access == Access::All {
                 cmd.access = Access::All;
             }

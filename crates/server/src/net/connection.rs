@@ -333,6 +333,7 @@ fn close_session(server: &Server, session: &mut Session) -> Option<(usize, RawSt
     server.watches.unwatch_all(&session.client.watch);
     command::pubsub::unsubscribe_all(server, &mut session.client);
     server.tracking.disable(&session.client.info);
+    server.monitors.remove(&session.client.info);
     None
 }
 

@@ -77,14 +77,30 @@ impl Server {
     }
 
     /// keel-server with extra `--name value` options.
+    /// Runs in a scratch directory of its own (what it saves stays
+    /// there; a `--dir` in `extra` takes precedence).
     pub fn keel_with(extra: &[&str]) -> Server {
-        let mut args = vec!["--enable-debug-command", "yes", "--save", ""];
+        let dir = std::env::temp_dir().join(format!(
+            "keel-it-keel-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        let d = dir.to_string_lossy().into_owned();
+        let mut args = vec![
+            "--enable-debug-command",
+            "yes",
+            "--save",
+            "",
+            "--dir",
+            d.as_str(),
+        ];
         args.extend_from_slice(extra);
         Server::start(
             "keel-server",
             env!("CARGO_BIN_EXE_keel-server"),
             &args,
-            None,
+            Some(dir.clone()),
             &[],
         )
     }

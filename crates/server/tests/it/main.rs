@@ -22,6 +22,7 @@ mod hostile;
 mod keys;
 mod lists;
 mod memory;
+mod monitor;
 mod propagation;
 mod protocol;
 mod scripting;

@@ -218,6 +218,7 @@ impl Run<'_, '_> {
             }
         }
         self.busy_duty();
+        self.client.in_script = true;
         let done = execute(
             self.server,
             self.client,
@@ -228,6 +229,7 @@ impl Run<'_, '_> {
             view,
             self.now_ms,
         );
+        self.client.in_script = false;
         self.view = Some(done.view);
         self.ready.extend(done.ready);
         // A blocking command does not block in a script: it answers as
@@ -675,6 +677,8 @@ pub(super) fn run_script(
             Outcome::Done => break,
             Outcome::Restart(r) => {
                 restarted = true;
+                // Its commands run again: shown once.
+                cx.client.script_monitor_lines.clear();
                 match r {
                     Restart::All => all = true,
                     Restart::Keys(k) => extra.extend(k),
