@@ -198,7 +198,10 @@ fn geodist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     };
     let [lon1, lat1] = geohash::decode_score(a);
     let [lon2, lat2] = geohash::decode_score(b);
-    reply_distance(cx.out, geohash::distance(lon1, lat1, lon2, lat2) / to_meters);
+    reply_distance(
+        cx.out,
+        geohash::distance(lon1, lat1, lon2, lat2) / to_meters,
+    );
     Ok(())
 }
 
@@ -426,7 +429,7 @@ fn search_generic(cx: &mut Ctx, argv: &[&[u8]], src_at: usize, form: Form) -> Cm
     let q = parse_query(argv, z, form, argv[0])?;
     let Some(z) = z else {
         match q.store {
-            Some((dst, _)) => store(cx, argv, dst, Vec::new())?,
+            Some((dst, _)) => store(cx, argv, dst, Vec::new()),
             None => cx.array(0),
         }
         return Ok(());
@@ -461,7 +464,8 @@ fn search_generic(cx: &mut Ctx, argv: &[&[u8]], src_at: usize, form: Form) -> Cm
                 (score, p.member)
             })
             .collect();
-        return store(cx, argv, dst, items);
+        store(cx, argv, dst, items);
+        return Ok(());
     }
     let proto = cx.proto();
     let options = q.withdist as usize + q.withhash as usize + q.withcoord as usize;
@@ -488,24 +492,11 @@ fn search_generic(cx: &mut Ctx, argv: &[&[u8]], src_at: usize, form: Form) -> Cm
 }
 
 /// Writes a search's result to `dst` (deleting it when empty) and replies
-/// with the count.
-fn store(cx: &mut Ctx, argv: &[&[u8]], dst: &[u8], mut items: Vec<(f64, Vec<u8>)>) -> CmdResult {
+/// with the count. The dispatcher locked `dst`, even when a second STORE
+/// named it (see the table's `georadius_store_key`).
+fn store(cx: &mut Ctx, argv: &[&[u8]], dst: &[u8], mut items: Vec<(f64, Vec<u8>)>) {
     let (db, now) = (cx.db(), cx.now_ms);
     let n = items.len();
-    // The key specs name the first STORE/STOREDIST key, Redis writes the
-    // last one given: a destination they did not name must be one this
-    // command holds, and is signalled here.
-    let mut written = Vec::new();
-    cx.cmd.written_key_positions(argv, &mut written);
-    if !written.iter().any(|&i| argv[i] == dst) {
-        let shard = crate::storage::keyspace::shard_of(resp::slot::key_slot(dst));
-        if !cx.view.held_shards().contains(&shard) {
-            return Err(CmdError::new(
-                "ERR the destination key must be the first STORE or STOREDIST option",
-            ));
-        }
-        cx.touch(db, dst);
-    }
     if n == 0 {
         if cx.view.remove(db, dst, now).is_some() {
             cx.dirty += 1;
@@ -526,5 +517,4 @@ fn store(cx: &mut Ctx, argv: &[&[u8]], dst: &[u8], mut items: Vec<(f64, Vec<u8>)
         cx.notify(notify::ZSET, event, dst);
     }
     cx.int(n as i64);
-    Ok(())
 }

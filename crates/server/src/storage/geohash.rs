@@ -444,9 +444,7 @@ impl Shape {
                 }
             }
         }
-        [
-            hash, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], nb[6], nb[7],
-        ]
+        [hash, nb[0], nb[1], nb[2], nb[3], nb[4], nb[5], nb[6], nb[7]]
     }
 }
 
@@ -694,7 +692,13 @@ mod tests {
 
     #[test]
     fn interleave_round_trips() {
-        for (x, y) in [(0u32, 0u32), (1, 0), (0, 1), (0x3ffffff, 0x1234567), (u32::MAX, 7)] {
+        for (x, y) in [
+            (0u32, 0u32),
+            (1, 0),
+            (0, 1),
+            (0x3ffffff, 0x1234567),
+            (u32::MAX, 7),
+        ] {
             let v = interleave64(x, y);
             let d = deinterleave64(v);
             assert_eq!((d as u32, (d >> 32) as u32), (x, y));
@@ -755,9 +759,10 @@ mod tests {
     #[test]
     fn steps_by_radius() {
         assert_eq!(estimate_steps(0.0, 0.0), 26);
-        assert_eq!(estimate_steps(1000.0, 0.0), 13);
-        assert_eq!(estimate_steps(1000.0, 70.0), 12);
-        assert_eq!(estimate_steps(1000.0, -85.0), 11);
+        // 1000 m doubles 15 times to pass the Mercator width: 16 - 2.
+        assert_eq!(estimate_steps(1000.0, 0.0), 14);
+        assert_eq!(estimate_steps(1000.0, 70.0), 13);
+        assert_eq!(estimate_steps(1000.0, -85.0), 12);
         assert_eq!(estimate_steps(1e9, 0.0), 1);
     }
 
@@ -781,8 +786,16 @@ mod tests {
             max_value: 64,
         };
         let mut z = ZSet::new_for(1, limits);
-        z.insert(b"Palermo", score_of(13.361389, 38.115556).unwrap() as f64, limits);
-        z.insert(b"Catania", score_of(15.087269, 37.502669).unwrap() as f64, limits);
+        z.insert(
+            b"Palermo",
+            score_of(13.361389, 38.115556).unwrap() as f64,
+            limits,
+        );
+        z.insert(
+            b"Catania",
+            score_of(15.087269, 37.502669).unwrap() as f64,
+            limits,
+        );
         let mut shape = Shape {
             lon: 15.0,
             lat: 37.0,
@@ -790,7 +803,8 @@ mod tests {
             conversion: 1000.0,
         };
         let mut found = search(&z, &shape, 0);
-        sort(&mut found, false, found.len());
+        let n = found.len();
+        sort(&mut found, false, n);
         let names: Vec<&[u8]> = found.iter().map(|p| p.member.as_slice()).collect();
         assert_eq!(names, [b"Catania".as_slice(), b"Palermo"]);
         assert_eq!(format!("{:.4}", found[0].dist / 1000.0), "56.4413");
