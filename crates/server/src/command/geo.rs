@@ -113,7 +113,7 @@ fn geoadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let triples = &argv[at..];
     // No triple at all is ZADD's syntax error in Redis.
-    if triples.is_empty() || triples.len() % 3 != 0 || (f.xx && f.nx) {
+    if triples.is_empty() || !triples.len().is_multiple_of(3) || (f.xx && f.nx) {
         return Err(error::SYNTAX);
     }
     let mut scores = Vec::with_capacity(triples.len() / 3);

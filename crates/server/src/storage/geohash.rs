@@ -375,8 +375,13 @@ impl Shape {
         match self.kind {
             ShapeKind::Radius(r) => {
                 let d = distance(self.lon, self.lat, lon, lat);
-                // Not `<=`: a NaN distance is inside, as in Redis.
-                (!(d > r * self.conversion)).then_some(d)
+                // Only "farther than" is outside: a NaN distance (or
+                // radius) is inside, as in Redis.
+                if d > r * self.conversion {
+                    None
+                } else {
+                    Some(d)
+                }
             }
             ShapeKind::Box { width, height } => {
                 let (width_m, height_m) = (width * self.conversion, height * self.conversion);
