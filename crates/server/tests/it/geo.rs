@@ -223,11 +223,28 @@ fn searches_match_redis_on_random_points() {
     );
 }
 
+/// The server under test with its files in a scratch directory, not in
+/// the working directory other tests' servers start (and load) from.
+fn isolated_server() -> (Server, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "keel-it-geo-{}-{}",
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    let s = if std::env::var("KEEL_IT_AGAINST_REDIS").is_ok_and(|v| v == "1") {
+        Server::redis()
+    } else {
+        Server::keel_with(&["--dir", &dir.to_string_lossy()])
+    };
+    (s, dir)
+}
+
 /// GEOADD is logged as the ZADD Redis runs (scores computed, options
 /// kept); a search that stores is logged as sent.
 #[tokio::test]
 async fn geoadd_is_logged_as_zadd() {
-    let s = Server::under_test();
+    let (s, dir) = isolated_server();
     let mut c = s.client().await;
     log_on(&mut c).await;
     ck!(c, "GEOADD geo 13.361389 38.115556 Palermo", int(1));
@@ -264,6 +281,9 @@ async fn geoadd_is_logged_as_zadd() {
         "{}",
         shown()
     );
+    drop(c);
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Reads one pmessage and returns (event, key).
