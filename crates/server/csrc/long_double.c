@@ -73,3 +73,16 @@ size_t keel_ld2string_human(const long double *vp, char *buf) {
     }
     return (size_t)l;
 }
+
+/* A double widened to long double, as Redis's addReplyHumanLongDouble
+ * receives GEOPOS/WITHCOORD coordinates. */
+void keel_ld_from_double(double d, long double *out) { *out = (long double)d; }
+
+/* printf's "%.*f" of a double (GEODIST's "%.4f", the "%f" of GEOADD's
+ * error), for C's rounding and inf/nan spelling. Returns the length, 0 if
+ * it does not fit in `len` bytes. */
+size_t keel_fmt_fixed(double v, int prec, char *buf, size_t len) {
+    int l = snprintf(buf, len, "%.*f", prec, v);
+    if (l < 0 || (size_t)l + 1 > len) return 0;
+    return (size_t)l;
+}

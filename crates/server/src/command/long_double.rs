@@ -19,6 +19,8 @@ const CHARS: usize = 5 * 1024;
 extern "C" {
     fn keel_string2ld(s: *const c_char, slen: usize, dp: *mut LongDouble) -> i32;
     fn keel_ld_from_i64(n: i64, out: *mut LongDouble);
+    fn keel_ld_from_double(d: f64, out: *mut LongDouble);
+    fn keel_fmt_fixed(v: f64, prec: i32, buf: *mut c_char, len: usize) -> usize;
     fn keel_ld_add(a: *const LongDouble, b: *const LongDouble, out: *mut LongDouble);
     fn keel_ld_is_finite(v: *const LongDouble) -> i32;
     fn keel_ld2string_human(v: *const LongDouble, buf: *mut c_char) -> usize;
@@ -31,6 +33,13 @@ impl LongDouble {
         let mut out = LongDouble::ZERO;
         // SAFETY: `out` is a valid, aligned long double slot.
         unsafe { keel_ld_from_i64(n, &mut out) };
+        out
+    }
+
+    pub fn from_f64(d: f64) -> LongDouble {
+        let mut out = LongDouble::ZERO;
+        // SAFETY: `out` is a valid, aligned long double slot.
+        unsafe { keel_ld_from_double(d, &mut out) };
         out
     }
 
@@ -55,6 +64,17 @@ impl LongDouble {
         buf.truncate(n);
         String::from_utf8(buf).unwrap_or_default()
     }
+}
+
+/// C's `printf("%.*f", prec, v)`: the text Redis replies with for
+/// distances (`%.4f`) and prints in GEOADD's range error (`%f`).
+pub fn fmt_fixed(v: f64, prec: i32) -> String {
+    // The largest double has 309 integer digits: room for any `prec` the
+    // callers use (at most 6).
+    let mut buf = [0u8; 512];
+    // SAFETY: `buf` holds 512 bytes and the C side writes at most that.
+    let n = unsafe { keel_fmt_fixed(v, prec, buf.as_mut_ptr().cast(), buf.len()) };
+    String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
 /// Redis's `string2ld`: the whole argument must be a number `strtold`
@@ -101,6 +121,19 @@ mod tests {
         assert_eq!(incr("0", "-0.00000000000000000001"), "0");
         assert_eq!(incr("0x10", "1"), "17");
         assert_eq!(incr("0", "3.0000000000000000001"), "3");
+    }
+
+    #[test]
+    fn printf_fixed() {
+        assert_eq!(fmt_fixed(166274.1516, 4), "166274.1516");
+        // Ties round to even on the exact binary value, as glibc.
+        assert_eq!(fmt_fixed(0.03125, 4), "0.0312");
+        assert_eq!(fmt_fixed(200.0, 6), "200.000000");
+        assert_eq!(fmt_fixed(f64::INFINITY, 6), "inf");
+        assert_eq!(
+            LongDouble::from_f64(13.361389338970184).to_human_string(),
+            "13.36138933897018433"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod table;
 mod connection;
 pub mod double;
 pub mod gates;
+mod geo;
 mod hash;
 mod keys;
 mod list;
@@ -62,6 +63,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     set::register(&mut r);
     sort::register(&mut r);
     zset::register(&mut r);
+    geo::register(&mut r);
     stream::register(&mut r);
     connection::register(&mut r);
     acl::register(&mut r);

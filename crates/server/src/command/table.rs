@@ -235,6 +235,26 @@ enum KeysProc {
     XRead,
     /// setGetKeys: the key, RW with GET, OW without.
     Set,
+    /// georadiusGetKeys: the key, then the last STORE/STOREDIST key.
+    GeoRadius,
+}
+
+/// The destination GEORADIUS[BYMEMBER] writes: the key after the last
+/// STORE or STOREDIST (its key specs name the first of each).
+fn georadius_store_key(argv: &[&[u8]]) -> Option<usize> {
+    let mut stored = None;
+    let mut i = 5;
+    while i < argv.len() {
+        let a = argv[i];
+        if (a.eq_ignore_ascii_case(b"store") || a.eq_ignore_ascii_case(b"storedist"))
+            && i + 1 < argv.len()
+        {
+            stored = Some(i + 1);
+            i += 1;
+        }
+        i += 1;
+    }
+    stored
 }
 
 impl KeysProc {
@@ -255,6 +275,7 @@ impl KeysProc {
             | "bzmpop" => generic(0, 2, 3),
             "xread" | "xreadgroup" => Some(KeysProc::XRead),
             "set" => Some(KeysProc::Set),
+            "georadius" | "georadiusbymember" => Some(KeysProc::GeoRadius),
             _ => None,
         }
     }
@@ -320,6 +341,11 @@ impl KeysProc {
                     vec!["OW", "update"]
                 };
                 vec![(1, flags)]
+            }
+            KeysProc::GeoRadius => {
+                let mut out = vec![(1, Vec::new())];
+                out.extend(georadius_store_key(argv).map(|i| (i, Vec::new())));
+                out
             }
         }
     }
@@ -541,6 +567,13 @@ impl Command {
                     out.push(i as usize);
                     i += step;
                 }
+            }
+        }
+        // The destination GEORADIUS writes may be one its specs do not
+        // name (STORE given twice): locked and touched all the same.
+        if let Some(KeysProc::GeoRadius) = self.keys_proc {
+            if let Some(i) = georadius_store_key(argv).filter(|i| !out.contains(i)) {
+                out.push(i);
             }
         }
     }

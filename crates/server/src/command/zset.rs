@@ -278,7 +278,7 @@ fn item(out: &mut Vec<u8>, m: &[u8], s: f64, withscores: bool, proto: u8) {
 // ---------------------------------------------------------------------------
 // Lookups.
 
-fn view_zset<'v>(
+pub(super) fn view_zset<'v>(
     view: &'v mut View,
     db: usize,
     key: &[u8],
@@ -299,7 +299,7 @@ fn lookup<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut ZSet>, CmdEr
     view_zset(&mut cx.view, db, key, now)
 }
 
-fn zlimits(cx: &Ctx) -> ZLimits {
+pub(super) fn zlimits(cx: &Ctx) -> ZLimits {
     let l = cx.limits();
     ZLimits {
         max_entries: l.zset_max_listpack_entries,
@@ -631,13 +631,13 @@ fn zrevrangebylex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 // Writes.
 
 #[derive(Default)]
-struct AddFlags {
-    nx: bool,
-    xx: bool,
-    gt: bool,
-    lt: bool,
-    ch: bool,
-    incr: bool,
+pub(super) struct AddFlags {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+    pub ch: bool,
+    pub incr: bool,
 }
 
 /// ZADD key [NX | XX] [GT | LT] [CH] [INCR] score member [score member
@@ -701,7 +701,8 @@ fn zincrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     add_generic(cx, argv[1], &argv[2..4], &[incr], &f)
 }
 
-fn add_generic(
+/// ZADD's work, shared with GEOADD (which Redis runs as a ZADD).
+pub(super) fn add_generic(
     cx: &mut Ctx,
     key: &[u8],
     pairs: &[&[u8]],

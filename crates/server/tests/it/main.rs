@@ -17,6 +17,7 @@ mod connection;
 mod disk_errors;
 mod durability;
 mod expiry;
+mod geo;
 mod hashes;
 mod hostile;
 mod keys;

@@ -10,7 +10,7 @@ use crate::harness::*;
 use crate::{ck, q};
 
 /// Polls INFO until `field` reads `want` (a state, not a time).
-async fn wait_info(
+pub(crate) async fn wait_info(
     c: &mut redis::aio::MultiplexedConnection,
     section: &str,
     field: &str,
@@ -28,7 +28,7 @@ async fn wait_info(
     panic!("INFO {section} {field} stayed {last:?}, expected {want}");
 }
 
-async fn wait_blocked(c: &mut redis::aio::MultiplexedConnection, n: usize) {
+pub(crate) async fn wait_blocked(c: &mut redis::aio::MultiplexedConnection, n: usize) {
     wait_info(c, "clients", "blocked_clients", &n.to_string()).await;
 }
 
@@ -113,14 +113,14 @@ async fn ttl_churn_gives_memory_back() {
 }
 
 /// Turns the append-only log on and waits until it is.
-async fn log_on(c: &mut redis::aio::MultiplexedConnection) {
+pub(crate) async fn log_on(c: &mut redis::aio::MultiplexedConnection) {
     ck!(*c, "CONFIG SET appendonly yes", ok());
     wait_info(c, "persistence", "aof_rewrite_in_progress", "0").await;
     wait_info(c, "persistence", "aof_enabled", "1").await;
 }
 
 /// The incremental files of the log, concatenated.
-async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
+pub(crate) async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
     let dir = match q!(*c, "CONFIG GET dir") {
         Ok(redis::Value::Array(v)) => text(&v[1]),
         other => panic!("CONFIG GET dir: {other:?}"),
@@ -146,7 +146,7 @@ async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
     }
 }
 
-fn holds(log: &[u8], record: &[u8]) -> bool {
+pub(crate) fn holds(log: &[u8], record: &[u8]) -> bool {
     log.windows(record.len()).any(|w| w == record)
 }
 
