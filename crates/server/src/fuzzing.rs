@@ -378,6 +378,10 @@ const NAMES: &[&str] = &[
     "setbit",
     "getbit",
     "bitcount",
+    "pfadd",
+    "pfcount",
+    "pfmerge",
+    "pfdebug",
     // keys
     "del",
     "unlink",
@@ -591,6 +595,7 @@ const CONFIG_SETTABLE: &[&str] = &[
     "zset-max-ziplist-value",
     "list-max-listpack-size",
     "list-max-ziplist-size",
+    "hll-sparse-max-bytes",
     "notify-keyspace-events",
     "maxmemory",
     "maxmemory-policy",

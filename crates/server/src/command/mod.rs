@@ -19,6 +19,7 @@ mod connection;
 pub mod double;
 pub mod gates;
 mod hash;
+mod hll;
 mod keys;
 mod list;
 pub mod long_double;
@@ -59,6 +60,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     keys::register(&mut r);
     list::register(&mut r);
     hash::register(&mut r);
+    hll::register(&mut r);
     set::register(&mut r);
     sort::register(&mut r);
     zset::register(&mut r);

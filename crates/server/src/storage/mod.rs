@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod hash;
+pub mod hll;
 pub mod keymap;
 pub mod keyspace;
 pub mod lcs;
