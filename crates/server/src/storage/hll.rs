@@ -15,7 +15,10 @@
 //! Every function here is safe on any bytes: values arrive by SET, RESTORE
 //! and RDB, so sparse data is decoded with bounds checks (a truncated
 //! XZERO reads its missing byte as 0, as Redis reads the string's
-//! terminator), and what Redis rejects as corrupted is [`Corrupt`].
+//! terminator). Sparse data is [`Corrupt`] unless its opcodes cover
+//! exactly the 16384 registers, every opcode checked before it is applied:
+//! Redis 7.0.15 as shipped with the CVE-2025-32023 fix (Debian's, the
+//! reference server here), whose checks reject the same values.
 
 /// Header bytes before the registers.
 pub const HDR_SIZE: usize = 16;
@@ -317,6 +320,16 @@ enum Op {
     Val(u8, usize),
 }
 
+impl Op {
+    /// Registers covered.
+    #[inline]
+    fn run(self) -> usize {
+        match self {
+            Op::Zero(n) | Op::Val(_, n) => n,
+        }
+    }
+}
+
 /// The opcode at `p` and the bytes it takes.
 #[inline]
 fn op_at(v: &[u8], p: usize) -> (Op, usize) {
@@ -344,18 +357,16 @@ pub fn to_dense(v: &mut Vec<u8>) -> Result<bool, Corrupt> {
     let mut p = HDR_SIZE;
     while p < v.len() {
         let (op, len) = op_at(v, p);
-        match op {
-            Op::Zero(run) => idx += run,
-            Op::Val(val, run) => {
-                if idx + run > REGISTERS {
-                    break;
-                }
-                for i in idx..idx + run {
-                    dense_put(regs, i, val);
-                }
-                idx += run;
+        let run = op.run();
+        if idx + run > REGISTERS {
+            return Err(Corrupt);
+        }
+        if let Op::Val(val, _) = op {
+            for i in idx..idx + run {
+                dense_put(regs, i, val);
             }
         }
+        idx += run;
         p += len;
     }
     if idx != REGISTERS {
@@ -381,9 +392,7 @@ fn sparse_set(v: &mut Vec<u8>, index: usize, count: u8, sparse_max: usize) -> Re
     let mut oplen = 1;
     while p < end {
         let (op, len) = op_at(v, p);
-        span = match op {
-            Op::Zero(n) | Op::Val(_, n) => n,
-        };
+        span = op.run();
         oplen = len;
         if index < first + span {
             break;
@@ -545,16 +554,16 @@ fn histogram(v: &[u8]) -> Result<[u64; 64], Corrupt> {
     let mut p = HDR_SIZE;
     while p < v.len() {
         let (op, len) = op_at(v, p);
-        match op {
-            Op::Zero(run) => {
-                idx += run;
-                h[0] += run as u64;
-            }
-            Op::Val(val, run) => {
-                idx += run;
-                h[val as usize] += run as u64;
-            }
+        let run = op.run();
+        if idx + run > REGISTERS {
+            return Err(Corrupt);
         }
+        let val = match op {
+            Op::Zero(_) => 0,
+            Op::Val(val, _) => val,
+        };
+        h[val as usize] += run as u64;
+        idx += run;
         p += len;
     }
     if idx != REGISTERS {
@@ -585,18 +594,16 @@ pub fn merge(max: &mut [u8; REGISTERS], v: &[u8]) -> Result<(), Corrupt> {
     let mut p = HDR_SIZE;
     while p < v.len() {
         let (op, len) = op_at(v, p);
-        match op {
-            Op::Zero(run) => i += run,
-            Op::Val(val, run) => {
-                if i + run > REGISTERS {
-                    break;
-                }
-                for m in &mut max[i..i + run] {
-                    *m = (*m).max(val);
-                }
-                i += run;
+        let run = op.run();
+        if i + run > REGISTERS {
+            return Err(Corrupt);
+        }
+        if let Op::Val(val, _) = op {
+            for m in &mut max[i..i + run] {
+                *m = (*m).max(val);
             }
         }
+        i += run;
         p += len;
     }
     if i != REGISTERS {
