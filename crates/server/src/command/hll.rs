@@ -110,6 +110,7 @@ fn pfcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let (db, now) = (cx.db(), cx.now_ms);
+    before_cache_write(cx, argv[1]);
     let Some(e) = cx.view.get(db, argv[1], now) else {
         cx.int(0);
         return Ok(());
@@ -131,6 +132,18 @@ fn pfcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // addReplyLongLong of it.
     cx.int(card as i64);
     Ok(())
+}
+
+/// PFCOUNT is flagged read-only, so dispatch has not let a running
+/// snapshot or log rewrite take the key's slot before it changes: the
+/// cached cardinality it may write would otherwise reach an image taken
+/// before it. Two loads when neither runs.
+fn before_cache_write(cx: &mut Ctx, key: &[u8]) {
+    cx.server.aof.before_execute(&mut cx.view);
+    if cx.server.snapshots.in_progress() {
+        let slot = [resp::slot::key_slot(key)];
+        cx.server.snapshots.before_execute(&mut cx.view, Some(&slot));
+    }
 }
 
 /// PFMERGE destkey [sourcekey [sourcekey ...]]

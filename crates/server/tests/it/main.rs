@@ -18,6 +18,7 @@ mod disk_errors;
 mod durability;
 mod expiry;
 mod hashes;
+mod hll;
 mod hostile;
 mod keys;
 mod lists;
