@@ -142,7 +142,9 @@ fn before_cache_write(cx: &mut Ctx, key: &[u8]) {
     cx.server.aof.before_execute(&mut cx.view);
     if cx.server.snapshots.in_progress() {
         let slot = [resp::slot::key_slot(key)];
-        cx.server.snapshots.before_execute(&mut cx.view, Some(&slot));
+        cx.server
+            .snapshots
+            .before_execute(&mut cx.view, Some(&slot));
     }
 }
 

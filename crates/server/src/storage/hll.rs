@@ -36,7 +36,7 @@ const DENSE: u8 = 0;
 const SPARSE: u8 = 1;
 const SEED: u64 = 0xadc8_3b19;
 /// 0.5 / ln(2).
-const ALPHA_INF: f64 = 0.721_347_520_444_481_703_680;
+const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
 
 const VAL_MAX_VALUE: u8 = 32;
 const VAL_MAX_LEN: usize = 4;
@@ -379,7 +379,12 @@ pub fn to_dense(v: &mut Vec<u8>) -> Result<bool, Corrupt> {
 /// Raises register `index` of a sparse value to `count`, splitting the
 /// opcode that covers it, exactly as Redis's hllSparseSet (so the bytes
 /// come out the same). May promote the value to dense.
-fn sparse_set(v: &mut Vec<u8>, index: usize, count: u8, sparse_max: usize) -> Result<bool, Corrupt> {
+fn sparse_set(
+    v: &mut Vec<u8>,
+    index: usize,
+    count: u8,
+    sparse_max: usize,
+) -> Result<bool, Corrupt> {
     if count > VAL_MAX_VALUE {
         return promote(v, index, count);
     }
@@ -884,10 +889,7 @@ mod tests {
         assert_eq!(decode(&v), "Z:1000 v:2,2 v:3,1 v:2,1 Z:15380");
         assert_eq!(set_register(&mut v, 0, 1, 3000), Ok(true));
         assert_eq!(set_register(&mut v, 16383, 1, 3000), Ok(true));
-        assert_eq!(
-            decode(&v),
-            "v:1,1 Z:999 v:2,2 v:3,1 v:2,1 Z:15379 v:1,1"
-        );
+        assert_eq!(decode(&v), "v:1,1 Z:999 v:2,2 v:3,1 v:2,1 Z:15379 v:1,1");
     }
 
     #[test]
@@ -916,7 +918,10 @@ mod tests {
         };
         assert_eq!(dense_histogram(&r), slow);
         assert_eq!(count_registers(&max), estimate(&slow));
-        assert_eq!(max_bytes(0x3f00_0102_0304_0506, 0x0001_0203_0304_3f00), 0x3f01_0203_0304_3f06);
+        assert_eq!(
+            max_bytes(0x3f00_0102_0304_0506, 0x0001_0203_0304_3f00),
+            0x3f01_0203_0304_3f06
+        );
     }
 
     /// A dense value holding `regs(i)` in register i.
@@ -946,10 +951,19 @@ mod tests {
     #[test]
     fn corrupted_values_are_rejected() {
         assert_eq!(encoding(b"HYLL"), Err(NotHll));
-        assert_eq!(encoding(b"HYLX\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"), Err(NotHll));
-        assert_eq!(encoding(b"HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"), Err(NotHll));
+        assert_eq!(
+            encoding(b"HYLX\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"),
+            Err(NotHll)
+        );
+        assert_eq!(
+            encoding(b"HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"),
+            Err(NotHll)
+        );
         // Dense of the wrong length.
-        assert_eq!(encoding(b"HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"), Err(NotHll));
+        assert_eq!(
+            encoding(b"HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"),
+            Err(NotHll)
+        );
         // Sparse covering too few or too many registers.
         let mut short = new_sparse();
         short.pop();
@@ -958,7 +972,10 @@ mod tests {
         assert_eq!(count(&short), Err(Corrupt));
         assert_eq!(merge(&mut [0; REGISTERS], &short), Err(Corrupt));
         assert_eq!(to_dense(&mut short.clone()), Err(Corrupt));
-        assert_eq!(set_register(&mut short.clone(), 16000, 1, 3000), Err(Corrupt));
+        assert_eq!(
+            set_register(&mut short.clone(), 16000, 1, 3000),
+            Err(Corrupt)
+        );
         let mut long = new_sparse();
         long.extend_from_slice(b"hello");
         assert_eq!(count(&long), Err(Corrupt));
@@ -998,7 +1015,10 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for round in 0..2000 {
-            let mut v = hll_of((0..rng.gen_range(0..3000)).map(|i: u32| i.to_le_bytes().to_vec()), 3000);
+            let mut v = hll_of(
+                (0..rng.gen_range(0..3000)).map(|i: u32| i.to_le_bytes().to_vec()),
+                3000,
+            );
             for _ in 0..rng.gen_range(1..6) {
                 let pos = rng.gen_range(0..v.len());
                 v[pos] = rng.gen();

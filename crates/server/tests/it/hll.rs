@@ -53,7 +53,10 @@ fn carry_over(from: &mut Raw, to: &mut Raw, key: &str, n: u32, want: &str) {
     pfadd(from, key, &elements(key, 0..n));
     assert_eq!(encoding(from, key), want, "{key} after {n} elements");
     let bytes = get(from, key);
-    eqb!(to.cmd(&[b"SET".as_slice(), key.as_bytes(), &bytes]), b"+OK\r\n");
+    eqb!(
+        to.cmd(&[b"SET".as_slice(), key.as_bytes(), &bytes]),
+        b"+OK\r\n"
+    );
     let count = from.cmd(&["PFCOUNT", key]);
     eqb!(to.cmd(&["PFCOUNT", key]), count, "PFCOUNT {key}");
     // PFCOUNT wrote the cached cardinality on both sides.
