@@ -156,6 +156,47 @@ fn keyspace_events_as_redis() {
     sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
     for line in [
         "PFADD h a b c",
+        "PFADD h a b c",
+        "PFADD h",
+        "PFADD e",
+        "PFCOUNT h",
+        "PFCOUNT h e",
+        "PFMERGE m h e",
+        "PFMERGE m",
+        "PFDEBUG TODENSE h",
+        "SET s x",
+        "PFADD s a",
+    ] {
+        c.cmd(&split(line));
+    }
+    let want = [
+        ("pfadd", "h"),
+        ("pfadd", "e"),
+        ("pfadd", "m"),
+        ("pfadd", "m"),
+        ("set", "s"),
+    ];
+    let got = crate::lists::read_events(&mut sub, want.len());
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(e, k)| (e.to_string(), k.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    sub.expect_silence(std::time::Duration::from_millis(100));
+}
+
+/// What reaches the log, as Redis propagates it: a PFADD that changed a
+/// register, a PFCOUNT that wrote the cached cardinality (once: the second
+/// reads the cache), a PFDEBUG that changed the encoding, every PFMERGE;
+/// not the no-ops.
+#[tokio::test]
+async fn writes_reach_the_log() {
+    let s = Server::under_test();
+    let mut c = s.client().await;
+    log_on(&mut c).await;
+    let mut raw = s.raw();
+    for line in [
+        "PFADD h a b c",
         "PFADD h c b a",
         "PFCOUNT h",
         "PFCOUNT h",
