@@ -8,7 +8,7 @@ p99, the keel/redis rps ratio, and requests per server CPU-second (from
 /proc/PID/stat utime+stime) for both.
 
 Usage: bench/compare.py [--runs 3] [--keel-args "..."] [--redis-args "..."]
-                        [--label text] [--baseline BIN [--baseline-args "..."]]
+                        [--label text] [--setup FILE] [--baseline BIN [--baseline-args "..."]]
                         [--keel-bench-args "..."] [--tls] -- <redis-benchmark args>
 
 With --baseline, the other server is that keel-server binary (an earlier
@@ -206,6 +206,9 @@ def main():
     ap.add_argument("--keel-bench-args", default="",
                     help="benchmark options for keel only, e.g. --user app -a pw")
     ap.add_argument("--tls", action="store_true", help="benchmark over TLS (both servers)")
+    ap.add_argument("--setup", default="",
+                    help="file of commands (redis-cli syntax, one per line) run on both servers before "
+                         "the benchmark, e.g. to fill keys it reads")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     global TOOL, PRELOAD
@@ -238,6 +241,10 @@ def main():
         redis = start(["redis-server", "--port", str(rport), "--save", "", "--appendonly", "no"]
                       + rtls + shlex.split(a.redis_args), rport, redis_dir)
     servers = {"redis": (redis, bench_port["redis"]), "keel": (keel, bench_port["keel"])}
+    if a.setup:
+        for port in (kport, rport):
+            with open(a.setup, "rb") as f:
+                subprocess.run(["redis-cli", "-p", str(port)], stdin=f, stdout=subprocess.DEVNULL, check=True)
     extra = {"redis": [], "keel": shlex.split(a.keel_bench_args)}
     results = {}  # (name, server) -> list of rows
     try:

@@ -350,6 +350,24 @@ getdel a
 set k v keepttl get
 strlen k
 """,
+    "hyperloglog": """pfadd h a b c
+pfadd h d e f g h i j k l m n o p
+pfcount h
+pfcount h nokey h
+pfmerge m h nokey
+pfmerge m
+pfdebug decode h
+pfdebug getreg m
+pfdebug todense h
+pfdebug encoding h
+set c "HYLL\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x80\\x7f\\xfe\\x80"
+pfcount c
+pfadd c x y z
+append h junk
+pfcount h
+config set hll-sparse-max-bytes 40
+pfadd s 1 2 3 4 5 6 7 8 9
+""",
     "keys": """set a 1
 expire a 100 nx
 pexpire a 100000 gt

@@ -318,6 +318,13 @@ const PARAMS: &[Param] = &[
         "-2",
         true,
     ),
+    // A memory value in Redis ("1kb" is accepted).
+    p(
+        "hll-sparse-max-bytes",
+        Kind::Memory { min: 0 },
+        "3000",
+        true,
+    ),
     p(
         "list-compress-depth",
         Kind::Int {

@@ -380,6 +380,10 @@ const NAMES: &[&str] = &[
     "setbit",
     "getbit",
     "bitcount",
+    "pfadd",
+    "pfcount",
+    "pfmerge",
+    "pfdebug",
     // keys
     "del",
     "unlink",
@@ -593,6 +597,7 @@ const CONFIG_SETTABLE: &[&str] = &[
     "zset-max-ziplist-value",
     "list-max-listpack-size",
     "list-max-ziplist-size",
+    "hll-sparse-max-bytes",
     "notify-keyspace-events",
     "maxmemory",
     "maxmemory-policy",

@@ -66,6 +66,9 @@ pub struct Server {
     pub shutdown_save: std::sync::atomic::AtomicU8,
     /// Hot copies of config values read on every request.
     pub proto_max_bulk_len: AtomicUsize,
+    /// `hll-sparse-max-bytes`: the size past which a sparse HyperLogLog
+    /// turns dense.
+    pub hll_sparse_max_bytes: AtomicUsize,
     pub timeout_secs: AtomicU64,
     pub hz: AtomicU64,
     pub expired_stale_perc: AtomicU64,
@@ -153,6 +156,7 @@ impl Server {
             shutting_down: AtomicBool::new(false),
             shutdown_save: Default::default(),
             proto_max_bulk_len: AtomicUsize::new(config.get_int("proto-max-bulk-len") as usize),
+            hll_sparse_max_bytes: AtomicUsize::new(config.get_int("hll-sparse-max-bytes") as usize),
             timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
             hz: AtomicU64::new(config.get_int("hz") as u64),
             expired_stale_perc: AtomicU64::new(0),
@@ -206,6 +210,8 @@ impl Server {
             .set_timestamps(c.get("aof-timestamp-enabled") == "yes");
         self.proto_max_bulk_len
             .store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
+        self.hll_sparse_max_bytes
+            .store(c.get_int("hll-sparse-max-bytes") as usize, Relaxed);
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
         crate::net::connection::configure(&c);

@@ -20,6 +20,7 @@ pub mod double;
 pub mod gates;
 mod geo;
 mod hash;
+mod hll;
 mod keys;
 mod list;
 pub mod long_double;
@@ -60,6 +61,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     keys::register(&mut r);
     list::register(&mut r);
     hash::register(&mut r);
+    hll::register(&mut r);
     set::register(&mut r);
     sort::register(&mut r);
     zset::register(&mut r);

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod geohash;
 pub mod hash;
+pub mod hll;
 pub mod keymap;
 pub mod keyspace;
 pub mod lcs;

@@ -19,6 +19,7 @@ mod durability;
 mod expiry;
 mod geo;
 mod hashes;
+mod hll;
 mod hostile;
 mod keys;
 mod lists;
