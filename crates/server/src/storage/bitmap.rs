@@ -405,7 +405,10 @@ mod tests {
             for op in [BitOp::And, BitOp::Or, BitOp::Xor] {
                 assert_eq!(bitop(op, srcs), naive_bitop(op, srcs), "{op:?}");
             }
-            assert_eq!(bitop(BitOp::Not, &srcs[..1]), naive_bitop(BitOp::Not, &srcs[..1]));
+            assert_eq!(
+                bitop(BitOp::Not, &srcs[..1]),
+                naive_bitop(BitOp::Not, &srcs[..1])
+            );
         }
         assert!(bitop(BitOp::And, &[]).is_empty());
         assert!(bitop(BitOp::Or, &[&[], &[]]).is_empty());
@@ -421,7 +424,10 @@ mod tests {
         let base = sample(24, 5);
         for bits in 1..=64u32 {
             for offset in (0..40u64).chain(190 - bits as u64..=192 - bits as u64) {
-                assert_eq!(get_unsigned(&base, offset, bits), naive_get(&base, offset, bits));
+                assert_eq!(
+                    get_unsigned(&base, offset, bits),
+                    naive_get(&base, offset, bits)
+                );
                 let value = 0xA5C3_0F1E_9B7D_2468u64.rotate_left(bits + offset as u32);
                 let mut b = base.clone();
                 set_unsigned(&mut b, offset, bits, value);

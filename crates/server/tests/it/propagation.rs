@@ -113,14 +113,14 @@ async fn ttl_churn_gives_memory_back() {
 }
 
 /// Turns the append-only log on and waits until it is.
-async fn log_on(c: &mut redis::aio::MultiplexedConnection) {
+pub async fn log_on(c: &mut redis::aio::MultiplexedConnection) {
     ck!(*c, "CONFIG SET appendonly yes", ok());
     wait_info(c, "persistence", "aof_rewrite_in_progress", "0").await;
     wait_info(c, "persistence", "aof_enabled", "1").await;
 }
 
 /// The incremental files of the log, concatenated.
-async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
+pub async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
     let dir = match q!(*c, "CONFIG GET dir") {
         Ok(redis::Value::Array(v)) => text(&v[1]),
         other => panic!("CONFIG GET dir: {other:?}"),
@@ -146,7 +146,7 @@ async fn incremental_log(c: &mut redis::aio::MultiplexedConnection) -> Vec<u8> {
     }
 }
 
-fn holds(log: &[u8], record: &[u8]) -> bool {
+pub fn holds(log: &[u8], record: &[u8]) -> bool {
     log.windows(record.len()).any(|w| w == record)
 }
 
