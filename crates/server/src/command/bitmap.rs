@@ -361,6 +361,37 @@ impl<'k> Sources<'k> {
     }
 }
 
+/// Results from this size on may reuse the destination's buffer.
+const LEND_MIN: usize = 1 << 20;
+
+/// The heap buffer of the string at `dst` (left holding a placeholder
+/// that BITOP then replaces), when it holds `len` bytes and at most twice
+/// that: a large BITOP mostly waits on the kernel mapping a fresh result
+/// and unmapping the value it replaces.
+fn lend_buffer(
+    view: &mut View<'_>,
+    db: usize,
+    dst: &[u8],
+    now: u64,
+    len: usize,
+) -> Option<Vec<u8>> {
+    match view.peek(db, dst, now) {
+        Some(EntryMut {
+            value: Value::Str(s),
+            ..
+        }) if s.heap_size() >= len && s.heap_size() / 2 <= len => {
+            match std::mem::replace(s, Str::ZERO).into_raw() {
+                Ok(v) => Some(v),
+                Err(other) => {
+                    *s = other;
+                    None
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
 /// BITOP <AND | OR | XOR | NOT> destkey key [key ...]
 fn bitop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let op = [
@@ -424,7 +455,14 @@ fn bitop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             .iter()
             .map(|w| w.map_or(&[][..], |i| held[i]))
             .collect();
-        bits::bitop(op, &srcs)
+        let len = srcs.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut res = if len >= LEND_MIN && !index.contains_key(dst) {
+            lend_buffer(&mut cx.view, db, dst, now, len).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        bits::bitop_into(op, &srcs, &mut res);
+        res
     };
     src.restore(cx);
     let len = res.len();

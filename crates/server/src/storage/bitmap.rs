@@ -102,11 +102,26 @@ const BLOCK: usize = 4096;
 /// BITOP over `srcs` (NOT takes the first only): as long as the longest
 /// source, shorter ones read as zero-padded.
 pub fn bitop(op: BitOp, srcs: &[&[u8]]) -> Vec<u8> {
-    let Some((first, rest)) = srcs.split_first() else {
-        return Vec::new();
-    };
+    let mut res = Vec::new();
+    bitop_into(op, srcs, &mut res);
+    res
+}
+
+/// [`bitop`] into `res`, whose buffer is reused when it is large enough:
+/// writing into pages already mapped avoids faulting in a fresh result,
+/// most of the time a large BITOP takes otherwise.
+pub fn bitop_into(op: BitOp, srcs: &[&[u8]], res: &mut Vec<u8>) {
     let len = srcs.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut res = vec![0u8; len];
+    if res.capacity() >= len {
+        res.clear();
+        res.resize(len, 0);
+    } else {
+        // Zeroed by the allocator, page by page as it is written.
+        *res = vec![0u8; len];
+    }
+    let Some((first, rest)) = srcs.split_first() else {
+        return;
+    };
     for (i, out) in res.chunks_mut(BLOCK).enumerate() {
         let at = i * BLOCK;
         let head = window(first, at, out.len());
@@ -135,7 +150,6 @@ pub fn bitop(op: BitOp, srcs: &[&[u8]]) -> Vec<u8> {
             }
         }
     }
-    res
 }
 
 /// Up to `len` bytes of `s` from `at` (fewer, or none, past its end).
@@ -409,6 +423,11 @@ mod tests {
                 bitop(BitOp::Not, &srcs[..1]),
                 naive_bitop(BitOp::Not, &srcs[..1])
             );
+        }
+        // Into a reused buffer, longer or shorter than the result.
+        for mut reused in [vec![0xAAu8; 20000], vec![0x55u8; 3]] {
+            bitop_into(BitOp::Or, &[&b[..5], &a[3..40]], &mut reused);
+            assert_eq!(reused, naive_bitop(BitOp::Or, &[&b[..5], &a[3..40]]));
         }
         assert!(bitop(BitOp::And, &[]).is_empty());
         assert!(bitop(BitOp::Or, &[&[], &[]]).is_empty());

@@ -205,6 +205,14 @@ impl Str {
         }
     }
 
+    /// The heap buffer of a raw string, to reuse; any other form back.
+    pub fn into_raw(self) -> Result<Vec<u8>, Str> {
+        match self.0 {
+            Repr::Raw(v) => Ok(v),
+            other => Err(Str(other)),
+        }
+    }
+
     /// The raw bytes zero-padded to at least `len` (Redis's sdsgrowzero,
     /// for bitmaps). Room is added as Redis's sdsMakeRoomFor adds it
     /// (double below 1 MB, 1 MB more above), not by a `Vec`'s doubling:
