@@ -342,6 +342,10 @@ getrange k 1 -2
 setrange k 3 XYZ
 setbit bits 100 1
 bitcount bits 0 -1 bit
+bitpos bits 1 2 -1 bit
+bitop xor dst bits k
+bitfield bits overflow sat incrby i5 #3 100 get u8 0
+bitfield_ro bits get i64 0
 getex k persist
 lcs k n idx minmatchlen 1 withmatchlen
 mset a 1 b 2 c 3

@@ -3,6 +3,7 @@
 //! command layer is the only user.
 
 pub mod access;
+pub mod bitmap;
 pub mod geohash;
 pub mod hash;
 pub mod hll;

@@ -195,6 +195,55 @@ impl Str {
         }
     }
 
+    /// The bytes in place, unless the value is held as an integer (see
+    /// [`Str::with_bytes`] for one that formats it).
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match &self.0 {
+            Repr::Int(_) => None,
+            Repr::Raw(v) => Some(v),
+            other => other.inline_bytes(),
+        }
+    }
+
+    /// The heap buffer of a raw string, to reuse; any other form back.
+    pub fn into_raw(self) -> Result<Vec<u8>, Str> {
+        match self.0 {
+            Repr::Raw(v) => Ok(v),
+            other => Err(Str(other)),
+        }
+    }
+
+    /// The raw bytes zero-padded to at least `len` (Redis's sdsgrowzero,
+    /// for bitmaps). Room is added as Redis's sdsMakeRoomFor adds it
+    /// (double below 1 MB, 1 MB more above), not by a `Vec`'s doubling:
+    /// a bitmap can be hundreds of MB. Fails only when the memory cannot
+    /// be had.
+    pub fn grow_zeroed(
+        &mut self,
+        len: usize,
+    ) -> Result<&mut Vec<u8>, std::collections::TryReserveError> {
+        const MAX_PREALLOC: usize = 1 << 20;
+        if !matches!(self.0, Repr::Raw(_)) {
+            self.0 = Repr::Raw(self.to_vec());
+        }
+        let Repr::Raw(v) = &mut self.0 else {
+            unreachable!("just converted above")
+        };
+        if v.len() < len {
+            let room = if len < MAX_PREALLOC {
+                len * 2
+            } else {
+                len.saturating_add(MAX_PREALLOC)
+            };
+            v.try_reserve_exact(room - v.len())?;
+            v.resize(len, 0);
+        } else if v.capacity() == v.len() && v.len() <= EMBSTR_MAX {
+            // Spare room is what reports an edited short string `raw`.
+            v.try_reserve_exact(1)?;
+        }
+        Ok(v)
+    }
+
     pub fn to_vec(&self) -> Vec<u8> {
         self.with_bytes(|b| b.to_vec())
     }

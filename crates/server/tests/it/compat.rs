@@ -1564,6 +1564,262 @@ rpush l a
 setbit l 0 1
 getbit l 0
 bitcount l
+bitcount s 0 -1 "bit\x00x"
+bitcount s 1 -2 BYTE
+bitcount s -100 100
+bitcount s -100 100 BIT
+bitcount s 9223372036854775807 -9223372036854775808
+bitcount s -9223372036854775808 9223372036854775807 bit
+bitcount s 47 47 bit
+bitcount s 40 47 BIT
+set n 1234567
+bitcount n
+bitcount n 1 -2 bit
+object encoding n
+
+# ------------------------------------------------------- BITPOS
+flushall
+set s "\xff\xf0\x00"
+bitpos s 0
+bitpos s 1
+bitpos s 0 1
+bitpos s 1 1
+bitpos s 0 2 -1
+bitpos s 1 2
+bitpos s 1 3
+bitpos s 0 3
+bitpos s 0 -1
+bitpos s 0 -2 -1
+bitpos s 1 -3 -3
+bitpos s 0 0 0
+bitpos s 0 0 1
+bitpos s 0 0 1 BYTE
+bitpos s 0 0 -1 BIT
+bitpos s 1 0 -1 bit
+bitpos s 0 5 9 BIT
+bitpos s 1 9 15 BIT
+bitpos s 1 12 15 BIT
+bitpos s 0 3 5 BIT
+bitpos s 1 17 23 BIT
+bitpos s 0 17 19 BIT
+bitpos s 1 -5 -1 BIT
+bitpos s 0 -100 100 BIT
+bitpos s 1 100 200 BIT
+bitpos s 1 -1 -2
+bitpos s 0 3 2 BIT
+bitpos s 1 9223372036854775807
+bitpos s 0 -9223372036854775808 9223372036854775807 BIT
+bitpos s 0 0 -1 "bit\x00zz"
+bitpos s 2
+bitpos s -1
+bitpos s x
+bitpos s 1 x
+bitpos s 1 0 x
+bitpos s 1 0 x WORD
+bitpos s 1 0 0 WORD
+bitpos s 1 0 0 BIT extra
+set ones "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+bitpos ones 0
+bitpos ones 0 0
+bitpos ones 0 0 -1
+bitpos ones 0 0 -1 BIT
+bitpos ones 1 5
+set zeros "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+bitpos zeros 1
+bitpos zeros 0
+bitpos zeros 1 -1
+set empty ""
+bitpos empty 0
+bitpos empty 1
+bitpos empty 0 0
+bitpos empty 0 0 -1 BIT
+bitpos nokey 0
+bitpos nokey 1
+bitpos nokey 0 x y z w
+bitpos nokey 2
+set n 12
+bitpos n 1
+bitpos n 0 1
+rpush l a
+bitpos l 1
+bitpos l 2
+bitpos l 1 x
+
+# ------------------------------------------------------- BITOP
+flushall
+set a "\x0f\xf0\xaa"
+set b "\xff\x0f"
+set c "\x01"
+bitop and d a b
+get d
+object encoding d
+bitop or d a b c
+get d
+bitop xor d a b c
+get d
+bitop xor d a a
+get d
+bitop not d a
+get d
+bitop not d c
+get d
+bitop and d a nokey
+get d
+bitop or d nokey a
+get d
+bitop or d nokey nokey2
+exists d
+set d x
+expire d 100
+bitop and d nokey
+exists d
+bitop or d a
+ttl d
+set d2 v
+expire d2 100
+bitop and d2 a b
+ttl d2
+bitop AnD d a b
+bitop "or\x00x" d a
+bitop nand d a b
+bitop not d a b
+bitop not d
+bitop and d
+bitop and
+set n 123
+bitop or d n a
+get d
+object encoding n
+set e ""
+bitop or d e
+exists d
+bitop not d e
+bitop and a a b
+get a
+rpush l x
+bitop or d a l
+bitop or l a
+type l
+bitop foo l a
+bitop not d l b
+
+# ------------------------------------------------------- BITFIELD
+flushall
+bitfield bf set i8 0 100 get i8 0
+bitfield bf incrby i8 0 27 incrby i8 0 1
+bitfield bf overflow sat incrby i8 0 100 incrby i8 0 -300
+bitfield bf overflow fail incrby i8 0 1 incrby i8 0 -1 get i8 0
+bitfield bf overflow wrap incrby i8 0 -200
+bitfield bf set u8 0 255 incrby u8 0 1 get u8 0
+bitfield bf overflow sat incrby u8 0 300 incrby u8 0 -300 incrby u8 0 -1
+bitfield bf overflow fail set u8 0 256 set u8 0 -1 set u8 0 255 incrby u8 0 1
+bitfield bf overflow sat set u8 0 -1 set i8 0 -1000 set i8 0 1000
+bitfield bf overflow wrap set i8 0 200 set u8 0 -1 get u8 0
+bitfield bf set i64 0 9223372036854775807 incrby i64 0 1 get i64 0
+bitfield bf overflow sat set i64 0 9223372036854775807 incrby i64 0 1 incrby i64 0 -9223372036854775808 incrby i64 0 -9223372036854775808 incrby i64 0 -1
+bitfield bf overflow fail set i64 0 -9223372036854775808 incrby i64 0 -1 incrby i64 0 9223372036854775807 incrby i64 0 1
+bitfield bf set u63 0 9223372036854775807 incrby u63 0 1
+bitfield bf overflow sat set u63 0 0 incrby u63 0 -1 incrby u63 0 9223372036854775807 incrby u63 0 1
+bitfield bf overflow fail set u63 0 -1
+bitfield bf set i1 0 -1 get i1 0 incrby i1 0 1 set u1 0 1 incrby u1 0 1
+bitfield bf overflow sat incrby i1 0 5 incrby i1 0 -5 incrby u1 0 5
+bitfield bf set i5 3 -7 get i5 3 get u5 3 get u8 0 get i16 #0
+bitfield bf set u8 #1 200 get u8 8 get u8 #1 set u4 #3 9 get u16 0
+bitfield bf incrby u2 #100 1 get u2 200
+strlen bf
+bitfield bf set u16 1000 1
+strlen bf
+object encoding bf
+bitfield bf get u8 5000000 get i64 5000001 get u3 #100000000
+bitfield bf get u8 0 get i8 1 get u63 2 get i64 3 get i64 #0
+bitfield bf get u8 4294967288 get i64 4294967294
+bitfield bf get u8 4294967296
+bitfield bf get u8 #536870911
+bitfield bf get u8 #536870912
+bitfield bf get i64 #67108863
+bitfield bf get i64 #67108864
+bitfield bf get u8 #2305843009213693953
+bitfield bf get u8 #-2305843009213693951
+bitfield bf get i2 #4611686018427387904
+bitfield bf get u8 #9223372036854775807
+bitfield bf get u8 #-1
+bitfield bf get u8 #
+bitfield bf get u8 -1
+bitfield bf get u8 ""
+bitfield bf get u8 01
+bitfield bf get u8 +1
+bitfield bf get u8 1.5
+bitfield bf get u64 0
+bitfield bf get i65 0
+bitfield bf get i0 0
+bitfield bf get u0 0
+bitfield bf get U8 0
+bitfield bf get i+8 0
+bitfield bf get i08 0
+bitfield bf get i 0
+bitfield bf get "" 0
+bitfield bf get x8 0
+bitfield bf get "u8\x00zz" 0
+bitfield bf "get\x00" u8 0
+bitfield bf overflow "sat\x00" get u8 0
+bitfield bf set u8 0 x
+bitfield bf set u8 0 9223372036854775808
+bitfield bf incrby u8 0 1.5
+bitfield bf get u64 0 set u8 0 x
+bitfield bf set u8 x x
+bitfield bf overflow foo get u8 0
+bitfield bf overflow
+bitfield bf get
+bitfield bf get u8
+bitfield bf set u8 0
+bitfield bf incrby u8 0
+bitfield bf foo
+bitfield bf get u8 0 overflow
+bitfield bf get u8 0 foo u8 0
+bitfield bf get u8 0 incrby u8 1
+bitfield bf overflow wrap overflow sat overflow fail
+bitfield bf
+bitfield nokey get u8 0 get i8 #3
+exists nokey
+bitfield nokey overflow wrap
+exists nokey
+bitfield nokey2 overflow fail incrby u2 100 10
+exists nokey2
+strlen nokey2
+bitfield nokey3 set u8 0 0
+get nokey3
+object encoding nokey3
+set n 12345
+bitfield n get u8 0 get i16 #1
+object encoding n
+bitfield n incrby u8 0 0
+object encoding n
+get n
+rpush l a
+bitfield l get u8 0
+bitfield l set u8 0 1
+bitfield l foo
+bitfield_ro l get u8 0
+
+# ------------------------------------------------------- BITFIELD_RO
+flushall
+set s "\x80\x01"
+bitfield_ro s get u8 0 get i8 0 get u16 0 get i1 0 get u1 15
+bitfield_ro s get u8 #1
+bitfield_ro s
+bitfield_ro s set u8 0 1
+get s
+bitfield_ro s incrby u8 0 1
+bitfield_ro s get u8 0 overflow sat
+bitfield_ro s overflow sat get u8 0
+bitfield_ro s overflow sat set u8 0 1
+bitfield_ro s set u8 0 x
+bitfield_ro s set u64 0 1
+bitfield_ro s get u8 0 set i8 0 1
+bitfield_ro nokey get u8 0
+bitfield_ro nokey set u8 0 1
+exists nokey
+bitfield_ro s foo
 
 # ------------------------------------------------------- LCS
 flushall

@@ -12,6 +12,7 @@
 mod harness;
 
 mod acl;
+mod bitmaps;
 mod compat;
 mod connection;
 mod disk_errors;

@@ -642,11 +642,12 @@ fn lcs_matches_redis_on_random_strings() {
     }
 }
 
-/// BITCOUNT with random ranges (negative, reversed, past the end) in BYTE
-/// and BIT units, and GETBIT/SETBIT at random offsets: the same replies
-/// as redis-server.
+/// BITCOUNT and BITPOS with random ranges (negative, reversed, past the
+/// end) in BYTE and BIT units, BITFIELD fields of random widths and
+/// overflow modes, GETBIT/SETBIT at random offsets and BITOP: the same
+/// replies as redis-server.
 #[test]
-fn bitmaps_match_redis_on_random_ranges() {
+fn bitmaps_match_redis_on_random_commands() {
     let keel = Server::keel();
     let redis = Server::redis();
     let (mut k, mut r) = (keel.raw(), redis.raw());
@@ -668,12 +669,30 @@ fn bitmaps_match_redis_on_random_ranges() {
         let offset = (next() % 120).to_string();
         let bit = (next() % 2).to_string();
         let (s, e) = (start.to_string(), end.to_string());
+        let signed = next() % 2 == 0;
+        let width = 1 + next() % if signed { 64 } else { 63 };
+        let field = format!("{}{width}", if signed { 'i' } else { 'u' });
+        let overflow = ["WRAP", "SAT", "FAIL"][(next() % 3) as usize];
+        let by = (next() as i64 >> (next() % 64)).to_string();
         for argv in [
             vec!["BITCOUNT", "bm", &s, &e],
             vec!["BITCOUNT", "bm", &s, &e, "BIT"],
+            vec!["BITPOS", "bm", &bit],
+            vec!["BITPOS", "bm", &bit, &s],
+            vec!["BITPOS", "bm", &bit, &s, &e],
+            vec!["BITPOS", "bm", &bit, &s, &e, "BIT"],
             vec!["GETBIT", "bm", &offset],
+            vec!["BITFIELD_RO", "bm", "GET", &field, &offset],
+            vec![
+                "BITFIELD", "bm", "OVERFLOW", overflow, "INCRBY", &field, &offset, &by,
+            ],
+            vec![
+                "BITFIELD", "bm", "OVERFLOW", overflow, "SET", &field, &offset, &by,
+            ],
             vec!["SETBIT", "bm", &offset, &bit],
+            vec!["BITOP", "XOR", "bm2", "bm", "bm2"],
             vec!["GET", "bm"],
+            vec!["GET", "bm2"],
         ] {
             assert_eq!(
                 escape(&k.cmd(&argv)),
