@@ -16,6 +16,7 @@ pub mod evict;
 pub mod table;
 
 mod connection;
+mod dump;
 pub mod double;
 pub mod gates;
 mod hash;
@@ -57,6 +58,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     string::register(&mut r);
     bitmap::register(&mut r);
     keys::register(&mut r);
+    dump::register(&mut r);
     list::register(&mut r);
     hash::register(&mut r);
     set::register(&mut r);

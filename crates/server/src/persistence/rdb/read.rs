@@ -77,6 +77,76 @@ pub fn check(data: &[u8]) -> Result<String, (String, RdbError)> {
     }
 }
 
+/// Why a DUMP payload was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadError {
+    /// A newer RDB version than Redis 7.0's, or a wrong CRC64.
+    VersionOrChecksum,
+    /// The value does not decode.
+    BadFormat,
+}
+
+/// Checks a DUMP or FUNCTION DUMP payload's footer (Redis's
+/// `verifyDumpPayload`): at least the 10 footer bytes, an RDB version
+/// keel reads, and the CRC64 of everything before the checksum.
+pub fn verify_payload(payload: &[u8]) -> Result<(), PayloadError> {
+    let Some(body_len) = payload.len().checked_sub(10) else {
+        return Err(PayloadError::VersionOrChecksum);
+    };
+    let footer = &payload[body_len..];
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let mut crc = [0u8; 8];
+    crc.copy_from_slice(&footer[2..]);
+    if u32::from(version) > VERSION_WRITTEN
+        || CRC64.checksum(&payload[..body_len + 2]) != u64::from_le_bytes(crc)
+    {
+        return Err(PayloadError::VersionOrChecksum);
+    }
+    Ok(())
+}
+
+/// The value of a DUMP payload (RESTORE): footer checked, then the type
+/// byte and the value. Every length is checked as for a file, so a
+/// hostile payload is an error, never a panic or an unbacked allocation.
+pub fn restore_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value, PayloadError> {
+    verify_payload(payload)?;
+    let mut r = Reader {
+        data: &payload[..payload.len() - 10],
+        pos: 0,
+        limits,
+    };
+    let t = r.u8().map_err(|_| PayloadError::BadFormat)?;
+    match r.value(t, 0) {
+        Ok(Some(v)) => Ok(v),
+        _ => Err(PayloadError::BadFormat),
+    }
+}
+
+/// The library codes of a FUNCTION DUMP payload whose footer was checked,
+/// or Redis's error text (without the `ERR ` prefix).
+pub fn functions_of_payload(payload: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {
+    let limits = EncodingLimits::default();
+    // As Redis, items are read up to the last 10 bytes, from the whole
+    // payload (a string may run into the footer).
+    let mut r = Reader {
+        data: payload,
+        pos: 0,
+        limits: &limits,
+    };
+    let mut codes = Vec::new();
+    while payload.len().saturating_sub(r.pos) > 10 {
+        match r.u8() {
+            Ok(OP_FUNCTION_2) => {}
+            Ok(OP_FUNCTION_PRE_GA) => return Err("Pre-GA function format not supported"),
+            Ok(_) => return Err("given type is not a function"),
+            Err(_) => return Err("can not read data type"),
+        }
+        let code = r.string().map_err(|_| "Failed loading library payload")?;
+        codes.push(code.into_owned());
+    }
+    Ok(codes)
+}
+
 fn parse(
     data: &[u8],
     limits: &EncodingLimits,
