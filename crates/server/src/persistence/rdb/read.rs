@@ -110,8 +110,9 @@ pub fn verify_payload(payload: &[u8]) -> Result<(), PayloadError> {
 /// hostile payload is an error, never a panic or an unbacked allocation.
 pub fn restore_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value, PayloadError> {
     verify_payload(payload)?;
+    // The footer stays readable, as in Redis: a value may run into it.
     let mut r = Reader {
-        data: &payload[..payload.len() - 10],
+        data: payload,
         pos: 0,
         limits,
     };
@@ -136,15 +137,38 @@ pub fn functions_of_payload(payload: &[u8]) -> Result<Vec<Vec<u8>>, &'static str
     let mut codes = Vec::new();
     while payload.len().saturating_sub(r.pos) > 10 {
         match r.u8() {
-            Ok(OP_FUNCTION_2) => {}
-            Ok(OP_FUNCTION_PRE_GA) => return Err("Pre-GA function format not supported"),
+            Ok(OP_FUNCTION_2) => {
+                let code = r.string().map_err(|_| "Failed loading library payload")?;
+                codes.push(code.into_owned());
+            }
+            Ok(OP_FUNCTION_PRE_GA) => codes.push(pre_ga_function(&mut r)?),
             Ok(_) => return Err("given type is not a function"),
             Err(_) => return Err("can not read data type"),
         }
-        let code = r.string().map_err(|_| "Failed loading library payload")?;
-        codes.push(code.into_owned());
     }
     Ok(codes)
+}
+
+/// A function in the 7.0 release candidates' format (name, engine,
+/// optional description, body) as the library Redis 7.0 makes of it.
+fn pre_ga_function(r: &mut Reader) -> Result<Vec<u8>, &'static str> {
+    let name = r.string().map_err(|_| "Failed loading library name")?;
+    let engine = r.string().map_err(|_| "Failed loading engine name")?;
+    let has_desc = r
+        .len()
+        .map_err(|_| "Failed loading library description indicator")?;
+    if has_desc != 0 {
+        r.string()
+            .map_err(|_| "Failed loading library description")?;
+    }
+    let body = r.string().map_err(|_| "Failed loading library blob")?;
+    let mut code = b"#!".to_vec();
+    code.extend_from_slice(&engine);
+    code.extend_from_slice(b" name=");
+    code.extend_from_slice(&name);
+    code.push(b'\n');
+    code.extend_from_slice(&body);
+    Ok(code)
 }
 
 fn parse(
@@ -734,6 +758,7 @@ fn stream_node(s: &mut Stream, master: StreamId, items: &[Item]) -> Result<(), &
     if int(&mut it)? != 0 {
         return Err("master entry without its terminator");
     }
+    let mut deleted = Vec::new();
     while let Some(flags) = it.next() {
         let flags = flags.as_int().ok_or("malformed node listpack")?;
         let ms = master.ms.wrapping_add(int(&mut it)? as u64);
@@ -755,15 +780,20 @@ fn stream_node(s: &mut Stream, master: StreamId, items: &[Item]) -> Result<(), &
             }
         }
         int(&mut it)?; // lp-count, for backward iteration
-        if flags & STREAM_ITEM_DELETED != 0 {
-            continue;
-        }
         if pairs.is_empty() {
             return Err("entry without fields");
         }
         let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
         s.append(id, &refs, NodeLimits::default())
             .map_err(|_| "entries out of order")?;
+        if flags & STREAM_ITEM_DELETED != 0 {
+            deleted.push(id);
+        }
+    }
+    // Deleted entries stay in their node, flagged, as Redis keeps them
+    // (node boundaries and a later DUMP come out as Redis's).
+    for id in deleted {
+        s.delete(id);
     }
     Ok(())
 }

@@ -159,16 +159,9 @@ impl<W: Write> Writer<W> {
         let mut lp = ListpackWriter::default();
         for e in l.iter() {
             e.with_bytes(|b| {
-                let sz = b.len();
-                let overhead = if sz < 254 { 1 } else { 5 }
-                    + if sz < 64 {
-                        1
-                    } else if sz < 16384 {
-                        2
-                    } else {
-                        5
-                    };
-                let new_sz = lp.bytes() + sz + overhead;
+                // Redis's estimate: the element's length plus 8 bytes of
+                // entry overhead (SIZE_ESTIMATE_OVERHEAD).
+                let new_sz = lp.bytes() + b.len() + 8;
                 let fits = lp.count() > 0
                     && match max_bytes {
                         Some(limit) => new_sz <= limit,
