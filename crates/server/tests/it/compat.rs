@@ -2762,7 +2762,6 @@ XADD dst 2-1 a 3 b 4
 XADD dst 3-1 c 5
 XDEL dst 2-1
 XGROUP CREATE dst g 0
-XREADGROUP GROUP g alice COUNT 1 STREAMS dst >
 DUMP ds
 DUMP di
 DUMP dneg

@@ -15,6 +15,7 @@ mod acl;
 mod compat;
 mod connection;
 mod disk_errors;
+mod dump;
 mod durability;
 mod expiry;
 mod hashes;
