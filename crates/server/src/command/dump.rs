@@ -260,10 +260,14 @@ fn migrate(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             socket_error = true;
             break;
         };
-        let failed = [auth_reply.as_deref(), Some(&select_reply[..]), Some(&reply[..])]
-            .into_iter()
-            .flatten()
-            .find(|r| r.first() == Some(&b'-'));
+        let failed = [
+            auth_reply.as_deref(),
+            Some(&select_reply[..]),
+            Some(&reply[..]),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|r| r.first() == Some(&b'-'));
         if let Some(err) = failed {
             target_error.get_or_insert_with(|| String::from_utf8_lossy(&err[1..]).into_owned());
         } else if !copy && cx.view.remove(db, key, now).is_some() {

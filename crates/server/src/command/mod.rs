@@ -16,8 +16,8 @@ pub mod evict;
 pub mod table;
 
 mod connection;
-mod dump;
 pub mod double;
+mod dump;
 pub mod gates;
 mod hash;
 mod keys;

@@ -16,7 +16,9 @@ fn bs(s: &str) -> Value {
 
 fn txt(v: &Value) -> String {
     match v {
-        Value::Bulk(b) | Value::Simple(b) | Value::Verbatim(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Bulk(b) | Value::Simple(b) | Value::Verbatim(b) => {
+            String::from_utf8_lossy(b).into_owned()
+        }
         other => format!("{other:?}"),
     }
 }
@@ -34,7 +36,13 @@ fn dataset() -> Vec<Vec<String>> {
     let mut big = c(&["RPUSH", "biglist"]);
     big.extend((0..5000).map(|i| format!("item-{i}-{}", "y".repeat(i % 40))));
     cmds.push(big);
-    cmds.push(c(&["RPUSH", "hugeitems", &"h".repeat(20000), "x", &"k".repeat(9000)]));
+    cmds.push(c(&[
+        "RPUSH",
+        "hugeitems",
+        &"h".repeat(20000),
+        "x",
+        &"k".repeat(9000),
+    ]));
     cmds.push(c(&["HSET", "hash", "f", "v", "n", "12"]));
     let mut bighash = c(&["HSET", "bighash"]);
     for i in 0..1000 {
@@ -49,7 +57,9 @@ fn dataset() -> Vec<Vec<String>> {
     let mut bigintset = c(&["SADD", "bigintset"]);
     bigintset.extend((0..700).map(|i| (i * 3).to_string()));
     cmds.push(bigintset);
-    cmds.push(c(&["ZADD", "zset", "1", "a", "2.5", "b", "-inf", "c", "0.1", "d"]));
+    cmds.push(c(&[
+        "ZADD", "zset", "1", "a", "2.5", "b", "-inf", "c", "0.1", "d",
+    ]));
     let mut bigz = c(&["ZADD", "bigzset"]);
     for i in 0..300 {
         bigz.push(format!("{}", i as f64 / 7.0));
@@ -58,16 +68,50 @@ fn dataset() -> Vec<Vec<String>> {
     cmds.push(bigz);
     for i in 1..=1500 {
         if i % 10 == 0 {
-            cmds.push(c(&["XADD", "stream", &format!("{i}-0"), "other", &"z".repeat(i % 50)]));
+            cmds.push(c(&[
+                "XADD",
+                "stream",
+                &format!("{i}-0"),
+                "other",
+                &"z".repeat(i % 50),
+            ]));
         } else {
-            cmds.push(c(&["XADD", "stream", &format!("{i}-0"), "temp", &i.to_string(), "hum", "40"]));
+            cmds.push(c(&[
+                "XADD",
+                "stream",
+                &format!("{i}-0"),
+                "temp",
+                &i.to_string(),
+                "hum",
+                "40",
+            ]));
         }
     }
     cmds.push(c(&["XDEL", "stream", "5-0", "6-0", "700-0", "1500-0"]));
     cmds.push(c(&["XGROUP", "CREATE", "stream", "g1", "0"]));
     cmds.push(c(&["XGROUP", "CREATE", "stream", "g2", "$"]));
-    cmds.push(c(&["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "30", "STREAMS", "stream", ">"]));
-    cmds.push(c(&["XREADGROUP", "GROUP", "g1", "bob", "COUNT", "5", "STREAMS", "stream", ">"]));
+    cmds.push(c(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "30",
+        "STREAMS",
+        "stream",
+        ">",
+    ]));
+    cmds.push(c(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "5",
+        "STREAMS",
+        "stream",
+        ">",
+    ]));
     cmds.push(c(&["XACK", "stream", "g1", "3-0", "4-0"]));
     cmds.push(c(&["XADD", "smallstream", "1-1", "a", "b"]));
     cmds
@@ -75,8 +119,23 @@ fn dataset() -> Vec<Vec<String>> {
 
 /// Key names of `dataset` with their types.
 const KEYS: &[&str] = &[
-    "str", "int", "bigint", "long", "ttl", "list", "biglist", "hugeitems", "hash", "bighash",
-    "intset", "bigset", "bigintset", "zset", "bigzset", "stream", "smallstream",
+    "str",
+    "int",
+    "bigint",
+    "long",
+    "ttl",
+    "list",
+    "biglist",
+    "hugeitems",
+    "hash",
+    "bighash",
+    "intset",
+    "bigset",
+    "bigintset",
+    "zset",
+    "bigzset",
+    "stream",
+    "smallstream",
 ];
 
 /// Keys whose payload is the same bytes on both servers (hash tables
@@ -196,8 +255,16 @@ fn payloads_move_both_ways_for_every_type() {
         // Each side reads the other's value as the other reads it (the
         // stream's consumer times are each builder's own).
         let (in_redis, in_keel) = (contents(&mut r, key), contents(&mut k, key));
-        assert_eq!(contents(&mut k, &copy), in_redis, "Redis's {key} restored in keel");
-        assert_eq!(contents(&mut r, &copy), in_keel, "keel's {key} restored in Redis");
+        assert_eq!(
+            contents(&mut k, &copy),
+            in_redis,
+            "Redis's {key} restored in keel"
+        );
+        assert_eq!(
+            contents(&mut r, &copy),
+            in_keel,
+            "keel's {key} restored in Redis"
+        );
         if byte_identical(key) {
             // A restored value is laid out as the original: dumped again,
             // the same bytes.
@@ -212,7 +279,10 @@ fn restore_options_and_metadata() {
     let mut c = s.raw();
     c.cmd(&["SET", "src", "value"]);
     let p = dump(&mut c, "src");
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"idle", b"0", &p, b"IDLETIME", b"1000"]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"idle", b"0", &p, b"IDLETIME", b"1000"]),
+        b"+OK\r\n"
+    );
     let idle = match c.call(&["OBJECT", "IDLETIME", "idle"]) {
         Value::Integer(n) => n,
         other => panic!("{other:?}"),
@@ -220,20 +290,35 @@ fn restore_options_and_metadata() {
     assert!((1000..=1002).contains(&idle), "idle {idle}");
     // Under LFU, FREQ sets the counter.
     c.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"freq", b"0", &p, b"FREQ", b"77"]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"freq", b"0", &p, b"FREQ", b"77"]),
+        b"+OK\r\n"
+    );
     assert_eq!(c.call(&["OBJECT", "FREQ", "freq"]), Value::Integer(77));
     c.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
     // A relative TTL; ABSTTL; a TTL already past creates nothing.
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"t1", b"5000", &p]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"t1", b"5000", &p]),
+        b"+OK\r\n"
+    );
     let pttl = match c.call(&["PTTL", "t1"]) {
         Value::Integer(n) => n,
         other => panic!("{other:?}"),
     };
     assert!((4000..=5000).contains(&pttl), "pttl {pttl}");
     let at = (unix_ms() + 60_000).to_string();
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"t2", at.as_bytes(), &p, b"ABSTTL"]), b"+OK\r\n");
-    assert_eq!(c.call(&["PEXPIRETIME", "t2"]), Value::Integer(at.parse().unwrap()));
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"t2", b"1", &p, b"ABSTTL", b"REPLACE"]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"t2", at.as_bytes(), &p, b"ABSTTL"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        c.call(&["PEXPIRETIME", "t2"]),
+        Value::Integer(at.parse().unwrap())
+    );
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"t2", b"1", &p, b"ABSTTL", b"REPLACE"]),
+        b"+OK\r\n"
+    );
     assert_eq!(c.call(&["EXISTS", "t2"]), Value::Integer(0));
 }
 
@@ -279,24 +364,45 @@ fn restore_is_logged_and_wakes_blocked_clients() {
     let mut waiter = s.raw();
     waiter.send_cmd(&["BLPOP", "dst", "0"]);
     wait_blocked(&mut c, 1);
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"dst", b"0", &list]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"dst", b"0", &list]),
+        b"+OK\r\n"
+    );
     assert_eq!(
         parse(&waiter.read_reply()),
         Value::Array(vec![bs("dst"), bs("a")])
     );
     assert_eq!(
         parse(&sub.read_reply()),
-        Value::Array(vec![bs("pmessage"), bs("__keyevent@0__:restore"), bs("__keyevent@0__:restore"), bs("dst")])
+        Value::Array(vec![
+            bs("pmessage"),
+            bs("__keyevent@0__:restore"),
+            bs("__keyevent@0__:restore"),
+            bs("dst")
+        ])
     );
 
     // A relative TTL is logged as an absolute one; a REPLACE whose TTL
     // is already past logs the deletion.
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"t", b"100000", &string]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[b"RESTORE" as &[u8], b"t", b"100000", &string]),
+        b"+OK\r\n"
+    );
     let at = match c.call(&["PEXPIRETIME", "t"]) {
         Value::Integer(n) => n,
         other => panic!("{other:?}"),
     };
-    assert_eq!(c.cmd(&[b"RESTORE" as &[u8], b"t", b"1", &string, b"REPLACE", b"ABSTTL"]), b"+OK\r\n");
+    assert_eq!(
+        c.cmd(&[
+            b"RESTORE" as &[u8],
+            b"t",
+            b"1",
+            &string,
+            b"REPLACE",
+            b"ABSTTL"
+        ]),
+        b"+OK\r\n"
+    );
     let aof = std::fs::read(dir.join("appendonlydir").join("appendonly.aof.1.incr.aof")).unwrap();
     let aof = String::from_utf8_lossy(&aof).into_owned();
     let abs = format!("$1\r\nt\r\n${}\r\n{at}\r\n", at.to_string().len());
@@ -306,9 +412,19 @@ fn restore_is_logged_and_wakes_blocked_clients() {
     drop(c);
     drop(s);
     // The log replays: the restored list (minus the popped element).
-    let s = Server::keel_raw(&["--dir", dir.to_str().unwrap(), "--appendonly", "yes", "--save", ""]);
+    let s = Server::keel_raw(&[
+        "--dir",
+        dir.to_str().unwrap(),
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+    ]);
     let mut c = s.raw();
-    assert_eq!(c.call(&["LRANGE", "dst", "0", "-1"]), Value::Array(vec![bs("b")]));
+    assert_eq!(
+        c.call(&["LRANGE", "dst", "0", "-1"]),
+        Value::Array(vec![bs("b")])
+    );
     assert_eq!(c.call(&["EXISTS", "t"]), Value::Integer(0));
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
@@ -334,9 +450,15 @@ fn migrate_between(src: &Server, dst: &Server) {
     assert_eq!(migrate(&mut s, dst, &["l", "3", "5000"]), b"+OK\r\n");
     assert_eq!(s.call(&["EXISTS", "l"]), Value::Integer(0));
     d.cmd(&["SELECT", "3"]);
-    assert_eq!(d.call(&["LRANGE", "l", "0", "-1"]), Value::Array(vec![bs("a"), bs("b")]));
+    assert_eq!(
+        d.call(&["LRANGE", "l", "0", "-1"]),
+        Value::Array(vec![bs("a"), bs("b")])
+    );
     // COPY keeps the source; the TTL travels.
-    assert_eq!(migrate(&mut s, dst, &["k", "3", "5000", "COPY"]), b"+OK\r\n");
+    assert_eq!(
+        migrate(&mut s, dst, &["k", "3", "5000", "COPY"]),
+        b"+OK\r\n"
+    );
     assert_eq!(s.call(&["EXISTS", "k"]), Value::Integer(1));
     assert!(matches!(d.call(&["PTTL", "k"]), Value::Integer(n) if n > 90_000));
     // The target holds the key: its error, prefixed.
@@ -348,7 +470,11 @@ fn migrate_between(src: &Server, dst: &Server) {
     // REPLACE, several keys (one missing).
     s.cmd(&["SET", "k", "new"]);
     assert_eq!(
-        migrate(&mut s, dst, &["", "3", "5000", "REPLACE", "KEYS", "k", "nokey", "h"]),
+        migrate(
+            &mut s,
+            dst,
+            &["", "3", "5000", "REPLACE", "KEYS", "k", "nokey", "h"]
+        ),
         b"+OK\r\n"
     );
     assert_eq!(s.call(&["EXISTS", "k", "h"]), Value::Integer(0));
@@ -382,7 +508,10 @@ fn migrate_between(src: &Server, dst: &Server) {
     );
     let mut d = dst.raw();
     d.cmd(&["AUTH", "pw"]);
-    assert_eq!(d.call(&["MGET", "a1", "a2"]), Value::Array(vec![bs("1"), bs("2")]));
+    assert_eq!(
+        d.call(&["MGET", "a1", "a2"]),
+        Value::Array(vec![bs("1"), bs("2")])
+    );
     d.cmd(&["CONFIG", "SET", "requirepass", ""]);
 }
 
@@ -450,7 +579,10 @@ fn function_payloads_move_both_ways() {
     let want = list(&mut r);
     for (c, payload) in [(&mut k, &from_redis), (&mut r, &from_keel)] {
         c.cmd(&["FUNCTION", "FLUSH"]);
-        assert_eq!(c.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", payload]), b"+OK\r\n");
+        assert_eq!(
+            c.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", payload]),
+            b"+OK\r\n"
+        );
         assert_eq!(list(c), want);
         assert_eq!(c.call(&["FCALL", "f2", "0"]), Value::Integer(2));
         // Which of the two libraries is named depends on the server's
@@ -462,17 +594,27 @@ fn function_payloads_move_both_ways() {
             "{}",
             escape(&exists)
         );
-        assert_eq!(c.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", payload, b"REPLACE"]), b"+OK\r\n");
+        assert_eq!(
+            c.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", payload, b"REPLACE"]),
+            b"+OK\r\n"
+        );
     }
     // A failed restore leaves the libraries as they were.
     k.cmd(&["FUNCTION", "DELETE", "lib2"]);
-    k.cmd(&["FUNCTION", "LOAD", "#!lua name=other\nredis.register_function('f2', function() return 3 end)"]);
+    k.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=other\nredis.register_function('f2', function() return 3 end)",
+    ]);
     assert_eq!(
         k.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", &from_redis, b"REPLACE"]),
         b"-ERR Function f2 already exists\r\n"
     );
     assert_eq!(k.call(&["FCALL", "f2", "0"]), Value::Integer(3));
-    assert_eq!(k.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", &from_redis, b"FLUSH"]), b"+OK\r\n");
+    assert_eq!(
+        k.cmd(&[b"FUNCTION" as &[u8], b"RESTORE", &from_redis, b"FLUSH"]),
+        b"+OK\r\n"
+    );
     assert_eq!(k.call(&["FCALL", "f2", "0"]), Value::Integer(2));
 }
 
@@ -538,7 +680,13 @@ fn hostile_payloads_are_refused_never_a_crash() {
                     }
                 }
             }
-            let reply = k.cmd(&[b"RESTORE" as &[u8], b"victim", b"0", &seal(&bad), b"REPLACE"]);
+            let reply = k.cmd(&[
+                b"RESTORE" as &[u8],
+                b"victim",
+                b"0",
+                &seal(&bad),
+                b"REPLACE",
+            ]);
             assert!(
                 reply == b"+OK\r\n" || reply == b"-ERR Bad data format\r\n",
                 "{key} round {round}: {}",

@@ -294,7 +294,10 @@ fn library_exists(name: &str) -> CmdError {
 /// Checks a library's metadata and compiles it in a fresh interpreter
 /// (threads compile it again lazily); `exists` refuses a name taken, before
 /// the compilation, as Redis checks it.
-fn compile_library(code: &[u8], exists: impl Fn(&str) -> bool) -> Result<(String, Library), CmdError> {
+fn compile_library(
+    code: &[u8],
+    exists: impl Fn(&str) -> bool,
+) -> Result<(String, Library), CmdError> {
     let md = library_metadata(code).map_err(|e| CmdError::new(format!("ERR {e}")))?;
     if !valid_name(md.name.as_bytes()) {
         return Err(CmdError::new(format!("ERR {LIB_NAME_RULE}")));
@@ -389,7 +392,8 @@ pub(super) fn function_restore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "ERR DUMP payload version or checksum are wrong",
         ));
     }
-    let codes = rdb::functions_of_payload(argv[2]).map_err(|e| CmdError::new(format!("ERR {e}")))?;
+    let codes =
+        rdb::functions_of_payload(argv[2]).map_err(|e| CmdError::new(format!("ERR {e}")))?;
     // Every library compiles into a context of its own first, so a bad
     // one leaves the current libraries untouched.
     let mut restored = Libraries::default();
