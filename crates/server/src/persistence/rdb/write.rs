@@ -463,7 +463,8 @@ fn bare_writer(compress: bool) -> Writer<Vec<u8>> {
     }
 }
 
-fn seal_payload(mut out: Vec<u8>) -> Vec<u8> {
+/// Appends the DUMP footer (RDB version, CRC64) to a payload's body.
+pub fn seal_payload(mut out: Vec<u8>) -> Vec<u8> {
     out.extend_from_slice(&(VERSION_WRITTEN as u16).to_le_bytes());
     let crc = CRC64.checksum(&out);
     out.extend_from_slice(&crc.to_le_bytes());
