@@ -761,6 +761,16 @@ pub fn rdb_load(data: &[u8]) {
         h.check_round_trip();
     }
     h.reset();
+    // The same bytes as the value of a DUMP payload (RESTORE): refused,
+    // never a panic; what is accepted dumps and restores equal.
+    let limits = crate::storage::value::EncodingLimits::default();
+    if let Ok(v) = rdb::restore_payload(&rdb::seal_payload(data.to_vec()), &limits) {
+        let again = rdb::dump_payload(&v, true, -2);
+        match rdb::restore_payload(&again, &limits) {
+            Ok(back) => assert!(back == v, "a restored value dumps as another"),
+            Err(e) => panic!("a restored value's own DUMP is refused: {e:?}"),
+        }
+    }
 }
 
 // ---------------------------------------------------------------------

@@ -17,6 +17,7 @@ pub mod table;
 
 mod connection;
 pub mod double;
+mod dump;
 pub mod gates;
 mod geo;
 mod hash;
@@ -59,6 +60,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     string::register(&mut r);
     bitmap::register(&mut r);
     keys::register(&mut r);
+    dump::register(&mut r);
     list::register(&mut r);
     hash::register(&mut r);
     hll::register(&mut r);

@@ -79,6 +79,8 @@ pub(super) fn register(r: &mut Registry) {
     r.add("function|stats", function_stats);
     r.add("function|kill", function_kill);
     r.add("function|help", function_help);
+    r.add("function|dump", function_dump);
+    r.add("function|restore", function_restore);
 }
 
 // ---------------------------------------------------------------------------

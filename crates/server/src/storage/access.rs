@@ -126,6 +126,22 @@ fn log_incr(counter: u32, log_factor: u32) -> u32 {
     }
 }
 
+/// The metadata of a key last accessed `idle_secs` ago (RESTORE ...
+/// IDLETIME, Redis's objectSetLRUOrLFU): the LRU clock moved back, wrapped
+/// as Redis's 24-bit field wraps.
+pub fn with_idle(idle_secs: u64, now_ms: u64) -> u32 {
+    let mut abs = lru_clock(now_ms) as i64 - idle_secs.min(i64::MAX as u64) as i64;
+    if abs < 0 {
+        abs += 0xFF_FFFF;
+    }
+    (abs as u32) & 0xFF_FFFF
+}
+
+/// The LFU metadata of a key with access counter `freq` (RESTORE ... FREQ).
+pub fn with_freq(freq: u8, now_ms: u64) -> u32 {
+    (lfu_minutes(now_ms) << 8) | freq as u32
+}
+
 /// Seconds since the last access for OBJECT IDLETIME (LRU clock, with
 /// its wrap-around).
 pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {

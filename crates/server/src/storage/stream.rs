@@ -366,6 +366,12 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// Whether the entry's field names are its node's master fields (the
+    /// values alone are stored: Redis's SAMEFIELDS flag).
+    pub fn same_fields(&self) -> bool {
+        self.same
+    }
+
     /// Number of field-value pairs.
     pub fn len(&self) -> usize {
         let mut p = 0;
@@ -421,6 +427,19 @@ impl fmt::Debug for Entry<'_> {
             .collect();
         write!(f, "{} {:?}", self.id, pairs)
     }
+}
+
+/// One node as Redis lays it out (for the RDB writer): every entry, deleted
+/// ones included, since Redis's node listpacks keep them until the whole
+/// node goes.
+pub struct NodeView<'a> {
+    pub master_id: StreamId,
+    pub live: u32,
+    pub deleted: u32,
+    /// The master entry's field names.
+    pub fields: Vec<&'a [u8]>,
+    /// Entries in ID order, with their deleted flag.
+    pub entries: Vec<(Entry<'a>, bool)>,
 }
 
 /// Field-value pairs of an [`Entry`].
@@ -659,6 +678,27 @@ impl Stream {
             })
             .sum();
         nodes + groups
+    }
+
+    /// The nodes, first to last (see [`NodeView`]).
+    pub fn nodes(&self) -> impl Iterator<Item = NodeView<'_>> + '_ {
+        self.nodes.iter().map(|(mid, node)| {
+            let mut entries = Vec::with_capacity((node.live + node.deleted) as usize);
+            let mut p = 0;
+            while p < node.data.len() {
+                let (e, next) = node.entry_at(*mid, p);
+                let deleted = e.flags & FLAG_DELETED != 0;
+                entries.push((Entry::new(node, e), deleted));
+                p = next;
+            }
+            NodeView {
+                master_id: *mid,
+                live: node.live,
+                deleted: node.deleted,
+                fields: node.master_fields().collect(),
+                entries,
+            }
+        })
     }
 
     /// Number of nodes (Redis's `radix-tree-keys`).

@@ -16,6 +16,7 @@ mod bitmaps;
 mod compat;
 mod connection;
 mod disk_errors;
+mod dump;
 mod durability;
 mod expiry;
 mod geo;

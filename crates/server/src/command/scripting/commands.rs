@@ -269,6 +269,35 @@ pub fn library_codes(server: &Server) -> Vec<Vec<u8>> {
 /// Compiles and registers a library (FUNCTION LOAD, and loading a
 /// snapshot); returns its name.
 pub fn install_library(server: &Server, code: &[u8], replace: bool) -> Result<String, CmdError> {
+    let st = state(server);
+    let (name, lib) = compile_library(code, |n| !replace && st.libs.read().libs.contains_key(n))?;
+    let mut libs = st.libs.write();
+    if !replace && libs.libs.contains_key(&name) {
+        return Err(library_exists(&name));
+    }
+    for f in lib.functions.keys() {
+        if let Some(owner) = libs.functions.get(&f.to_ascii_lowercase()) {
+            if *owner != name {
+                return Err(CmdError::new(format!("ERR Function {f} already exists")));
+            }
+        }
+    }
+    link(&mut libs, name.clone(), lib);
+    st.functions_epoch.fetch_add(1, Relaxed);
+    Ok(name)
+}
+
+fn library_exists(name: &str) -> CmdError {
+    CmdError::new(format!("ERR Library '{name}' already exists"))
+}
+
+/// Checks a library's metadata and compiles it in a fresh interpreter
+/// (threads compile it again lazily); `exists` refuses a name taken, before
+/// the compilation, as Redis checks it.
+fn compile_library(
+    code: &[u8],
+    exists: impl Fn(&str) -> bool,
+) -> Result<(String, Library), CmdError> {
     let md = library_metadata(code).map_err(|e| CmdError::new(format!("ERR {e}")))?;
     if !valid_name(md.name.as_bytes()) {
         return Err(CmdError::new(format!("ERR {LIB_NAME_RULE}")));
@@ -279,14 +308,9 @@ pub fn install_library(server: &Server, code: &[u8], replace: bool) -> Result<St
             String::from_utf8_lossy(&md.engine)
         )));
     }
-    let st = state(server);
-    if !replace && st.libs.read().libs.contains_key(&md.name) {
-        return Err(CmdError::new(format!(
-            "ERR Library '{}' already exists",
-            md.name
-        )));
+    if exists(&md.name) {
+        return Err(library_exists(&md.name));
     }
-    // Validate in a fresh interpreter; threads compile it lazily.
     // SAFETY: API holds valid Lua C functions.
     let vm = unsafe { Vm::new(lua::Kind::Function, &API) }.ok_or_else(vm_failed)?;
     let registered =
@@ -295,52 +319,124 @@ pub fn install_library(server: &Server, code: &[u8], replace: bool) -> Result<St
     if registered.is_empty() {
         return Err(CmdError::new("ERR No functions registered"));
     }
-    {
-        let mut libs = st.libs.write();
-        if !replace && libs.libs.contains_key(&md.name) {
-            return Err(CmdError::new(format!(
-                "ERR Library '{}' already exists",
-                md.name
-            )));
-        }
-        for f in &registered {
-            if let Some(owner) = libs.functions.get(&f.name.to_ascii_lowercase()) {
-                if *owner != md.name {
-                    return Err(CmdError::new(format!(
-                        "ERR Function {} already exists",
-                        f.name
-                    )));
-                }
-            }
-        }
-        if let Some(old) = libs.libs.remove(&md.name) {
-            for f in old.functions.keys() {
-                libs.functions.remove(&f.to_ascii_lowercase());
-            }
-        }
-        let mut functions = BTreeMap::new();
-        for f in registered {
-            libs.functions
-                .insert(f.name.to_ascii_lowercase(), md.name.clone());
-            functions.insert(
+    let functions = registered
+        .into_iter()
+        .map(|f| {
+            (
                 f.name.clone(),
                 FunctionMeta {
                     name: f.name,
                     desc: f.desc,
                     flags: f.flags,
                 },
-            );
+            )
+        })
+        .collect();
+    Ok((
+        md.name,
+        Library {
+            code: code.to_vec(),
+            functions,
+        },
+    ))
+}
+
+/// Registers `lib` under `name`, replacing a library of that name.
+fn link(libs: &mut Libraries, name: String, lib: Library) {
+    unlink(libs, &name);
+    for f in lib.functions.keys() {
+        libs.functions.insert(f.to_ascii_lowercase(), name.clone());
+    }
+    libs.libs.insert(name, lib);
+}
+
+fn unlink(libs: &mut Libraries, name: &str) {
+    if let Some(old) = libs.libs.remove(name) {
+        for f in old.functions.keys() {
+            libs.functions.remove(&f.to_ascii_lowercase());
         }
-        libs.libs.insert(
-            md.name.clone(),
-            Library {
-                code: code.to_vec(),
-                functions,
-            },
-        );
+    }
+}
+
+/// FUNCTION DUMP
+pub(super) fn function_dump(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    let compress = cx.server.config.read().get("rdbcompression") == "yes";
+    let payload = crate::persistence::rdb::functions_payload(&library_codes(cx.server), compress);
+    cx.bulk(&payload);
+    Ok(())
+}
+
+/// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE]
+pub(super) fn function_restore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    use crate::persistence::rdb;
+    if argv.len() > 4 {
+        return Err(CmdError::new(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+            String::from_utf8_lossy(argv[1])
+        )));
+    }
+    let (mut flush, mut replace) = (false, false);
+    if let Some(policy) = argv.get(3) {
+        if args::is(policy, "flush") {
+            flush = true;
+        } else if args::is(policy, "replace") {
+            replace = true;
+        } else if !args::is(policy, "append") {
+            return Err(CmdError::new(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            ));
+        }
+    }
+    if rdb::verify_payload(argv[2]).is_err() {
+        return Err(CmdError::new(
+            "ERR DUMP payload version or checksum are wrong",
+        ));
+    }
+    let codes =
+        rdb::functions_of_payload(argv[2]).map_err(|e| CmdError::new(format!("ERR {e}")))?;
+    // Every library compiles into a context of its own first, so a bad
+    // one leaves the current libraries untouched.
+    let mut restored = Libraries::default();
+    for code in &codes {
+        let (name, lib) = compile_library(code, |n| restored.libs.contains_key(n))?;
+        for f in lib.functions.keys() {
+            if restored.functions.contains_key(&f.to_ascii_lowercase()) {
+                return Err(CmdError::new(format!("ERR Function {f} already exists")));
+            }
+        }
+        link(&mut restored, name, lib);
+    }
+    let st = state(cx.server);
+    {
+        let mut libs = st.libs.write();
+        if flush {
+            *libs = restored;
+        } else {
+            if let Some(name) = restored.libs.keys().find(|n| libs.libs.contains_key(*n)) {
+                if !replace {
+                    return Err(CmdError::new(format!("ERR Library {name} already exists")));
+                }
+            }
+            for lib in restored.libs.values() {
+                for f in lib.functions.keys() {
+                    let taken = libs
+                        .functions
+                        .get(&f.to_ascii_lowercase())
+                        .is_some_and(|owner| !restored.libs.contains_key(owner));
+                    if taken {
+                        return Err(CmdError::new(format!("ERR Function {f} already exists")));
+                    }
+                }
+            }
+            for (name, lib) in restored.libs {
+                link(&mut libs, name, lib);
+            }
+        }
         st.functions_epoch.fetch_add(1, Relaxed);
     }
-    Ok(md.name)
+    cx.dirty += 1;
+    cx.ok();
+    Ok(())
 }
 
 pub(super) fn function_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {

@@ -17,16 +17,22 @@
 //!            [IDLE(248) len | FREQ(249) u8]  type:u8 key:string value
 //! ```
 //!
-//! Values are written in the simplest form Redis 7.0 loads (plain lists,
-//! sets, hashes and `zset2`, listpack-node streams), which Redis then
-//! re-encodes by its own thresholds, exactly as it would any old file.
+//! Values are written in the encoding Redis 7.0 writes for the same
+//! encoding in memory (listpack hashes and sorted sets, intsets, quicklist
+//! nodes, stream node listpacks; plain forms for hash tables and
+//! skiplists). The same encoder makes DUMP payloads (`dump_payload`:
+//! type byte, value, RDB version, CRC64), which RESTORE reads back with
+//! `restore_payload`.
 
 mod packed;
 mod read;
 mod write;
 
-pub use read::{check, load, Loaded, RdbError};
-pub use write::Writer;
+pub use read::{
+    check, functions_of_payload, load, restore_payload, verify_payload, Loaded, PayloadError,
+    RdbError,
+};
+pub use write::{dump_payload, functions_payload, seal_payload, Writer};
 
 /// The version keel writes (Redis 7.0's).
 const VERSION_WRITTEN: u32 = 10;

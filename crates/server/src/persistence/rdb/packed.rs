@@ -131,6 +131,17 @@ impl Default for ListpackWriter {
 }
 
 impl ListpackWriter {
+    /// Bytes of the finished listpack so far (header and end mark
+    /// included: Redis's `lpBytes`).
+    pub fn bytes(&self) -> usize {
+        self.buf.len() + 1
+    }
+
+    /// Elements pushed.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
     pub fn push_int(&mut self, v: i64) {
         let b = &mut self.buf;
         let start = b.len();

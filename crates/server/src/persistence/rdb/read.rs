@@ -77,6 +77,100 @@ pub fn check(data: &[u8]) -> Result<String, (String, RdbError)> {
     }
 }
 
+/// Why a DUMP payload was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadError {
+    /// A newer RDB version than Redis 7.0's, or a wrong CRC64.
+    VersionOrChecksum,
+    /// The value does not decode.
+    BadFormat,
+}
+
+/// Checks a DUMP or FUNCTION DUMP payload's footer (Redis's
+/// `verifyDumpPayload`): at least the 10 footer bytes, an RDB version
+/// keel reads, and the CRC64 of everything before the checksum.
+pub fn verify_payload(payload: &[u8]) -> Result<(), PayloadError> {
+    let Some(body_len) = payload.len().checked_sub(10) else {
+        return Err(PayloadError::VersionOrChecksum);
+    };
+    let footer = &payload[body_len..];
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let mut crc = [0u8; 8];
+    crc.copy_from_slice(&footer[2..]);
+    if u32::from(version) > VERSION_WRITTEN
+        || CRC64.checksum(&payload[..body_len + 2]) != u64::from_le_bytes(crc)
+    {
+        return Err(PayloadError::VersionOrChecksum);
+    }
+    Ok(())
+}
+
+/// The value of a DUMP payload (RESTORE): footer checked, then the type
+/// byte and the value. Every length is checked as for a file, so a
+/// hostile payload is an error, never a panic or an unbacked allocation.
+pub fn restore_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value, PayloadError> {
+    verify_payload(payload)?;
+    // The footer stays readable, as in Redis: a value may run into it.
+    let mut r = Reader {
+        data: payload,
+        pos: 0,
+        limits,
+    };
+    let t = r.u8().map_err(|_| PayloadError::BadFormat)?;
+    match r.value(t, 0) {
+        Ok(Some(v)) => Ok(v),
+        _ => Err(PayloadError::BadFormat),
+    }
+}
+
+/// The library codes of a FUNCTION DUMP payload whose footer was checked,
+/// or Redis's error text (without the `ERR ` prefix).
+pub fn functions_of_payload(payload: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {
+    let limits = EncodingLimits::default();
+    // As Redis, items are read up to the last 10 bytes, from the whole
+    // payload (a string may run into the footer).
+    let mut r = Reader {
+        data: payload,
+        pos: 0,
+        limits: &limits,
+    };
+    let mut codes = Vec::new();
+    while payload.len().saturating_sub(r.pos) > 10 {
+        match r.u8() {
+            Ok(OP_FUNCTION_2) => {
+                let code = r.string().map_err(|_| "Failed loading library payload")?;
+                codes.push(code.into_owned());
+            }
+            Ok(OP_FUNCTION_PRE_GA) => codes.push(pre_ga_function(&mut r)?),
+            Ok(_) => return Err("given type is not a function"),
+            Err(_) => return Err("can not read data type"),
+        }
+    }
+    Ok(codes)
+}
+
+/// A function in the 7.0 release candidates' format (name, engine,
+/// optional description, body) as the library Redis 7.0 makes of it.
+fn pre_ga_function(r: &mut Reader) -> Result<Vec<u8>, &'static str> {
+    let name = r.string().map_err(|_| "Failed loading library name")?;
+    let engine = r.string().map_err(|_| "Failed loading engine name")?;
+    let has_desc = r
+        .len()
+        .map_err(|_| "Failed loading library description indicator")?;
+    if has_desc != 0 {
+        r.string()
+            .map_err(|_| "Failed loading library description")?;
+    }
+    let body = r.string().map_err(|_| "Failed loading library blob")?;
+    let mut code = b"#!".to_vec();
+    code.extend_from_slice(&engine);
+    code.extend_from_slice(b" name=");
+    code.extend_from_slice(&name);
+    code.push(b'\n');
+    code.extend_from_slice(&body);
+    Ok(code)
+}
+
 fn parse(
     data: &[u8],
     limits: &EncodingLimits,
@@ -664,6 +758,7 @@ fn stream_node(s: &mut Stream, master: StreamId, items: &[Item]) -> Result<(), &
     if int(&mut it)? != 0 {
         return Err("master entry without its terminator");
     }
+    let mut deleted = Vec::new();
     while let Some(flags) = it.next() {
         let flags = flags.as_int().ok_or("malformed node listpack")?;
         let ms = master.ms.wrapping_add(int(&mut it)? as u64);
@@ -685,15 +780,20 @@ fn stream_node(s: &mut Stream, master: StreamId, items: &[Item]) -> Result<(), &
             }
         }
         int(&mut it)?; // lp-count, for backward iteration
-        if flags & STREAM_ITEM_DELETED != 0 {
-            continue;
-        }
         if pairs.is_empty() {
             return Err("entry without fields");
         }
         let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
         s.append(id, &refs, NodeLimits::default())
             .map_err(|_| "entries out of order")?;
+        if flags & STREAM_ITEM_DELETED != 0 {
+            deleted.push(id);
+        }
+    }
+    // Deleted entries stay in their node, flagged, as Redis keeps them
+    // (node boundaries and a later DUMP come out as Redis's).
+    for id in deleted {
+        s.delete(id);
     }
     Ok(())
 }

@@ -267,3 +267,79 @@ fn newer_versions_are_refused() {
     let e = load(&data, &EncodingLimits::default(), |_, _, _, _| {}, |_| {}).unwrap_err();
     assert_eq!(e.msg, "Can't handle RDB format version 0099");
 }
+
+#[test]
+fn dump_payloads_are_redis_7_0s() {
+    // Golden payloads from redis-server 7.0.15 (DUMP of the same values).
+    let limits = EncodingLimits::default();
+    let s = Value::Str(Str::from_bytes(b"hello"));
+    assert_eq!(
+        dump_payload(&s, true, -2),
+        b"\x00\x05hello\x0a\x00cr\xdfve4 \x0a".to_vec()
+    );
+    let mut h = Hash::new();
+    h.set(b"f", b"v", &limits);
+    h.set(b"g", b"1", &limits);
+    let h = Value::Hash(h);
+    let golden = b"\x10\x12\x12\x00\x00\x00\x04\x00\x81f\x02\x81v\x02\x81g\x02\x01\x01\xff\x0a\x00#\xc1\xa5\xe3]\xfa\xe8\x1c";
+    assert_eq!(dump_payload(&h, true, -2), golden.to_vec());
+    assert_eq!(restore_payload(golden, &limits).ok(), Some(h));
+    let mut l = List::new(-2);
+    for e in [&b"a"[..], b"b", b"c", b"1", b"2"] {
+        l.push_back(e);
+    }
+    assert_eq!(
+        dump_payload(&Value::List(Box::new(l)), true, -2),
+        b"\x12\x01\x02\x14\x14\x00\x00\x00\x05\x00\x81a\x02\x81b\x02\x81c\x02\x01\x01\x02\x01\xff\x0a\x00\xcb\x19t\\\xc3\xea\xfb\x0d".to_vec()
+    );
+}
+
+#[test]
+fn restore_refuses_bad_footers_and_bodies() {
+    let limits = EncodingLimits::default();
+    let good = dump_payload(&Value::Str(Str::from_bytes(b"hello")), true, -2);
+    for i in 0..good.len() {
+        let mut bad = good.clone();
+        bad[i] ^= 0x10;
+        assert_eq!(
+            restore_payload(&bad, &limits).err(),
+            Some(PayloadError::VersionOrChecksum),
+            "flipped byte {i}"
+        );
+    }
+    for cut in 0..10 {
+        assert_eq!(
+            restore_payload(&good[..cut], &limits).err(),
+            Some(PayloadError::VersionOrChecksum)
+        );
+    }
+    // Older versions are read; newer ones refused.
+    let body = &good[..good.len() - 10];
+    let mut v9 = body.to_vec();
+    v9.extend_from_slice(&9u16.to_le_bytes());
+    let crc = CRC64.checksum(&v9);
+    v9.extend_from_slice(&crc.to_le_bytes());
+    assert!(restore_payload(&v9, &limits).is_ok());
+    let mut v11 = body.to_vec();
+    v11.extend_from_slice(&11u16.to_le_bytes());
+    let crc = CRC64.checksum(&v11);
+    v11.extend_from_slice(&crc.to_le_bytes());
+    assert_eq!(
+        restore_payload(&v11, &limits).err(),
+        Some(PayloadError::VersionOrChecksum)
+    );
+    // Lengths past the payload, unknown types, empty collections.
+    for body in [
+        &b"\x00\x80\xff\xff\xff\xff"[..],
+        b"\x01\x80\x7f\xff\xff\xff",
+        b"\x63",
+        b"\x12\x00",
+        b"\x0b\x08\x02\x00\x00\x00\x09\x00\x00\x00",
+    ] {
+        assert_eq!(
+            restore_payload(&seal_payload(body.to_vec()), &limits).err(),
+            Some(PayloadError::BadFormat),
+            "{body:?}"
+        );
+    }
+}

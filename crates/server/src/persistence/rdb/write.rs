@@ -4,12 +4,8 @@ use std::io::{self, Write};
 
 use super::packed::ListpackWriter;
 use super::*;
-use crate::storage::stream::{Stream, StreamId};
-use crate::storage::value::{EntryRef, Value};
-
-/// Entries per stream node written; Redis's `stream-node-max-entries`
-/// default, so the nodes Redis loads look like the ones it would build.
-const STREAM_NODE_ENTRIES: usize = 100;
+use crate::storage::stream::{NodeView, Stream, StreamId};
+use crate::storage::value::{EntryRef, List, Set, Value};
 
 /// Writes an RDB image to `out`: the header and aux fields at creation,
 /// then function libraries, databases and keys as the caller supplies
@@ -22,6 +18,8 @@ pub struct Writer<W: Write> {
     /// The item being encoded: written, and added to the checksum, in one
     /// piece per key.
     buf: Vec<u8>,
+    /// `list-max-listpack-size`, which decides where list nodes split.
+    list_fill: i64,
 }
 
 impl<W: Write> Writer<W> {
@@ -34,6 +32,7 @@ impl<W: Write> Writer<W> {
             checksum,
             compress,
             buf: Vec::with_capacity(4096),
+            list_fill: -2,
         };
         w.buf
             .extend_from_slice(format!("REDIS{VERSION_WRITTEN:04}").as_bytes());
@@ -74,64 +73,116 @@ impl<W: Write> Writer<W> {
             self.buf.push(OP_EXPIRETIME_MS);
             self.buf.extend_from_slice(&entry.expire_at.to_le_bytes());
         }
-        match &entry.value {
-            Value::Str(s) => {
-                self.buf.push(TYPE_STRING);
-                self.string(key);
-                match s.as_int() {
-                    Some(n) => self.int_string(n),
-                    None => s.with_bytes(|b| self.string(b)),
+        self.buf.push(value_type(entry.value));
+        self.string(key);
+        self.value(entry.value)?;
+        self.flush_item()
+    }
+
+    /// A value after its type byte, in the encoding Redis 7.0 writes for
+    /// the same encoding in memory (listpacks for small hashes and sorted
+    /// sets, an intset for small integer sets, quicklist nodes for lists),
+    /// so DUMP payloads match Redis's byte for byte where the value is
+    /// laid out as Redis lays it out.
+    fn value(&mut self, value: &Value) -> io::Result<()> {
+        match value {
+            Value::Str(s) => match s.as_int() {
+                Some(n) => self.int_string(n),
+                None => s.with_bytes(|b| self.string(b)),
+            },
+            Value::List(l) => self.list(l)?,
+            Value::Set(s) => match &**s {
+                Set::Ints(v) => self.string(&intset(v)),
+                Set::Hash(_) => {
+                    self.len(s.len() as u64);
+                    for e in s.iter() {
+                        e.with_bytes(|b| self.string(b));
+                        self.spill()?;
+                    }
                 }
-            }
-            Value::List(l) => {
-                self.buf.push(TYPE_LIST);
-                self.string(key);
-                self.len(l.len() as u64);
-                for e in l.iter() {
-                    e.with_bytes(|b| self.string(b));
-                    self.spill()?;
-                }
-            }
-            Value::Set(s) => {
-                self.buf.push(TYPE_SET);
-                self.string(key);
-                self.len(s.len() as u64);
-                for e in s.iter() {
-                    e.with_bytes(|b| self.string(b));
-                    self.spill()?;
-                }
-            }
+            },
             Value::Hash(h) => {
-                self.buf.push(TYPE_HASH);
-                self.string(key);
-                self.len(h.len() as u64);
-                for (f, v) in h.iter() {
-                    f.with_bytes(|b| self.string(b));
-                    v.with_bytes(|b| self.string(b));
-                    self.spill()?;
+                if h.encoding() == "listpack" {
+                    let mut lp = ListpackWriter::default();
+                    for (f, v) in h.iter() {
+                        f.with_bytes(|b| lp.push(b));
+                        v.with_bytes(|b| lp.push(b));
+                    }
+                    self.string(&lp.finish());
+                } else {
+                    self.len(h.len() as u64);
+                    for (f, v) in h.iter() {
+                        f.with_bytes(|b| self.string(b));
+                        v.with_bytes(|b| self.string(b));
+                        self.spill()?;
+                    }
                 }
             }
             Value::ZSet(z) => {
-                self.buf.push(TYPE_ZSET_2);
-                self.string(key);
-                self.len(z.len() as u64);
-                let mut result = Ok(());
-                z.for_range(0, z.len(), false, |score, member| {
-                    if result.is_ok() {
-                        self.string(member);
-                        self.buf.extend_from_slice(&score.to_le_bytes());
-                        result = self.spill();
-                    }
-                });
-                result?;
+                if z.encoding() == "listpack" {
+                    let mut lp = ListpackWriter::default();
+                    let mut score_text = Vec::with_capacity(32);
+                    z.for_range(0, z.len(), false, |score, member| {
+                        lp.push(member);
+                        // Redis stores the score as d2string's text (an
+                        // integer-looking one then as a listpack integer).
+                        score_text.clear();
+                        crate::command::double::fmt_score(score, &mut score_text);
+                        lp.push(&score_text);
+                    });
+                    self.string(&lp.finish());
+                } else {
+                    // Greatest first, as Redis walks its skiplist backwards.
+                    self.len(z.len() as u64);
+                    let mut result = Ok(());
+                    z.for_range(0, z.len(), true, |score, member| {
+                        if result.is_ok() {
+                            self.string(member);
+                            self.buf.extend_from_slice(&score.to_le_bytes());
+                            result = self.spill();
+                        }
+                    });
+                    result?;
+                }
             }
-            Value::Stream(s) => {
-                self.buf.push(TYPE_STREAM_LISTPACKS_2);
-                self.string(key);
-                self.stream(s)?;
-            }
+            Value::Stream(s) => self.stream(s)?,
         }
-        self.flush_item()
+        Ok(())
+    }
+
+    /// A list as quicklist nodes of listpacks, split where Redis's
+    /// `_quicklistNodeAllowInsert` would have split a list built by RPUSH
+    /// (its size estimate included), so the nodes match Redis's.
+    fn list(&mut self, l: &List) -> io::Result<()> {
+        let (max_bytes, max_count) = quicklist_limits(self.list_fill);
+        let mut nodes: Vec<Vec<u8>> = Vec::new();
+        let mut lp = ListpackWriter::default();
+        for e in l.iter() {
+            e.with_bytes(|b| {
+                // Redis's estimate: the element's length plus 8 bytes of
+                // entry overhead (SIZE_ESTIMATE_OVERHEAD).
+                let new_sz = lp.bytes() + b.len() + 8;
+                let fits = lp.count() > 0
+                    && match max_bytes {
+                        Some(limit) => new_sz <= limit,
+                        None => new_sz <= QUICKLIST_SAFETY_LIMIT && lp.count() < max_count,
+                    };
+                if !fits && lp.count() > 0 {
+                    nodes.push(std::mem::take(&mut lp).finish());
+                }
+                lp.push(b);
+            });
+        }
+        if lp.count() > 0 {
+            nodes.push(lp.finish());
+        }
+        self.len(nodes.len() as u64);
+        for n in nodes {
+            self.len(QUICKLIST_NODE_PACKED);
+            self.string(&n);
+            self.spill()?;
+        }
+        Ok(())
     }
 
     /// The end mark and the checksum (0 when `rdbchecksum no`, which a
@@ -228,11 +279,10 @@ impl<W: Write> Writer<W> {
     /// Redis's node listpack layout, the stream's IDs and counters, then
     /// the consumer groups with their pending entries.
     fn stream(&mut self, s: &Stream) -> io::Result<()> {
-        let nodes = stream_nodes(s);
-        self.len(nodes.len() as u64);
-        for (master, lp) in nodes {
-            self.string(&id_bytes(master));
-            self.string(&lp);
+        self.len(s.node_count() as u64);
+        for node in s.nodes() {
+            self.string(&id_bytes(node.master_id));
+            self.string(&node_listpack(&node));
             self.spill()?;
         }
         self.len(s.len());
@@ -298,7 +348,7 @@ fn id_bytes(id: StreamId) -> [u8; 16] {
     k
 }
 
-/// The stream's live entries as Redis node listpacks, keyed by master ID:
+/// A stream node as Redis's node listpack:
 ///
 /// ```text
 /// master: count deleted nfields field* 0
@@ -306,41 +356,134 @@ fn id_bytes(id: StreamId) -> [u8; 16] {
 /// ```
 ///
 /// An entry whose field names are the master's (in order) stores values
-/// only and has the SAMEFIELDS flag, as Redis's `streamAppendItem`.
-fn stream_nodes(s: &Stream) -> Vec<(StreamId, Vec<u8>)> {
-    let entries: Vec<_> = s.range(StreamId::MIN, StreamId::MAX).collect();
-    let mut nodes = Vec::with_capacity(entries.len().div_ceil(STREAM_NODE_ENTRIES));
-    for chunk in entries.chunks(STREAM_NODE_ENTRIES) {
-        let master = chunk[0].id;
-        let fields: Vec<&[u8]> = chunk[0].pairs().map(|(f, _)| f).collect();
-        let mut lp = ListpackWriter::default();
-        lp.push_int(chunk.len() as i64);
-        lp.push_int(0);
-        lp.push_int(fields.len() as i64);
-        for f in &fields {
-            lp.push(f);
-        }
-        lp.push_int(0);
-        for e in chunk {
-            let same = e.len() == fields.len() && e.pairs().zip(&fields).all(|((f, _), m)| f == *m);
-            lp.push_int(if same { STREAM_ITEM_SAMEFIELDS } else { 0 });
-            lp.push_int(e.id.ms.wrapping_sub(master.ms) as i64);
-            lp.push_int(e.id.seq.wrapping_sub(master.seq) as i64);
-            if same {
-                for (_, v) in e.pairs() {
-                    lp.push(v);
-                }
-                lp.push_int(e.len() as i64 + 3);
-            } else {
-                lp.push_int(e.len() as i64);
-                for (f, v) in e.pairs() {
-                    lp.push(f);
-                    lp.push(v);
-                }
-                lp.push_int(2 * e.len() as i64 + 4);
-            }
-        }
-        nodes.push((master, lp.finish()));
+/// only and has the SAMEFIELDS flag, as Redis's `streamAppendItem`;
+/// deleted entries stay, flagged, as in Redis.
+fn node_listpack(node: &NodeView<'_>) -> Vec<u8> {
+    let master = node.master_id;
+    let mut lp = ListpackWriter::default();
+    lp.push_int(node.live as i64);
+    lp.push_int(node.deleted as i64);
+    lp.push_int(node.fields.len() as i64);
+    for f in &node.fields {
+        lp.push(f);
     }
-    nodes
+    lp.push_int(0);
+    for (e, deleted) in &node.entries {
+        let same = e.same_fields();
+        let mut flags = if same { STREAM_ITEM_SAMEFIELDS } else { 0 };
+        if *deleted {
+            flags |= STREAM_ITEM_DELETED;
+        }
+        lp.push_int(flags);
+        lp.push_int(e.id.ms.wrapping_sub(master.ms) as i64);
+        lp.push_int(e.id.seq.wrapping_sub(master.seq) as i64);
+        if same {
+            for (_, v) in e.pairs() {
+                lp.push(v);
+            }
+            lp.push_int(e.len() as i64 + 3);
+        } else {
+            lp.push_int(e.len() as i64);
+            for (f, v) in e.pairs() {
+                lp.push(f);
+                lp.push(v);
+            }
+            lp.push_int(2 * e.len() as i64 + 4);
+        }
+    }
+    lp.finish()
+}
+
+/// A set of integers as Redis's intset: sorted, each in the narrowest
+/// width that holds every member.
+fn intset(v: &[i64]) -> Vec<u8> {
+    let width: usize = if v.iter().all(|&n| i16::try_from(n).is_ok()) {
+        2
+    } else if v.iter().all(|&n| i32::try_from(n).is_ok()) {
+        4
+    } else {
+        8
+    };
+    let mut sorted = v.to_vec();
+    sorted.sort_unstable();
+    let mut b = Vec::with_capacity(8 + width * v.len());
+    b.extend_from_slice(&(width as u32).to_le_bytes());
+    b.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    for n in sorted {
+        b.extend_from_slice(&n.to_le_bytes()[..width]);
+    }
+    b
+}
+
+/// Byte limit of a quicklist node (`None`: counted by entries) and its
+/// entry limit, for `list-max-listpack-size` = `fill`.
+fn quicklist_limits(fill: i64) -> (Option<usize>, usize) {
+    if fill < 0 {
+        let shift = ((-fill) - 1).min(4) as u32;
+        (Some(4096 << shift), usize::MAX)
+    } else {
+        (None, fill.max(1) as usize)
+    }
+}
+
+/// Byte limit of a node counted by entries (Redis's SIZE_SAFETY_LIMIT).
+const QUICKLIST_SAFETY_LIMIT: usize = 8192;
+
+/// A DUMP payload: the value as RDB encodes it (type byte first), the
+/// RDB version (2 bytes) and the CRC64 of everything before (8 bytes),
+/// little-endian, as Redis's `createDumpPayload`.
+pub fn dump_payload(value: &Value, compress: bool, list_fill: i64) -> Vec<u8> {
+    let mut w = bare_writer(compress);
+    w.list_fill = list_fill;
+    w.buf.push(value_type(value));
+    // Writing to a Vec cannot fail.
+    let _ = w.value(value);
+    let _ = w.flush_item();
+    seal_payload(w.out)
+}
+
+/// A FUNCTION DUMP payload: each library as RDB's FUNCTION2 opcode and
+/// its code, then the version and CRC64 as [`dump_payload`].
+pub fn functions_payload(codes: &[Vec<u8>], compress: bool) -> Vec<u8> {
+    let mut w = bare_writer(compress);
+    for code in codes {
+        let _ = w.function_library(code);
+    }
+    seal_payload(w.out)
+}
+
+fn bare_writer(compress: bool) -> Writer<Vec<u8>> {
+    Writer {
+        out: Vec::new(),
+        crc: CRC64.digest(),
+        checksum: false,
+        compress,
+        buf: Vec::new(),
+        list_fill: -2,
+    }
+}
+
+/// Appends the DUMP footer (RDB version, CRC64) to a payload's body.
+pub fn seal_payload(mut out: Vec<u8>) -> Vec<u8> {
+    out.extend_from_slice(&(VERSION_WRITTEN as u16).to_le_bytes());
+    let crc = CRC64.checksum(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The RDB type byte of a value, by its encoding in memory.
+fn value_type(value: &Value) -> u8 {
+    match value {
+        Value::Str(_) => TYPE_STRING,
+        Value::List(_) => TYPE_LIST_QUICKLIST_2,
+        Value::Set(s) => match &**s {
+            Set::Ints(_) => TYPE_SET_INTSET,
+            Set::Hash(_) => TYPE_SET,
+        },
+        Value::Hash(h) if h.encoding() == "listpack" => TYPE_HASH_LISTPACK,
+        Value::Hash(_) => TYPE_HASH,
+        Value::ZSet(z) if z.encoding() == "listpack" => TYPE_ZSET_LISTPACK,
+        Value::ZSet(_) => TYPE_ZSET_2,
+        Value::Stream(_) => TYPE_STREAM_LISTPACKS_2,
+    }
 }
