@@ -3381,7 +3381,6 @@ PFADD c9 a
 GET c9
 PFSELFTEST
 
-"#;
 
 # ------------------------------------------------------- DUMP RESTORE MIGRATE
 FLUSHALL
