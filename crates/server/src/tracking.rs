@@ -84,11 +84,15 @@ thread_local! {
     static BROADCAST: RefCell<Broadcast> = const { RefCell::new(Broadcast { keys: Vec::new() }) };
 }
 
+/// One shard of the default-mode table: key → ids of the clients that
+/// read it.
+type TableShard = Mutex<HashMap<Box<[u8]>, Vec<u64>>>;
+
 pub struct Tracking {
     /// Clients with tracking on (INFO `tracking_clients`).
     clients: AtomicUsize,
     /// Keys read by default-mode clients → their ids, sharded by key hash.
-    table: Box<[Mutex<HashMap<Box<[u8]>, Vec<u64>>>]>,
+    table: Box<[TableShard]>,
     keys: AtomicUsize,
     items: AtomicUsize,
     /// BCAST prefix → its clients.
