@@ -10,7 +10,7 @@
 //! blocked, and no thread ever executes another client's command.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -19,16 +19,40 @@ use tokio::sync::Notify;
 pub struct Waiter {
     pub client_id: u64,
     pub wake: Notify,
+    /// Set by CLIENT UNBLOCK ([`UNBLOCK_TIMEOUT`] or [`UNBLOCK_ERROR`]).
+    pub unblock: AtomicU8,
+}
+
+/// CLIENT UNBLOCK id TIMEOUT: answered as if its timeout had passed.
+pub const UNBLOCK_TIMEOUT: u8 = 1;
+/// CLIENT UNBLOCK id ERROR: answered `-UNBLOCKED ...`.
+pub const UNBLOCK_ERROR: u8 = 2;
+
+impl Waiter {
+    pub fn new(client_id: u64) -> Waiter {
+        Waiter {
+            client_id,
+            wake: Notify::new(),
+            unblock: AtomicU8::new(0),
+        }
+    }
 }
 
 /// Waiters per (database, key), oldest first.
 type Queues = HashMap<(usize, Vec<u8>), VecDeque<Arc<Waiter>>>;
 
 #[derive(Default)]
+struct Registry {
+    queues: Queues,
+    /// Each blocked client's waiter, for CLIENT UNBLOCK.
+    by_client: HashMap<u64, Arc<Waiter>>,
+}
+
+#[derive(Default)]
 pub struct Blocking {
     /// Blocked clients; lets writers skip the registry when it is zero.
     count: AtomicUsize,
-    queues: Mutex<Queues>,
+    queues: Mutex<Registry>,
 }
 
 impl Blocking {
@@ -38,7 +62,9 @@ impl Blocking {
 
     /// Queues `waiter` at the tail of every key's queue.
     pub fn register(&self, db: usize, keys: &[Vec<u8>], waiter: &Arc<Waiter>) {
-        let mut q = self.queues.lock();
+        let mut r = self.queues.lock();
+        r.by_client.insert(waiter.client_id, waiter.clone());
+        let q = &mut r.queues;
         for k in keys {
             let queue = q.entry((db, k.clone())).or_default();
             if !queue.iter().any(|w| Arc::ptr_eq(w, waiter)) {
@@ -50,7 +76,9 @@ impl Blocking {
 
     /// Removes `waiter` from every key's queue.
     pub fn unregister(&self, db: usize, keys: &[Vec<u8>], waiter: &Arc<Waiter>) {
-        let mut q = self.queues.lock();
+        let mut r = self.queues.lock();
+        r.by_client.remove(&waiter.client_id);
+        let q = &mut r.queues;
         for k in keys {
             let key = (db, k.clone());
             if let Some(queue) = q.get_mut(&key) {
@@ -68,8 +96,12 @@ impl Blocking {
         if self.count.load(Relaxed) == 0 {
             return;
         }
-        let q = self.queues.lock();
-        if let Some(w) = q.get(&(db, key.to_vec())).and_then(|queue| queue.front()) {
+        let r = self.queues.lock();
+        if let Some(w) = r
+            .queues
+            .get(&(db, key.to_vec()))
+            .and_then(|queue| queue.front())
+        {
             w.wake.notify_one();
         }
     }
@@ -77,11 +109,25 @@ impl Blocking {
     /// A whole database changed (FLUSHDB, FLUSHALL, SWAPDB): every blocked
     /// client looks again.
     pub fn signal_all(&self) {
-        let q = self.queues.lock();
-        for queue in q.values() {
+        let r = self.queues.lock();
+        for queue in r.queues.values() {
             if let Some(w) = queue.front() {
                 w.wake.notify_one();
             }
+        }
+    }
+
+    /// CLIENT UNBLOCK: wakes client `id` if it is blocked, to answer as
+    /// `how` says; false if it is not blocked.
+    pub fn unblock(&self, id: u64, how: u8) -> bool {
+        let r = self.queues.lock();
+        match r.by_client.get(&id) {
+            Some(w) => {
+                w.unblock.store(how, Relaxed);
+                w.wake.notify_one();
+                true
+            }
+            None => false,
         }
     }
 }

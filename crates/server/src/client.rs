@@ -226,6 +226,9 @@ pub struct Client {
     pub in_script: bool,
     /// MONITOR lines of the running script's commands, sent when it ends.
     pub script_monitor_lines: Vec<Vec<u8>>,
+    /// The request was held back by CLIENT PAUSE: the connection waits for
+    /// the pause to end and sends it again.
+    pub postponed: bool,
 }
 
 impl Client {
@@ -251,6 +254,7 @@ impl Client {
             auth: crate::acl::ClientAuth::internal(),
             in_script: false,
             script_monitor_lines: Vec::new(),
+            postponed: false,
         }
     }
 

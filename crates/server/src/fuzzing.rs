@@ -196,6 +196,19 @@ impl Harness {
             &self.stats,
             &mut clock,
         );
+        // CLIENT PAUSE held the request back: a fuzzed server has no
+        // clock to wait on; end the pause and run it.
+        while std::mem::take(&mut client.postponed) {
+            self.server.pause.unpause();
+            command::dispatch(
+                &self.server,
+                client,
+                argv,
+                &mut out,
+                &self.stats,
+                &mut clock,
+            );
+        }
         out
     }
 
@@ -211,6 +224,7 @@ impl Harness {
     /// Back to an empty server with the base configuration and only the
     /// default user.
     fn reset(&self) {
+        self.server.pause.unpause();
         *self.server.config.write() = self.base.clone();
         self.server.config_changed();
         self.server.shutting_down.store(false, Relaxed);

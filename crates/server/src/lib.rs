@@ -24,6 +24,7 @@ pub mod memory;
 pub mod monitor;
 pub mod net;
 pub mod notify;
+pub mod pause;
 pub mod persistence;
 pub mod pubsub;
 pub mod server;

@@ -49,6 +49,7 @@ pub struct Server {
     pub pubsub: crate::pubsub::PubSub,
     pub tracking: crate::tracking::Tracking,
     pub monitors: crate::monitor::Monitors,
+    pub pause: crate::pause::Pause,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -143,6 +144,7 @@ impl Server {
             pubsub: Default::default(),
             tracking: Default::default(),
             monitors: Default::default(),
+            pause: Default::default(),
             workers: Workers::new(threads),
             stats: Stats::default(),
             dirty: AtomicU64::new(0),

@@ -28,6 +28,9 @@ pub(super) fn register(r: &mut Registry) {
     r.add("client|reply", client_reply);
     r.add("client|help", client_help);
     r.add("monitor", monitor);
+    r.add("client|pause", client_pause);
+    r.add("client|unpause", client_unpause);
+    r.add("client|unblock", client_unblock);
     r.add("client|tracking", client_tracking);
     r.add("client|caching", client_caching);
     r.add("client|getredir", client_getredir);
@@ -519,6 +522,50 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "HELP",
         "    Prints this help.",
     ]);
+    Ok(())
+}
+
+/// CLIENT PAUSE timeout [WRITE | ALL]
+fn client_pause(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let mode = match argv.get(3) {
+        None => crate::pause::ALL,
+        Some(a) if is(a, "write") => crate::pause::WRITE,
+        Some(a) if is(a, "all") => crate::pause::ALL,
+        Some(_) => return Err(CmdError::new("ERR CLIENT PAUSE mode must be WRITE or ALL")),
+    };
+    let ms = resp::parse_i64(argv[2])
+        .ok_or_else(|| CmdError::new("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::new("ERR timeout is negative"));
+    }
+    let end = (super::unix_ms() as i64).saturating_add(ms);
+    cx.server.pause.pause(end as u64, mode);
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT UNPAUSE
+fn client_unpause(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.server.pause.unpause();
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT UNBLOCK client-id [TIMEOUT | ERROR]
+fn client_unblock(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let id = resp::parse_i64(argv[2]).ok_or(error::NOT_INTEGER)?;
+    let how = match argv.get(3) {
+        None => crate::blocking::UNBLOCK_TIMEOUT,
+        Some(a) if is(a, "timeout") => crate::blocking::UNBLOCK_TIMEOUT,
+        Some(a) if is(a, "error") => crate::blocking::UNBLOCK_ERROR,
+        Some(_) => {
+            return Err(CmdError::new(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+    };
+    let done = id > 0 && cx.server.blocking.unblock(id as u64, how);
+    cx.int(done as i64);
     Ok(())
 }
 

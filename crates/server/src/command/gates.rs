@@ -15,7 +15,9 @@
 //!     (`readonly`, `write`, and Redis's internal `may_replicate`);
 //! 11. loading (`loading`);
 //! 12. a script past busy-reply-threshold (`allow_busy`);
-//! 13. MULTI queueing (everything but keel's `TX_CONTROL` column).
+//! 13. CLIENT PAUSE (everything for ALL; `write` and Redis's internal
+//!     `may_replicate` for WRITE): held back until the pause ends;
+//! 14. MULTI queueing (everything but keel's `TX_CONTROL` column).
 //!
 //! Gates for what keel does not have yet (authentication, ACL, cluster,
 //! replicas, loading while serving) are slots whose condition
@@ -34,6 +36,8 @@ pub enum Stop {
     Reject(CmdError),
     /// Inside MULTI: queued, answered `+QUEUED`.
     Queue,
+    /// Held back by CLIENT PAUSE until it ends.
+    Postpone,
 }
 
 /// What the gates need to know about the server and the requesting
@@ -74,6 +78,10 @@ pub trait World {
     }
     /// A RESP2 client with subscriptions.
     fn subscribed_resp2(&self) -> bool;
+    /// CLIENT PAUSE holds this command back (Redis's blockPostponeClient).
+    fn paused(&self, _cmd: &Command) -> bool {
+        false
+    }
     /// A replica's or a MONITOR client's connection (Redis's
     /// CLIENT_SLAVE): it may not touch the keyspace.
     fn replica_client(&self) -> bool {
@@ -157,6 +165,9 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
             return reject(e);
         }
     }
+    if w.paused(cmd) {
+        return Some(Stop::Postpone);
+    }
     if queued {
         return Some(Stop::Queue);
     }
@@ -181,6 +192,8 @@ mod tests {
         subscribed: bool,
         loading: bool,
         busy: bool,
+        monitor: bool,
+        paused: bool,
     }
 
     impl World for Fake {
@@ -217,6 +230,12 @@ mod tests {
         fn busy(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
             self.busy.then(|| CmdError::new("BUSY"))
         }
+        fn replica_client(&self) -> bool {
+            self.monitor
+        }
+        fn paused(&self, _: &Command) -> bool {
+            self.paused
+        }
     }
 
     fn table() -> super::super::table::CommandTable {
@@ -227,6 +246,7 @@ mod tests {
         match stop {
             None => "run".into(),
             Some(Stop::Queue) => "queued".into(),
+            Some(Stop::Postpone) => "postponed".into(),
             Some(Stop::Reject(e)) => e.0.split(' ').next().unwrap_or_default().to_string(),
         }
     }
@@ -248,10 +268,12 @@ mod tests {
             subscribed: true,
             loading: true,
             busy: true,
+            monitor: true,
+            paused: true,
             ..Fake::default()
         };
         let mut seen = Vec::new();
-        let steps: [fn(&mut Fake); 9] = [
+        let steps: [fn(&mut Fake); 11] = [
             |w| w.unauthenticated = false,
             |w| w.acl = false,
             |w| w.moved = false,
@@ -259,8 +281,10 @@ mod tests {
             |w| w.disk = false,
             |w| w.replica = false,
             |w| w.subscribed = false,
+            |w| w.monitor = false,
             |w| w.loading = false,
             |w| w.busy = false,
+            |w| w.paused = false,
         ];
         seen.push(first_word(check(&w, set, &argv)));
         for step in steps {
@@ -270,8 +294,18 @@ mod tests {
         assert_eq!(
             seen,
             [
-                "NOAUTH", "NOPERM", "MOVED", "OOM", "MISCONF", "READONLY", "ERR", "LOADING",
-                "BUSY", "run"
+                "NOAUTH",
+                "NOPERM",
+                "MOVED",
+                "OOM",
+                "MISCONF",
+                "READONLY",
+                "ERR",
+                "ERR",
+                "LOADING",
+                "BUSY",
+                "postponed",
+                "run"
             ]
         );
     }

@@ -389,6 +389,18 @@ impl gates::World for Gates<'_> {
     }
 
     #[inline]
+    fn paused(&self, cmd: &Command) -> bool {
+        match self.server.pause.mode() {
+            crate::pause::NONE => false,
+            _ if self.client.info.monitor.load(Relaxed) => false,
+            crate::pause::ALL => true,
+            _ => {
+                cmd.has(table::flag::WRITE | table::flag::REPLICATES)
+                    || (cmd.has(table::flag::EXEC) && self.client.multi_writes)
+            }
+        }
+    }
+
     fn replica_client(&self) -> bool {
         self.client.info.monitor.load(Relaxed)
     }
@@ -465,6 +477,10 @@ pub fn dispatch(
         Some(gates::Stop::Reject(e)) => {
             reject(server, client, Some(cmd), e, out, stats);
             finish_reply(client, out, mark);
+            return;
+        }
+        Some(gates::Stop::Postpone) => {
+            client.postponed = true;
             return;
         }
     }

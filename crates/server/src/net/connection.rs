@@ -372,10 +372,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     out: &mut Vec<u8>,
     stats: &ThreadStats,
 ) -> std::io::Result<bool> {
-    let waiter = Arc::new(crate::blocking::Waiter {
-        client_id: client.info.id,
-        wake: tokio::sync::Notify::new(),
-    });
+    let waiter = Arc::new(crate::blocking::Waiter::new(client.info.id));
     server.blocking.register(req.db, &req.keys, &waiter);
     // A push that landed between the command releasing its shards and this
     // registration woke nobody: run the command once more before sleeping.
@@ -392,6 +389,17 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
         rbuf.reserve(READ_CHUNK);
         tokio::select! {
             _ = waiter.wake.notified() => {
+                match waiter.unblock.load(Relaxed) {
+                    crate::blocking::UNBLOCK_TIMEOUT => {
+                        timeout_reply(out, client.proto, req.timeout_reply);
+                        break Ok(true);
+                    }
+                    crate::blocking::UNBLOCK_ERROR => {
+                        resp::encode::error(out, b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                        break Ok(true);
+                    }
+                    _ => {}
+                }
                 let mark = out.len();
                 let mut clock = command::Clock::start();
                 client.woken = true;
@@ -406,11 +414,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
                 break Ok(true);
             }
             _ = timeout => {
-                let proto = client.proto;
-                match req.timeout_reply {
-                    command::TimeoutReply::NullArray => resp::encode::null_array(out, proto),
-                    command::TimeoutReply::NullBulk => resp::encode::null(out, proto),
-                }
+                timeout_reply(out, client.proto, req.timeout_reply);
                 break Ok(true);
             }
             r = stream.read_buf(rbuf) => match r {
@@ -430,6 +434,14 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
         }
     }
     result
+}
+
+/// A blocked command's reply when its timeout passes.
+fn timeout_reply(out: &mut Vec<u8>, proto: u8, reply: command::TimeoutReply) {
+    match reply {
+        command::TimeoutReply::NullArray => resp::encode::null_array(out, proto),
+        command::TimeoutReply::NullBulk => resp::encode::null(out, proto),
+    }
 }
 
 /// Whether the unread requests `pending` (what is not yet parsed into
@@ -802,6 +814,21 @@ async fn session_loop<S: Stream>(
                     // Redis, where both go to the output buffer at once.
                     take_inbox(client, &mut out);
                     command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    // CLIENT PAUSE: the request waits for the pause to end
+                    // (the replies before it leave now), then runs.
+                    while std::mem::take(&mut client.postponed) {
+                        if !out.is_empty() {
+                            durable_before_reply(server, client, me).await?;
+                            server.aof.written_before_reply(client.aof_offset);
+                            let guard = WriteGuard::of(server, client);
+                            write_out(stream, &out, &mut big_out, guard, client).await?;
+                            stats.add_net(0, out.len() as u64);
+                            out.clear();
+                        }
+                        server.pause.wait().await;
+                        clock = command::Clock::start();
+                        command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    }
                     take_inbox(client, &mut out);
                     if out.len() > limit.hard {
                         // Redis closes the client as the reply goes over,

@@ -3379,7 +3379,6 @@ PFCOUNT c9
 PFMERGE c9m c9
 PFADD c9 a
 GET c9
-PFSELFTEST
 
 
 # ------------------------------------------------------- DUMP RESTORE MIGRATE

@@ -495,3 +495,94 @@ fn pushes_arrive_with_replies_off() {
         assert_eq!(sub.read_reply(), b"+OK\r\n");
     }
 }
+
+/// CLIENT PAUSE WRITE holds writes (and PUBLISH) back until CLIENT
+/// UNPAUSE, reads go on; ALL holds everything until the pause ends;
+/// MONITOR's connection is never paused.
+#[test]
+fn client_pause_and_unpause() {
+    let s = Server::under_test();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    eqb!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    eqb!(b.cmd(&["GET", "x"]), b"$-1\r\n");
+    b.send_cmd(&["SET", "x", "1"]);
+    b.expect_silence(Duration::from_millis(200));
+    eqb!(a.cmd(&["GET", "x"]), b"$-1\r\n");
+    eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    eqb!(b.read_reply(), b"+OK\r\n");
+    eqb!(a.cmd(&["GET", "x"]), b"$1\r\n1\r\n");
+    // A transaction of writes waits at EXEC; queueing a write waits too.
+    eqb!(b.cmd(&["MULTI"]), b"+OK\r\n");
+    eqb!(b.cmd(&["GET", "x"]), b"+QUEUED\r\n");
+    eqb!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    b.send_cmd(&["INCR", "x"]);
+    b.expect_silence(Duration::from_millis(200));
+    eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    eqb!(b.read_reply(), b"+QUEUED\r\n");
+    eqb!(b.cmd(&["EXEC"]), b"*2\r\n$1\r\n1\r\n:2\r\n");
+    // ALL: every command waits, until the pause's end.
+    eqb!(a.cmd(&["CLIENT", "PAUSE", "300", "ALL"]), b"+OK\r\n");
+    eqb!(b.cmd(&["PING"]), b"+PONG\r\n");
+    // Errors.
+    eqb!(
+        a.cmd(&["CLIENT", "PAUSE", "abc"]),
+        b"-ERR timeout is not an integer or out of range\r\n"
+    );
+    eqb!(
+        a.cmd(&["CLIENT", "PAUSE", "-1"]),
+        b"-ERR timeout is negative\r\n"
+    );
+    eqb!(
+        a.cmd(&["CLIENT", "PAUSE", "1", "some"]),
+        b"-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n"
+    );
+}
+
+/// CLIENT UNBLOCK: a blocked client answered as by its timeout, or with
+/// an error; a client not blocked is not touched.
+#[test]
+fn client_unblock() {
+    let s = Server::under_test();
+    let mut a = s.raw();
+    let mut c = s.raw();
+    let id = String::from_utf8_lossy(&c.cmd(&["CLIENT", "ID"])[1..])
+        .trim()
+        .to_string();
+    eqb!(a.cmd(&["CLIENT", "UNBLOCK", &id]), b":0\r\n");
+    let wait_blocked = |a: &mut Raw| loop {
+        let info = String::from_utf8_lossy(&a.cmd(&["INFO", "clients"])).into_owned();
+        if info_field(&info, "blocked_clients").as_deref() == Some("1") {
+            break;
+        }
+    };
+    for (cmd, how, want) in [
+        (&["BLPOP", "nolist", "0"][..], None, &b"*-1\r\n"[..]),
+        (
+            &["BLPOP", "nolist", "0"],
+            Some("ERROR"),
+            b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n",
+        ),
+        (&["BZPOPMIN", "nozset", "0"], Some("timeout"), b"*-1\r\n"),
+        (
+            &["BLMOVE", "a", "b", "LEFT", "LEFT", "0"],
+            Some("TIMEOUT"),
+            b"*-1\r\n",
+        ),
+    ] {
+        c.send_cmd(cmd);
+        wait_blocked(&mut a);
+        let mut argv = vec!["CLIENT", "UNBLOCK", id.as_str()];
+        argv.extend(how);
+        eqb!(a.cmd(&argv), b":1\r\n");
+        eqb!(c.read_reply(), want);
+    }
+    eqb!(
+        a.cmd(&["CLIENT", "UNBLOCK", "abc"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+    eqb!(
+        a.cmd(&["CLIENT", "UNBLOCK", &id, "foo"]),
+        b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"
+    );
+}
