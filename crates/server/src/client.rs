@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{
-    AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+    AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -80,6 +80,12 @@ pub struct ClientInfo {
     pub subscribed: AtomicBool,
     /// In MONITOR mode.
     pub monitor: AtomicBool,
+    /// Subscriptions: channels, patterns, shard channels (CLIENT LIST).
+    pub sub_counts: [AtomicU32; 3],
+    /// Commands queued since MULTI, -1 outside a transaction.
+    pub multi_len: AtomicI64,
+    /// Waiting in a blocking command.
+    pub blocked: AtomicBool,
 }
 
 impl ClientInfo {
@@ -116,6 +122,9 @@ impl ClientInfo {
             tracking: Default::default(),
             subscribed: AtomicBool::new(false),
             monitor: AtomicBool::new(false),
+            sub_counts: Default::default(),
+            multi_len: AtomicI64::new(-1),
+            blocked: AtomicBool::new(false),
         }
     }
 

@@ -260,6 +260,12 @@ const PARAMS: &[Param] = &[
         "no",
         false,
     ),
+    p(
+        "enable-module-command",
+        Kind::Enum(&["no", "yes", "local"]),
+        "no",
+        false,
+    ),
     // Whether CONFIG SET may change the protected parameters (dir,
     // dbfilename): no, yes, or from local connections only.
     p(

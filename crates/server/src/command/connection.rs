@@ -202,6 +202,18 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         id => server.commands.get(id as usize).name.clone(),
     };
     let mut flags = String::new();
+    if c.monitor.load(Relaxed) {
+        flags.push('O');
+    }
+    if c.subscribed.load(Relaxed) {
+        flags.push('P');
+    }
+    if c.multi_len.load(Relaxed) >= 0 {
+        flags.push('x');
+    }
+    if c.blocked.load(Relaxed) {
+        flags.push('b');
+    }
     {
         use crate::tracking::flag as tf;
         let t = c.tracking.flags.load(Relaxed);
@@ -215,20 +227,18 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
             flags.push('B');
         }
     }
-    if c.monitor.load(Relaxed) {
-        flags.push('O');
+    // Redis's order: ... U (Unix socket), r, e (no-evict).
+    if c.unix {
+        flags.push('U');
     }
     if c.no_evict.load(Relaxed) {
         flags.push('e');
-    }
-    if c.unix {
-        flags.push('U');
     }
     if flags.is_empty() {
         flags.push('N');
     }
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -238,6 +248,10 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         c.idle_secs(),
         flags,
         c.db.load(Relaxed),
+        c.sub_counts[0].load(Relaxed),
+        c.sub_counts[1].load(Relaxed),
+        c.sub_counts[2].load(Relaxed),
+        c.multi_len.load(Relaxed),
         // The buffers as of the client's last batch (between batches the
         // read buffer is empty, so all of it is free).
         c.qbuf.load(Relaxed),

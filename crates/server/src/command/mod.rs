@@ -467,6 +467,7 @@ pub fn dispatch(
         Some(gates::Stop::Queue) => {
             if let Some(queue) = client.multi.as_mut() {
                 queue.push(argv.iter().map(|a| a.to_vec()).collect());
+                client.info.multi_len.store(queue.len() as i64, Relaxed);
                 client.multi_writes |= cmd.has(table::flag::WRITE);
                 client.multi_denyoom |= cmd.has(table::flag::DENYOOM);
             }

@@ -31,6 +31,7 @@ fn multi(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR MULTI calls can not be nested"));
     }
     cx.client.multi = Some(Vec::new());
+    cx.client.info.multi_len.store(0, Relaxed);
     cx.client.multi_error = false;
     cx.client.multi_writes = false;
     cx.client.multi_denyoom = false;
@@ -52,6 +53,7 @@ fn discard(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// refused EXEC): the queue, its marks and the WATCHes go.
 pub fn discard_transaction(server: &Server, client: &mut Client) {
     client.multi = None;
+    client.info.multi_len.store(-1, Relaxed);
     client.multi_error = false;
     client.multi_writes = false;
     client.multi_denyoom = false;
@@ -90,6 +92,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let Some(queued) = cx.client.multi.take() else {
         return Err(CmdError::new("ERR EXEC without MULTI"));
     };
+    cx.client.info.multi_len.store(-1, Relaxed);
     let watch = cx.client.watch.clone();
     cx.client.multi_writes = false;
     cx.client.multi_denyoom = false;

@@ -75,9 +75,25 @@ fn subscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> C
     }
     cx.out.extend_from_slice(&out);
     cx.client.pushing = true;
-    let subscribed = cx.client.subscriptions() > 0;
-    cx.client.info.subscribed.store(subscribed, Relaxed);
+    publish_counts(cx.client);
     Ok(())
+}
+
+/// The client's subscription counts, for other clients' CLIENT LIST and
+/// tracking redirects.
+fn publish_counts(client: &crate::client::Client) {
+    let info = &client.info;
+    let (c, p, s) = client.pubsub.as_ref().map_or((0, 0, 0), |ps| {
+        (
+            ps.channels.len(),
+            ps.patterns.len(),
+            ps.shard_channels.len(),
+        )
+    });
+    info.sub_counts[0].store(c as u32, Relaxed);
+    info.sub_counts[1].store(p as u32, Relaxed);
+    info.sub_counts[2].store(s as u32, Relaxed);
+    info.subscribed.store(c + p + s > 0, Relaxed);
 }
 
 fn unsubscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
@@ -104,14 +120,16 @@ fn unsubscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) ->
     }
     cx.out.extend_from_slice(&out);
     cx.client.pushing = true;
-    let subscribed = cx.client.subscriptions() > 0;
-    cx.client.info.subscribed.store(subscribed, Relaxed);
+    publish_counts(cx.client);
     Ok(())
 }
 
 /// Drops every subscription of a closing or RESET client.
 pub fn unsubscribe_all(server: &crate::server::Server, client: &mut crate::client::Client) {
     client.info.subscribed.store(false, Relaxed);
+    for n in &client.info.sub_counts {
+        n.store(0, Relaxed);
+    }
     if let Some(ps) = client.pubsub.take() {
         for c in &ps.channels {
             server.pubsub.unsubscribe(Kind::Channel, c, &client.info);

@@ -33,6 +33,11 @@ pub(super) fn register(r: &mut Registry) {
     r.add_flagged("bgsave", bgsave, flag::EVERY_SHARD);
     r.add("shutdown", shutdown);
     r.add_flagged("debug", debug, flag::EVERY_SHARD);
+    r.add("module|list", module_list);
+    r.add("module|load", module_load);
+    r.add("module|loadex", module_load);
+    r.add("module|unload", module_unload);
+    r.add("module|help", module_help);
 }
 
 /// (user, system) CPU seconds of the process and of this thread.
@@ -736,6 +741,67 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.server.request_shutdown();
     // Redis closes the connection without a reply once shutdown starts.
     cx.client.close_after_reply = true;
+    Ok(())
+}
+
+/// MODULE LIST: keel runs no Redis modules (they are C libraries written
+/// against Redis's own internals).
+fn module_list(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    encode::array(cx.out, 0);
+    Ok(())
+}
+
+/// `enable-module-command`, as Redis checks it before MODULE LOAD,
+/// LOADEX and UNLOAD.
+fn module_command_allowed(cx: &Ctx) -> CmdResult {
+    let allowed = match cx.server.config.read().get("enable-module-command") {
+        "yes" => true,
+        "local" => is_local(cx),
+        _ => false,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(CmdError::new("ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."))
+    }
+}
+
+/// MODULE LOAD path [arg ...] / MODULE LOADEX path ...: fails as Redis
+/// fails to load a library it cannot use, with the reason in the log.
+fn module_load(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    module_command_allowed(cx)?;
+    tracing::warn!(
+        path = %args::lossy(argv[2]),
+        "Module not loaded: keel cannot load Redis modules"
+    );
+    Err(CmdError::new(
+        "ERR Error loading the extension. Please check the server logs.",
+    ))
+}
+
+/// MODULE UNLOAD name: no module is ever loaded.
+fn module_unload(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    module_command_allowed(cx)?;
+    Err(CmdError::new(
+        "ERR Error unloading module: no such module with that name",
+    ))
+}
+
+/// MODULE HELP
+fn module_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    cx.help(&[
+        "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+        "HELP",
+        "    Prints this help.",
+    ]);
     Ok(())
 }
 

@@ -267,6 +267,7 @@ fn apply_shadow(server: &Server, client: &mut Client) -> Vec<u8> {
         TxShadow::Open | TxShadow::Doomed => {
             if client.multi.is_none() {
                 client.multi = Some(Vec::new());
+                client.info.multi_len.store(0, Relaxed);
                 client.multi_error = false;
                 client.multi_writes = false;
                 client.multi_denyoom = false;

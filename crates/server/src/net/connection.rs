@@ -374,6 +374,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> std::io::Result<bool> {
     let waiter = Arc::new(crate::blocking::Waiter::new(client.info.id));
     server.blocking.register(req.db, &req.keys, &waiter);
+    client.info.blocked.store(true, Relaxed);
     // A push that landed between the command releasing its shards and this
     // registration woke nobody: run the command once more before sleeping.
     waiter.wake.notify_one();
@@ -427,6 +428,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     server.blocking.unregister(req.db, &req.keys, &waiter);
+    client.info.blocked.store(false, Relaxed);
     if matches!(result, Ok(true)) {
         // The keys may hold more than we took: pass the turn on.
         for k in &req.keys {

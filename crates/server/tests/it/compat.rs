@@ -3584,6 +3584,15 @@ FUNCTION RESTORE "\n\x00]\x9b\\@\x0f\x7f\xa2\xda" FLUSH
 FUNCTION LIST
 FUNCTION FLUSH
 FLUSHALL
+# ---------------------------------------------------------------- MODULE
+MODULE LIST
+MODULE HELP
+MODULE LOAD /nonexistent/module.so
+MODULE LOADEX /nonexistent/module.so CONFIG a b
+MODULE UNLOAD foo
+MODULE FOO
+MODULE
+CONFIG GET enable-module-command
 "##;
 
 /// How a reply is compared.

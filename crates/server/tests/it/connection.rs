@@ -586,3 +586,55 @@ fn client_unblock() {
         b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"
     );
 }
+
+/// CLIENT LIST's flags and counts for subscribers, transactions and
+/// blocked clients, as redis-server reports them.
+#[test]
+fn client_list_state_fields_match_redis() {
+    fn fields(server: &Server) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut w = server.raw();
+        let mut a = server.raw();
+        let id = String::from_utf8_lossy(&a.cmd(&["CLIENT", "ID"])[1..])
+            .trim()
+            .to_string();
+        let mut show = |w: &mut Raw| {
+            let line = String::from_utf8_lossy(&w.cmd(&["CLIENT", "LIST", "ID", &id])).into_owned();
+            let keep: Vec<&str> = line
+                .split_whitespace()
+                .filter(|f| {
+                    ["flags=", "sub=", "psub=", "ssub=", "multi="]
+                        .iter()
+                        .any(|p| f.starts_with(p))
+                })
+                .collect();
+            out.push(keep.join(" "));
+        };
+        show(&mut w);
+        a.cmd(&["MULTI"]);
+        a.cmd(&["GET", "x"]);
+        a.cmd(&["SET", "x", "1"]);
+        show(&mut w);
+        a.cmd(&["EXEC"]);
+        show(&mut w);
+        a.cmd(&["SUBSCRIBE", "c1", "c2"]);
+        a.cmd(&["PSUBSCRIBE", "p*"]);
+        show(&mut w);
+        a.cmd(&["RESET"]);
+        a.send_cmd(&["BLPOP", "nolist", "0"]);
+        loop {
+            let info = String::from_utf8_lossy(&w.cmd(&["INFO", "clients"])).into_owned();
+            if info_field(&info, "blocked_clients").as_deref() == Some("1") {
+                break;
+            }
+        }
+        show(&mut w);
+        w.cmd(&["CLIENT", "UNBLOCK", &id]);
+        a.read_reply();
+        show(&mut w);
+        out
+    }
+    let want = fields(&Server::redis());
+    let got = fields(&Server::under_test());
+    assert_eq!(got, want);
+}
