@@ -129,6 +129,9 @@ impl Canvas {
     /// C's float variables and double math are kept (f32 stores, f64 ops)
     /// so that the rounded corners land on the same pixels.
     fn square(&mut self, x: i32, y: i32, size: f32, angle: f32, color: u8) {
+        // Redis's truncated constant, not SQRT_2: the last digits can move a
+        // corner by a pixel.
+        #[allow(clippy::approx_constant)]
         let size = (size as f64 / 1.4142135623) as f32;
         let size = (size as f64).round() as f32;
         let mut k = (std::f64::consts::FRAC_PI_4 + angle as f64) as f32;
