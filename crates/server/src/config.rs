@@ -324,6 +324,22 @@ const PARAMS: &[Param] = &[
         "-2",
         true,
     ),
+    // Stream node (listpack) limits; a memory value and a count in Redis.
+    p(
+        "stream-node-max-bytes",
+        Kind::Memory { min: 0 },
+        "4096",
+        true,
+    ),
+    p(
+        "stream-node-max-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "100",
+        true,
+    ),
     // A memory value in Redis ("1kb" is accepted).
     p(
         "hll-sparse-max-bytes",

@@ -611,6 +611,8 @@ const CONFIG_SETTABLE: &[&str] = &[
     "zset-max-ziplist-value",
     "list-max-listpack-size",
     "list-max-ziplist-size",
+    "stream-node-max-bytes",
+    "stream-node-max-entries",
     "hll-sparse-max-bytes",
     "notify-keyspace-events",
     "maxmemory",

@@ -75,7 +75,7 @@ pub struct Server {
     pub expired_stale_perc: AtomicU64,
     /// The cron's active expiry cycle (DEBUG SET-ACTIVE-EXPIRE).
     pub active_expire: AtomicBool,
-    limits: [AtomicI64; 6],
+    limits: [AtomicI64; 8],
     /// `notify-keyspace-events` as class bits (0: off, one load to check).
     pub notify_flags: std::sync::atomic::AtomicU32,
     /// maxmemory and its policy, eviction counters.
@@ -85,13 +85,15 @@ pub struct Server {
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
-const LIMIT_PARAMS: [&str; 6] = [
+const LIMIT_PARAMS: [&str; 8] = [
     "hash-max-listpack-entries",
     "hash-max-listpack-value",
     "set-max-intset-entries",
     "zset-max-listpack-entries",
     "zset-max-listpack-value",
     "list-max-listpack-size",
+    "stream-node-max-bytes",
+    "stream-node-max-entries",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -281,6 +283,8 @@ impl Server {
             zset_max_listpack_entries: l(3) as usize,
             zset_max_listpack_value: l(4) as usize,
             list_max_listpack_size: l(5),
+            stream_node_max_bytes: l(6) as usize,
+            stream_node_max_entries: l(7) as usize,
         }
     }
 

@@ -24,6 +24,7 @@ mod hash;
 mod hll;
 mod keys;
 mod list;
+mod lolwut;
 pub mod long_double;
 mod memory;
 mod multi;
@@ -76,6 +77,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     scripting::register(&mut r);
     server::register(&mut r);
     memory::register(&mut r);
+    lolwut::register(&mut r);
     CommandTable::build(r)
 }
 

@@ -340,18 +340,19 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.notify(notify::SET, "srem", src);
     drop_if_empty(cx, src);
     cx.dirty += 1;
-    cx.notify(notify::SET, "sadd", dst);
-    if dst_exists {
-        if let Some(d) = view_set(&mut cx.view, db, dst, now)? {
-            if d.add(m, max) {
-                cx.dirty += 1;
-            }
-        }
+    // As smoveCommand: `sadd` only when the member was not already in
+    // the destination.
+    let added = if dst_exists {
+        view_set(&mut cx.view, db, dst, now)?.is_some_and(|d| d.add(m, max))
     } else {
         let mut d = Set::new();
         d.add(m, max);
         cx.view.set(db, dst, Value::Set(Box::new(d)), 0, now);
+        true
+    };
+    if added {
         cx.dirty += 1;
+        cx.notify(notify::SET, "sadd", dst);
     }
     cx.int(1);
     Ok(())

@@ -20,7 +20,7 @@ use crate::notify;
 use crate::storage::keyspace::View;
 use crate::storage::stream::{
     AppendError, Entry, Group, Nack, NodeLimits, Stream, StreamId, Trim, TrimStrategy,
-    INVALID_ENTRIES_READ, LISTPACK_MAX_SIZE,
+    INVALID_ENTRIES_READ,
 };
 use crate::storage::value::{EntryMut as KeyEntry, Value};
 
@@ -198,11 +198,13 @@ fn entries_read_arg(arg: &[u8]) -> Result<i64, CmdError> {
     Ok(n)
 }
 
-/// Node limits. TODO(config): `stream-node-max-bytes` and
-/// `stream-node-max-entries` are not configuration parameters yet; these
-/// are Redis's defaults.
-fn node_limits(_cx: &Ctx) -> NodeLimits {
-    NodeLimits::default()
+/// Node limits: `stream-node-max-bytes`, `stream-node-max-entries`.
+fn node_limits(cx: &Ctx) -> NodeLimits {
+    let l = cx.limits();
+    NodeLimits {
+        max_bytes: l.stream_node_max_bytes,
+        max_entries: l.stream_node_max_entries,
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -351,7 +353,7 @@ struct AddTrimArgs {
 }
 
 /// Redis's `streamParseAddOrTrimArgsOrReply`.
-fn parse_add_trim(argv: &[&[u8]], xadd: bool) -> Result<AddTrimArgs, CmdError> {
+fn parse_add_trim(argv: &[&[u8]], xadd: bool, limits: NodeLimits) -> Result<AddTrimArgs, CmdError> {
     let mut a = AddTrimArgs {
         trim: None,
         nomkstream: false,
@@ -431,12 +433,9 @@ fn parse_add_trim(argv: &[&[u8]], xadd: bool) -> Result<AddTrimArgs, CmdError> {
             ));
         }
     } else if approx {
-        let l = 100 * NodeLimits::default().max_entries as i64;
-        limit = if l <= 0 || l > LISTPACK_MAX_SIZE as i64 {
-            10000
-        } else {
-            l
-        };
+        // At most 100 nodes' worth, capped both ways as 7.0.15 does.
+        let l = (limits.max_entries as i64).saturating_mul(100);
+        limit = if l <= 0 { 10000 } else { l.min(1_000_000) };
     } else {
         limit = 0;
     }
@@ -451,7 +450,8 @@ fn parse_add_trim(argv: &[&[u8]], xadd: bool) -> Result<AddTrimArgs, CmdError> {
 /// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
 fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let key = argv[1];
-    let a = parse_add_trim(argv, true)?;
+    let limits = node_limits(cx);
+    let a = parse_add_trim(argv, true, limits)?;
     let field_pos = a.next + 1;
     if argv.len() < field_pos + 2 || (argv.len() - field_pos) % 2 == 1 {
         return Err(error::wrong_arity("xadd"));
@@ -461,7 +461,6 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             return Err(err("ERR The ID specified in XADD must be greater than 0-0"));
         }
     }
-    let limits = node_limits(cx);
     let auto = !matches!(a.id, Some((_, true)));
     let log =
         (auto || a.trim.is_some_and(|t| t.approx) || a.limit_idx.is_some()) && propagating(cx);
@@ -536,7 +535,7 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
 fn xtrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let a = parse_add_trim(argv, false)?;
+    let a = parse_add_trim(argv, false, node_limits(cx))?;
     let Some(t) = a.trim else {
         return Err(error::SYNTAX);
     };

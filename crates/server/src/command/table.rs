@@ -237,6 +237,31 @@ enum KeysProc {
     Set,
     /// georadiusGetKeys: the key, then the last STORE/STOREDIST key.
     GeoRadius,
+    /// sortGetKeys (`store`) and sortROGetKeys: the sorted key, then the
+    /// destination of the last STORE.
+    Sort { store: bool },
+}
+
+/// The destination SORT writes, as sortGetKeys finds it: options are
+/// skipped with their arguments (LIMIT 2, GET and BY 1), anything else
+/// is taken as a word alone, and the last STORE followed by an argument
+/// wins.
+fn sort_store_key(argv: &[&[u8]]) -> Option<usize> {
+    let mut stored = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let a = argv[i];
+        if a.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+            // The destination itself is looked at next, as an option.
+            stored = Some(i + 1);
+        }
+        i += 1;
+    }
+    stored
 }
 
 /// The destination GEORADIUS[BYMEMBER] writes: the key after the last
@@ -276,12 +301,14 @@ impl KeysProc {
             "xread" | "xreadgroup" => Some(KeysProc::XRead),
             "set" => Some(KeysProc::Set),
             "georadius" | "georadiusbymember" => Some(KeysProc::GeoRadius),
+            "sort" => Some(KeysProc::Sort { store: true }),
+            "sort_ro" => Some(KeysProc::Sort { store: false }),
             _ => None,
         }
     }
 
     /// Key positions and their flags (none, as Redis's procs give, but
-    /// for SET's).
+    /// for SET's and SORT's).
     fn keys(self, argv: &[&[u8]]) -> Vec<(usize, Vec<&'static str>)> {
         let argc = argv.len();
         match self {
@@ -345,6 +372,14 @@ impl KeysProc {
             KeysProc::GeoRadius => {
                 let mut out = vec![(1, Vec::new())];
                 out.extend(georadius_store_key(argv).map(|i| (i, Vec::new())));
+                out
+            }
+            // Redis's sort procs give flags, as SET's.
+            KeysProc::Sort { store } => {
+                let mut out = vec![(1, vec!["RO", "access"])];
+                if store {
+                    out.extend(sort_store_key(argv).map(|i| (i, vec!["OW", "update"])));
+                }
                 out
             }
         }
@@ -510,7 +545,7 @@ impl Command {
     /// flags, as Redis's getKeysFromCommandWithSpecs: from the key specs
     /// when they all apply cleanly and their flags do not vary; otherwise
     /// from the command's own key finder (whose keys have no flags, but
-    /// SET's), or none.
+    /// SET's and SORT's), or none.
     pub fn keys_with_flags(&self, argv: &[&[u8]]) -> Vec<(usize, Vec<&str>)> {
         let has_varflags = self.key_specs.iter().any(|s| s.variable_flags);
         if !has_varflags {

@@ -377,6 +377,9 @@ pub struct EncodingLimits {
     /// `list-max-listpack-size`: positive = entries per node, negative =
     /// bytes per node (-1 = 4 KB ... -5 = 64 KB).
     pub list_max_listpack_size: i64,
+    /// `stream-node-max-bytes` / `stream-node-max-entries` (0: no limit).
+    pub stream_node_max_bytes: usize,
+    pub stream_node_max_entries: usize,
 }
 
 impl Default for EncodingLimits {
@@ -388,6 +391,8 @@ impl Default for EncodingLimits {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         }
     }
 }

@@ -1047,6 +1047,77 @@ COMMAND LIST FILTERBY PATTERN
 COMMAND LIST FILTERBY MODULE foo
 COMMAND LIST FOO
 COMMAND LIST FILTERBY PATTERN a b
+~COMMAND LIST FILTERBY ACLCAT string
+~COMMAND LIST FILTERBY ACLCAT STREAM
+~COMMAND LIST FILTERBY aclcat hyperloglog
+COMMAND LIST FILTERBY ACLCAT nosuchcat
+COMMAND LIST FILTERBY ACLCAT @string
+COMMAND LIST FILTERBY ACLCAT ""
+~COMMAND LIST FILTERBY PATTERN config|*
+~COMMAND LIST FILTERBY PATTERN CONFIG|GET
+~COMMAND LIST FILTERBY PATTERN xinfo|*
+~COMMAND LIST FILTERBY PATTERN [sz]add
+~COMMAND LIST FILTERBY PATTERN h?et
+~COMMAND LIST FILTERBY PATTERN *store
+COMMAND LIST FILTERBY PATTERN nosuch*
+COMMAND LIST FILTERBY MODULE nosuchmodule
+COMMAND LIST FILTERBY PATTERN a FILTERBY ACLCAT string
+COMMAND LIST FILTERBY ACLCAT
+COMMAND GETKEYS SORT k
+COMMAND GETKEYS SORT k STORE d
+COMMAND GETKEYS SORT k store d
+COMMAND GETKEYS SORT k STORE
+COMMAND GETKEYS SORT k STORE a STORE b
+COMMAND GETKEYS SORT k BY x GET y LIMIT 0 1 STORE d
+COMMAND GETKEYS SORT k LIMIT STORE x STORE d
+COMMAND GETKEYS SORT k GET STORE STORE d
+COMMAND GETKEYS SORT k ALPHA DESC STORE d ASC
+COMMAND GETKEYS SORT
+COMMAND GETKEYS SORT_RO k
+COMMAND GETKEYS SORT_RO k STORE d
+COMMAND GETKEYSANDFLAGS SORT k
+COMMAND GETKEYSANDFLAGS SORT k STORE d
+COMMAND GETKEYSANDFLAGS SORT k LIMIT 0 1 GET # STORE d BY x
+COMMAND GETKEYSANDFLAGS SORT_RO k STORE d
+
+# ---------------------------------------------------------------- LOLWUT
+# Only drawings that take no random numbers compare: Schotter with at
+# most two rows of squares, a one-row skyline, and the version line.
+LOLWUT
+lolwut
+LOLWUT 5
+LOLWUT foo bar
+LOLWUT VERSION
+LOLWUT VERSION 7
+LOLWUT version 4
+LOLWUT VERSION -1
+LOLWUT VERSION 4294967302 7 1
+LOLWUT VERSION 4294967301 20 3 2
+LOLWUT VERSION abc
+LOLWUT VERSION 5 abc
+LOLWUT VERSION 5 10 x
+LOLWUT VERSION 6 x
+LOLWUT VERSION 5 66 8 2
+LOLWUT VERSION 5 66 8 1
+LOLWUT VERSION 5 1 1 1
+LOLWUT VERSION 5 0 0 0
+LOLWUT VERSION 5 2 1 1
+LOLWUT VERSION 5 3 2 2
+LOLWUT VERSION 5 37 7 2
+LOLWUT VERSION 5 100 13 2
+LOLWUT VERSION 5 5000 300 2
+LOLWUT VERSION 6 1 1
+LOLWUT VERSION 6 30 1
+LOLWUT VERSION 6 -5 0
+LOLWUT VERSION 6 5000 1
+
+# ------------------------------------------------ SCRIPT FUNCTION KILL
+SCRIPT KILL
+script kill
+FUNCTION KILL
+function kill
+SCRIPT KILL x
+FUNCTION KILL x
 
 # -------------------------------------------------------------- CLIENT
 CLIENT FOO
@@ -2564,6 +2635,592 @@ XTRIM t MAXLEN ~ 0 LIMIT 10
 XADD t MAXLEN 2 500-0 f v
 XRANGE t - +
 XINFO STREAM t
+# stream nodes under CONFIG SET limits: approximate trimming drops
+# whole nodes, so what goes depends on where nodes were split
+CONFIG GET stream-node-max-bytes
+CONFIG GET stream-node-max-entries
+CONFIG SET stream-node-max-entries -1
+CONFIG SET stream-node-max-bytes x
+CONFIG SET stream-node-max-entries 10
+CONFIG SET stream-node-max-bytes 1kb
+CONFIG GET stream-node-max-bytes
+DEL tn
+!XADD tn 1-0 f v1
+!XADD tn 2-0 f v2
+!XADD tn 3-0 f v3
+!XADD tn 4-0 f v4
+!XADD tn 5-0 f v5
+!XADD tn 6-0 f v6
+!XADD tn 7-0 f v7
+!XADD tn 8-0 f v8
+!XADD tn 9-0 f v9
+!XADD tn 10-0 f v10
+!XADD tn 11-0 f v11
+!XADD tn 12-0 f v12
+!XADD tn 13-0 f v13
+!XADD tn 14-0 f v14
+!XADD tn 15-0 f v15
+!XADD tn 16-0 f v16
+!XADD tn 17-0 f v17
+!XADD tn 18-0 f v18
+!XADD tn 19-0 f v19
+!XADD tn 20-0 f v20
+!XADD tn 21-0 f v21
+!XADD tn 22-0 f v22
+!XADD tn 23-0 f v23
+!XADD tn 24-0 f v24
+!XADD tn 25-0 f v25
+!XADD tn 26-0 f v26
+!XADD tn 27-0 f v27
+!XADD tn 28-0 f v28
+!XADD tn 29-0 f v29
+!XADD tn 30-0 f v30
+!XADD tn 31-0 f v31
+!XADD tn 32-0 f v32
+!XADD tn 33-0 f v33
+!XADD tn 34-0 f v34
+!XADD tn 35-0 f v35
+!XADD tn 36-0 f v36
+!XADD tn 37-0 f v37
+!XADD tn 38-0 f v38
+!XADD tn 39-0 f v39
+!XADD tn 40-0 f v40
+!XADD tn 41-0 f v41
+!XADD tn 42-0 f v42
+!XADD tn 43-0 f v43
+!XADD tn 44-0 f v44
+!XADD tn 45-0 f v45
+!XADD tn 46-0 f v46
+!XADD tn 47-0 f v47
+!XADD tn 48-0 f v48
+!XADD tn 49-0 f v49
+!XADD tn 50-0 f v50
+!XADD tn 51-0 f v51
+!XADD tn 52-0 f v52
+!XADD tn 53-0 f v53
+!XADD tn 54-0 f v54
+!XADD tn 55-0 f v55
+!XADD tn 56-0 f v56
+!XADD tn 57-0 f v57
+!XADD tn 58-0 f v58
+!XADD tn 59-0 f v59
+!XADD tn 60-0 f v60
+!XADD tn 61-0 f v61
+!XADD tn 62-0 f v62
+!XADD tn 63-0 f v63
+!XADD tn 64-0 f v64
+!XADD tn 65-0 f v65
+!XADD tn 66-0 f v66
+!XADD tn 67-0 f v67
+!XADD tn 68-0 f v68
+!XADD tn 69-0 f v69
+!XADD tn 70-0 f v70
+!XADD tn 71-0 f v71
+!XADD tn 72-0 f v72
+!XADD tn 73-0 f v73
+!XADD tn 74-0 f v74
+!XADD tn 75-0 f v75
+!XADD tn 76-0 f v76
+!XADD tn 77-0 f v77
+!XADD tn 78-0 f v78
+!XADD tn 79-0 f v79
+!XADD tn 80-0 f v80
+!XADD tn 81-0 f v81
+!XADD tn 82-0 f v82
+!XADD tn 83-0 f v83
+!XADD tn 84-0 f v84
+!XADD tn 85-0 f v85
+!XADD tn 86-0 f v86
+!XADD tn 87-0 f v87
+!XADD tn 88-0 f v88
+!XADD tn 89-0 f v89
+!XADD tn 90-0 f v90
+!XADD tn 91-0 f v91
+!XADD tn 92-0 f v92
+!XADD tn 93-0 f v93
+!XADD tn 94-0 f v94
+!XADD tn 95-0 f v95
+!XADD tn 96-0 f v96
+!XADD tn 97-0 f v97
+!XADD tn 98-0 f v98
+!XADD tn 99-0 f v99
+!XADD tn 100-0 f v100
+!XADD tn 101-0 f v101
+!XADD tn 102-0 f v102
+!XADD tn 103-0 f v103
+!XADD tn 104-0 f v104
+!XADD tn 105-0 f v105
+!XADD tn 106-0 f v106
+!XADD tn 107-0 f v107
+!XADD tn 108-0 f v108
+!XADD tn 109-0 f v109
+!XADD tn 110-0 f v110
+!XADD tn 111-0 f v111
+!XADD tn 112-0 f v112
+!XADD tn 113-0 f v113
+!XADD tn 114-0 f v114
+!XADD tn 115-0 f v115
+!XADD tn 116-0 f v116
+!XADD tn 117-0 f v117
+!XADD tn 118-0 f v118
+!XADD tn 119-0 f v119
+!XADD tn 120-0 f v120
+!XADD tn 121-0 f v121
+!XADD tn 122-0 f v122
+!XADD tn 123-0 f v123
+!XADD tn 124-0 f v124
+!XADD tn 125-0 f v125
+!XADD tn 126-0 f v126
+!XADD tn 127-0 f v127
+!XADD tn 128-0 f v128
+!XADD tn 129-0 f v129
+!XADD tn 130-0 f v130
+!XADD tn 131-0 f v131
+!XADD tn 132-0 f v132
+!XADD tn 133-0 f v133
+!XADD tn 134-0 f v134
+!XADD tn 135-0 f v135
+!XADD tn 136-0 f v136
+!XADD tn 137-0 f v137
+!XADD tn 138-0 f v138
+!XADD tn 139-0 f v139
+!XADD tn 140-0 f v140
+!XADD tn 141-0 f v141
+!XADD tn 142-0 f v142
+!XADD tn 143-0 f v143
+!XADD tn 144-0 f v144
+!XADD tn 145-0 f v145
+!XADD tn 146-0 f v146
+!XADD tn 147-0 f v147
+!XADD tn 148-0 f v148
+!XADD tn 149-0 f v149
+!XADD tn 150-0 f v150
+!XADD tn 151-0 f v151
+!XADD tn 152-0 f v152
+!XADD tn 153-0 f v153
+!XADD tn 154-0 f v154
+!XADD tn 155-0 f v155
+!XADD tn 156-0 f v156
+!XADD tn 157-0 f v157
+!XADD tn 158-0 f v158
+!XADD tn 159-0 f v159
+!XADD tn 160-0 f v160
+!XADD tn 161-0 f v161
+!XADD tn 162-0 f v162
+!XADD tn 163-0 f v163
+!XADD tn 164-0 f v164
+!XADD tn 165-0 f v165
+!XADD tn 166-0 f v166
+!XADD tn 167-0 f v167
+!XADD tn 168-0 f v168
+!XADD tn 169-0 f v169
+!XADD tn 170-0 f v170
+!XADD tn 171-0 f v171
+!XADD tn 172-0 f v172
+!XADD tn 173-0 f v173
+!XADD tn 174-0 f v174
+!XADD tn 175-0 f v175
+!XADD tn 176-0 f v176
+!XADD tn 177-0 f v177
+!XADD tn 178-0 f v178
+!XADD tn 179-0 f v179
+!XADD tn 180-0 f v180
+!XADD tn 181-0 f v181
+!XADD tn 182-0 f v182
+!XADD tn 183-0 f v183
+!XADD tn 184-0 f v184
+!XADD tn 185-0 f v185
+!XADD tn 186-0 f v186
+!XADD tn 187-0 f v187
+!XADD tn 188-0 f v188
+!XADD tn 189-0 f v189
+!XADD tn 190-0 f v190
+!XADD tn 191-0 f v191
+!XADD tn 192-0 f v192
+!XADD tn 193-0 f v193
+!XADD tn 194-0 f v194
+!XADD tn 195-0 f v195
+!XADD tn 196-0 f v196
+!XADD tn 197-0 f v197
+!XADD tn 198-0 f v198
+!XADD tn 199-0 f v199
+!XADD tn 200-0 f v200
+!XADD tn 201-0 f v201
+!XADD tn 202-0 f v202
+!XADD tn 203-0 f v203
+!XADD tn 204-0 f v204
+!XADD tn 205-0 f v205
+!XADD tn 206-0 f v206
+!XADD tn 207-0 f v207
+!XADD tn 208-0 f v208
+!XADD tn 209-0 f v209
+!XADD tn 210-0 f v210
+!XADD tn 211-0 f v211
+!XADD tn 212-0 f v212
+!XADD tn 213-0 f v213
+!XADD tn 214-0 f v214
+!XADD tn 215-0 f v215
+!XADD tn 216-0 f v216
+!XADD tn 217-0 f v217
+!XADD tn 218-0 f v218
+!XADD tn 219-0 f v219
+!XADD tn 220-0 f v220
+!XADD tn 221-0 f v221
+!XADD tn 222-0 f v222
+!XADD tn 223-0 f v223
+!XADD tn 224-0 f v224
+!XADD tn 225-0 f v225
+!XADD tn 226-0 f v226
+!XADD tn 227-0 f v227
+!XADD tn 228-0 f v228
+!XADD tn 229-0 f v229
+!XADD tn 230-0 f v230
+!XADD tn 231-0 f v231
+!XADD tn 232-0 f v232
+!XADD tn 233-0 f v233
+!XADD tn 234-0 f v234
+!XADD tn 235-0 f v235
+!XADD tn 236-0 f v236
+!XADD tn 237-0 f v237
+!XADD tn 238-0 f v238
+!XADD tn 239-0 f v239
+!XADD tn 240-0 f v240
+!XADD tn 241-0 f v241
+!XADD tn 242-0 f v242
+!XADD tn 243-0 f v243
+!XADD tn 244-0 f v244
+!XADD tn 245-0 f v245
+!XADD tn 246-0 f v246
+!XADD tn 247-0 f v247
+!XADD tn 248-0 f v248
+!XADD tn 249-0 f v249
+!XADD tn 250-0 f v250
+XINFO STREAM tn
+XTRIM tn MAXLEN ~ 120
+XLEN tn
+XTRIM tn MAXLEN ~ 0 LIMIT 25
+XLEN tn
+XTRIM tn MINID ~ 200
+XLEN tn
+XADD tn MAXLEN ~ 5 LIMIT 20 300-0 f v
+XLEN tn
+XADD tn MINID ~ 280 301-0 f v
+XLEN tn
+XRANGE tn - + COUNT 3
+CONFIG SET stream-node-max-entries 0
+CONFIG SET stream-node-max-bytes 200
+DEL tb
+!XADD tb 1-0 field1 x
+!XADD tb 2-0 field2 xx
+!XADD tb 3-0 field0 xxx
+!XADD tb 4-0 field1 xxxx
+!XADD tb 5-0 field2 xxxxx
+!XADD tb 6-0 field0 xxxxxx
+!XADD tb 7-0 field1 xxxxxxx
+!XADD tb 8-0 field2 xxxxxxxx
+!XADD tb 9-0 field0 xxxxxxxxx
+!XADD tb 10-0 field1 xxxxxxxxxx
+!XADD tb 11-0 field2 xxxxxxxxxxx
+!XADD tb 12-0 field0 xxxxxxxxxxxx
+!XADD tb 13-0 field1 xxxxxxxxxxxxx
+!XADD tb 14-0 field2 xxxxxxxxxxxxxx
+!XADD tb 15-0 field0 xxxxxxxxxxxxxxx
+!XADD tb 16-0 field1 xxxxxxxxxxxxxxxx
+!XADD tb 17-0 field2 xxxxxxxxxxxxxxxxx
+!XADD tb 18-0 field0 xxxxxxxxxxxxxxxxxx
+!XADD tb 19-0 field1 xxxxxxxxxxxxxxxxxxx
+!XADD tb 20-0 field2 xxxxxxxxxxxxxxxxxxxx
+!XADD tb 21-0 field0 xxxxxxxxxxxxxxxxxxxxx
+!XADD tb 22-0 field1 xxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 23-0 field2 xxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 24-0 field0 xxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 25-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 26-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 27-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 28-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 29-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 30-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 31-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 32-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 33-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 34-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 35-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 36-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 37-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 38-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 39-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 40-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 41-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 42-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 43-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 44-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 45-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 46-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 47-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 48-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 49-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 50-0 field2 ""
+!XADD tb 51-0 field0 x
+!XADD tb 52-0 field1 xx
+!XADD tb 53-0 field2 xxx
+!XADD tb 54-0 field0 xxxx
+!XADD tb 55-0 field1 xxxxx
+!XADD tb 56-0 field2 xxxxxx
+!XADD tb 57-0 field0 xxxxxxx
+!XADD tb 58-0 field1 xxxxxxxx
+!XADD tb 59-0 field2 xxxxxxxxx
+!XADD tb 60-0 field0 xxxxxxxxxx
+!XADD tb 61-0 field1 xxxxxxxxxxx
+!XADD tb 62-0 field2 xxxxxxxxxxxx
+!XADD tb 63-0 field0 xxxxxxxxxxxxx
+!XADD tb 64-0 field1 xxxxxxxxxxxxxx
+!XADD tb 65-0 field2 xxxxxxxxxxxxxxx
+!XADD tb 66-0 field0 xxxxxxxxxxxxxxxx
+!XADD tb 67-0 field1 xxxxxxxxxxxxxxxxx
+!XADD tb 68-0 field2 xxxxxxxxxxxxxxxxxx
+!XADD tb 69-0 field0 xxxxxxxxxxxxxxxxxxx
+!XADD tb 70-0 field1 xxxxxxxxxxxxxxxxxxxx
+!XADD tb 71-0 field2 xxxxxxxxxxxxxxxxxxxxx
+!XADD tb 72-0 field0 xxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 73-0 field1 xxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 74-0 field2 xxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 75-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 76-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 77-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 78-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 79-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 80-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 81-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 82-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 83-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 84-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 85-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 86-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 87-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 88-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 89-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 90-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 91-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 92-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 93-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 94-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 95-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 96-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 97-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 98-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 99-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 100-0 field1 ""
+!XADD tb 101-0 field2 x
+!XADD tb 102-0 field0 xx
+!XADD tb 103-0 field1 xxx
+!XADD tb 104-0 field2 xxxx
+!XADD tb 105-0 field0 xxxxx
+!XADD tb 106-0 field1 xxxxxx
+!XADD tb 107-0 field2 xxxxxxx
+!XADD tb 108-0 field0 xxxxxxxx
+!XADD tb 109-0 field1 xxxxxxxxx
+!XADD tb 110-0 field2 xxxxxxxxxx
+!XADD tb 111-0 field0 xxxxxxxxxxx
+!XADD tb 112-0 field1 xxxxxxxxxxxx
+!XADD tb 113-0 field2 xxxxxxxxxxxxx
+!XADD tb 114-0 field0 xxxxxxxxxxxxxx
+!XADD tb 115-0 field1 xxxxxxxxxxxxxxx
+!XADD tb 116-0 field2 xxxxxxxxxxxxxxxx
+!XADD tb 117-0 field0 xxxxxxxxxxxxxxxxx
+!XADD tb 118-0 field1 xxxxxxxxxxxxxxxxxx
+!XADD tb 119-0 field2 xxxxxxxxxxxxxxxxxxx
+!XADD tb 120-0 field0 xxxxxxxxxxxxxxxxxxxx
+!XADD tb 121-0 field1 xxxxxxxxxxxxxxxxxxxxx
+!XADD tb 122-0 field2 xxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 123-0 field0 xxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 124-0 field1 xxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 125-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 126-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 127-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 128-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 129-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 130-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 131-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 132-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 133-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 134-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 135-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 136-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 137-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 138-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 139-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 140-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 141-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 142-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 143-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 144-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 145-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 146-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 147-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 148-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 149-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 150-0 field0 ""
+!XADD tb 151-0 field1 x
+!XADD tb 152-0 field2 xx
+!XADD tb 153-0 field0 xxx
+!XADD tb 154-0 field1 xxxx
+!XADD tb 155-0 field2 xxxxx
+!XADD tb 156-0 field0 xxxxxx
+!XADD tb 157-0 field1 xxxxxxx
+!XADD tb 158-0 field2 xxxxxxxx
+!XADD tb 159-0 field0 xxxxxxxxx
+!XADD tb 160-0 field1 xxxxxxxxxx
+!XADD tb 161-0 field2 xxxxxxxxxxx
+!XADD tb 162-0 field0 xxxxxxxxxxxx
+!XADD tb 163-0 field1 xxxxxxxxxxxxx
+!XADD tb 164-0 field2 xxxxxxxxxxxxxx
+!XADD tb 165-0 field0 xxxxxxxxxxxxxxx
+!XADD tb 166-0 field1 xxxxxxxxxxxxxxxx
+!XADD tb 167-0 field2 xxxxxxxxxxxxxxxxx
+!XADD tb 168-0 field0 xxxxxxxxxxxxxxxxxx
+!XADD tb 169-0 field1 xxxxxxxxxxxxxxxxxxx
+!XADD tb 170-0 field2 xxxxxxxxxxxxxxxxxxxx
+!XADD tb 171-0 field0 xxxxxxxxxxxxxxxxxxxxx
+!XADD tb 172-0 field1 xxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 173-0 field2 xxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 174-0 field0 xxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 175-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 176-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 177-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 178-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 179-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 180-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 181-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 182-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 183-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 184-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 185-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 186-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 187-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 188-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 189-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 190-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 191-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 192-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 193-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 194-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 195-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 196-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 197-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 198-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 199-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 200-0 field2 ""
+!XADD tb 201-0 field0 x
+!XADD tb 202-0 field1 xx
+!XADD tb 203-0 field2 xxx
+!XADD tb 204-0 field0 xxxx
+!XADD tb 205-0 field1 xxxxx
+!XADD tb 206-0 field2 xxxxxx
+!XADD tb 207-0 field0 xxxxxxx
+!XADD tb 208-0 field1 xxxxxxxx
+!XADD tb 209-0 field2 xxxxxxxxx
+!XADD tb 210-0 field0 xxxxxxxxxx
+!XADD tb 211-0 field1 xxxxxxxxxxx
+!XADD tb 212-0 field2 xxxxxxxxxxxx
+!XADD tb 213-0 field0 xxxxxxxxxxxxx
+!XADD tb 214-0 field1 xxxxxxxxxxxxxx
+!XADD tb 215-0 field2 xxxxxxxxxxxxxxx
+!XADD tb 216-0 field0 xxxxxxxxxxxxxxxx
+!XADD tb 217-0 field1 xxxxxxxxxxxxxxxxx
+!XADD tb 218-0 field2 xxxxxxxxxxxxxxxxxx
+!XADD tb 219-0 field0 xxxxxxxxxxxxxxxxxxx
+!XADD tb 220-0 field1 xxxxxxxxxxxxxxxxxxxx
+!XADD tb 221-0 field2 xxxxxxxxxxxxxxxxxxxxx
+!XADD tb 222-0 field0 xxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 223-0 field1 xxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 224-0 field2 xxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 225-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 226-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 227-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 228-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 229-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 230-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 231-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 232-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 233-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 234-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 235-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 236-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 237-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 238-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 239-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 240-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 241-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 242-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 243-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 244-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 245-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 246-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 247-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 248-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 249-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 250-0 field1 ""
+!XADD tb 251-0 field2 x
+!XADD tb 252-0 field0 xx
+!XADD tb 253-0 field1 xxx
+!XADD tb 254-0 field2 xxxx
+!XADD tb 255-0 field0 xxxxx
+!XADD tb 256-0 field1 xxxxxx
+!XADD tb 257-0 field2 xxxxxxx
+!XADD tb 258-0 field0 xxxxxxxx
+!XADD tb 259-0 field1 xxxxxxxxx
+!XADD tb 260-0 field2 xxxxxxxxxx
+!XADD tb 261-0 field0 xxxxxxxxxxx
+!XADD tb 262-0 field1 xxxxxxxxxxxx
+!XADD tb 263-0 field2 xxxxxxxxxxxxx
+!XADD tb 264-0 field0 xxxxxxxxxxxxxx
+!XADD tb 265-0 field1 xxxxxxxxxxxxxxx
+!XADD tb 266-0 field2 xxxxxxxxxxxxxxxx
+!XADD tb 267-0 field0 xxxxxxxxxxxxxxxxx
+!XADD tb 268-0 field1 xxxxxxxxxxxxxxxxxx
+!XADD tb 269-0 field2 xxxxxxxxxxxxxxxxxxx
+!XADD tb 270-0 field0 xxxxxxxxxxxxxxxxxxxx
+!XADD tb 271-0 field1 xxxxxxxxxxxxxxxxxxxxx
+!XADD tb 272-0 field2 xxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 273-0 field0 xxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 274-0 field1 xxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 275-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 276-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 277-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 278-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 279-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 280-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 281-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 282-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 283-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 284-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 285-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 286-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 287-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 288-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 289-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 290-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 291-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 292-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 293-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 294-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 295-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 296-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 297-0 field0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 298-0 field1 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 299-0 field2 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
+!XADD tb 300-0 field0 ""
+XINFO STREAM tb
+XTRIM tb MAXLEN ~ 250
+XLEN tb
+XTRIM tb MINID ~ 200
+XLEN tb
+XTRIM tb MAXLEN ~ 10 LIMIT 30
+XLEN tb
+XTRIM tb MAXLEN ~ 0
+XLEN tb
+CONFIG SET stream-node-max-entries 100
+CONFIG SET stream-node-max-bytes 4096
 # consumer groups
 DEL g
 XGROUP CREATE g grp $ MKSTREAM

@@ -759,6 +759,7 @@ fn stream_node(s: &mut Stream, master: StreamId, items: &[Item]) -> Result<(), &
         return Err("master entry without its terminator");
     }
     let mut deleted = Vec::new();
+    let mut first = true;
     while let Some(flags) = it.next() {
         let flags = flags.as_int().ok_or("malformed node listpack")?;
         let ms = master.ms.wrapping_add(int(&mut it)? as u64);
@@ -784,7 +785,15 @@ fn stream_node(s: &mut Stream, master: StreamId, items: &[Item]) -> Result<(), &
             return Err("entry without fields");
         }
         let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
-        s.append(id, &refs, NodeLimits::default())
+        // The file's node boundaries are kept, whatever the limits (as
+        // Redis keeps each listpack): a limit of one byte opens a node,
+        // no limit fills it.
+        let limits = NodeLimits {
+            max_bytes: if first { 1 } else { 0 },
+            max_entries: 0,
+        };
+        first = false;
+        s.append(id, &refs, limits)
             .map_err(|_| "entries out of order")?;
         if flags & STREAM_ITEM_DELETED != 0 {
             deleted.push(id);
