@@ -727,3 +727,42 @@ macro_rules! eqb {
         );
     }};
 }
+
+/// The (event, key) pairs of the next `n` keyevent messages a
+/// `PSUBSCRIBE __keyevent@*` connection receives.
+pub fn read_events(sub: &mut Raw, n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|_| match parse(&sub.read_reply()) {
+            resp::Value::Array(v) | resp::Value::Push(v) if v.len() == 4 => {
+                let s = |x: &resp::Value| match x {
+                    resp::Value::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                    other => panic!("not a bulk: {other:?}"),
+                };
+                let channel = s(&v[2]);
+                let event = channel.rsplit(':').next().unwrap_or_default().to_string();
+                (event, s(&v[3]))
+            }
+            other => panic!("not a pmessage: {other:?}"),
+        })
+        .collect()
+}
+
+/// Runs `lines` (redis-cli quoting) with every keyspace event on, and
+/// asserts the key events of database 0 they publish: `want`, in order,
+/// and nothing more.
+pub fn assert_keyevents(server: &Server, lines: &[&str], want: &[(&str, &str)]) {
+    let mut c = server.raw();
+    let mut sub = server.raw();
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    for line in lines {
+        c.cmd(&split(line));
+    }
+    let got = read_events(&mut sub, want.len());
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(e, k)| (e.to_string(), k.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    sub.expect_silence(Duration::from_millis(100));
+}

@@ -541,38 +541,27 @@ async fn resp3_shapes() {
 
 #[tokio::test]
 async fn keyspace_events_in_redis_order() {
-    let s = Server::under_test();
-    let mut c = s.raw();
-    let mut sub = s.raw();
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-    for line in [
-        "HSET h a 1 b 2",
-        "HSETNX h a 3",
-        "HSETNX h c 3",
-        "HINCRBY h a 5",
-        "HINCRBYFLOAT h b 1.5",
-        "HDEL h zz",
-        "HDEL h a",
-        "HDEL h b c",
-        "HDEL nokey a",
-    ] {
-        c.cmd(&split(line));
-    }
-    let want = [
-        ("hset", "h"),
-        ("hset", "h"),
-        ("hincrby", "h"),
-        ("hincrbyfloat", "h"),
-        ("hdel", "h"),
-        ("hdel", "h"),
-        ("del", "h"),
-    ];
-    let got = crate::lists::read_events(&mut sub, want.len());
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(e, k)| (e.to_string(), k.to_string()))
-        .collect();
-    assert_eq!(got, want);
-    sub.expect_silence(std::time::Duration::from_millis(100));
+    assert_keyevents(
+        &Server::under_test(),
+        &[
+            "HSET h a 1 b 2",
+            "HSETNX h a 3",
+            "HSETNX h c 3",
+            "HINCRBY h a 5",
+            "HINCRBYFLOAT h b 1.5",
+            "HDEL h zz",
+            "HDEL h a",
+            "HDEL h b c",
+            "HDEL nokey a",
+        ],
+        &[
+            ("hset", "h"),
+            ("hset", "h"),
+            ("hincrby", "h"),
+            ("hincrbyfloat", "h"),
+            ("hdel", "h"),
+            ("hdel", "h"),
+            ("del", "h"),
+        ],
+    );
 }

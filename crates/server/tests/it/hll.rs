@@ -149,40 +149,29 @@ fn crafted_values_count_as_in_redis() {
 
 #[test]
 fn keyspace_events_as_redis() {
-    let s = Server::under_test();
-    let mut c = s.raw();
-    let mut sub = s.raw();
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-    for line in [
-        "PFADD h a b c",
-        "PFADD h a b c",
-        "PFADD h",
-        "PFADD e",
-        "PFCOUNT h",
-        "PFCOUNT h e",
-        "PFMERGE m h e",
-        "PFMERGE m",
-        "PFDEBUG TODENSE h",
-        "SET s x",
-        "PFADD s a",
-    ] {
-        c.cmd(&split(line));
-    }
-    let want = [
-        ("pfadd", "h"),
-        ("pfadd", "e"),
-        ("pfadd", "m"),
-        ("pfadd", "m"),
-        ("set", "s"),
-    ];
-    let got = crate::lists::read_events(&mut sub, want.len());
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(e, k)| (e.to_string(), k.to_string()))
-        .collect();
-    assert_eq!(got, want);
-    sub.expect_silence(std::time::Duration::from_millis(100));
+    assert_keyevents(
+        &Server::under_test(),
+        &[
+            "PFADD h a b c",
+            "PFADD h a b c",
+            "PFADD h",
+            "PFADD e",
+            "PFCOUNT h",
+            "PFCOUNT h e",
+            "PFMERGE m h e",
+            "PFMERGE m",
+            "PFDEBUG TODENSE h",
+            "SET s x",
+            "PFADD s a",
+        ],
+        &[
+            ("pfadd", "h"),
+            ("pfadd", "e"),
+            ("pfadd", "m"),
+            ("pfadd", "m"),
+            ("set", "s"),
+        ],
+    );
 }
 
 /// What reaches the log, as Redis propagates it: a PFADD that changed a

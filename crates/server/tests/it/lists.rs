@@ -656,77 +656,48 @@ async fn blocked_clients_are_served_in_fifo_order() {
     assert_eq!(b2.await.unwrap(), bs(&["q", "y"]));
 }
 
-/// Reads `__keyevent` messages from a pattern subscriber: (event, key).
-pub fn read_events(sub: &mut Raw, n: usize) -> Vec<(String, String)> {
-    (0..n)
-        .map(|_| match parse(&sub.read_reply()) {
-            resp::Value::Array(v) | resp::Value::Push(v) if v.len() == 4 => {
-                let s = |x: &resp::Value| match x {
-                    resp::Value::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-                    other => panic!("not a bulk: {other:?}"),
-                };
-                let channel = s(&v[2]);
-                let event = channel.rsplit(':').next().unwrap_or_default().to_string();
-                (event, s(&v[3]))
-            }
-            other => panic!("not a pmessage: {other:?}"),
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn keyspace_events_in_redis_order() {
-    let s = Server::under_test();
-    let mut c = s.raw();
-    let mut sub = s.raw();
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-    for line in [
-        "RPUSH l a b c",
-        "LPUSHX l z",
-        "RPUSHX nokey a",
-        "LPOP l 0",
-        "RPOP l 2",
-        "LSET l 0 q",
-        "LINSERT l BEFORE zz p",
-        "LINSERT l BEFORE q p",
-        "LREM l 0 zz",
-        "LREM l 1 p",
-        "LTRIM l 5 1",
-        "RPUSH s 1",
-        "LMOVE s d LEFT RIGHT",
-        "LMPOP 1 d RIGHT COUNT 5",
-        "RPUSH b x",
-        "BLPOP b 0",
-    ] {
-        c.cmd(&split(line));
-    }
-    let want = [
-        ("rpush", "l"),
-        ("lpush", "l"),
-        ("rpop", "l"),
-        ("lset", "l"),
-        ("linsert", "l"),
-        ("lrem", "l"),
-        ("ltrim", "l"),
-        ("del", "l"),
-        ("rpush", "s"),
-        ("rpush", "d"),
-        ("lpop", "s"),
-        ("del", "s"),
-        ("rpop", "d"),
-        ("del", "d"),
-        ("rpush", "b"),
-        ("lpop", "b"),
-        ("del", "b"),
-    ];
-    let got = read_events(&mut sub, want.len());
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(e, k)| (e.to_string(), k.to_string()))
-        .collect();
-    assert_eq!(got, want);
-    sub.expect_silence(Duration::from_millis(100));
+    assert_keyevents(
+        &Server::under_test(),
+        &[
+            "RPUSH l a b c",
+            "LPUSHX l z",
+            "RPUSHX nokey a",
+            "LPOP l 0",
+            "RPOP l 2",
+            "LSET l 0 q",
+            "LINSERT l BEFORE zz p",
+            "LINSERT l BEFORE q p",
+            "LREM l 0 zz",
+            "LREM l 1 p",
+            "LTRIM l 5 1",
+            "RPUSH s 1",
+            "LMOVE s d LEFT RIGHT",
+            "LMPOP 1 d RIGHT COUNT 5",
+            "RPUSH b x",
+            "BLPOP b 0",
+        ],
+        &[
+            ("rpush", "l"),
+            ("lpush", "l"),
+            ("rpop", "l"),
+            ("lset", "l"),
+            ("linsert", "l"),
+            ("lrem", "l"),
+            ("ltrim", "l"),
+            ("del", "l"),
+            ("rpush", "s"),
+            ("rpush", "d"),
+            ("lpop", "s"),
+            ("del", "s"),
+            ("rpop", "d"),
+            ("del", "d"),
+            ("rpush", "b"),
+            ("lpop", "b"),
+            ("del", "b"),
+        ],
+    );
 }
 
 #[tokio::test]

@@ -3,7 +3,6 @@
 //! thresholds, WRONGTYPE.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use redis::Value;
 
@@ -277,39 +276,28 @@ async fn smove() {
 /// (smoveCommand), after the source's `srem` and `del`.
 #[tokio::test]
 async fn smove_keyspace_events() {
-    let s = Server::under_test();
-    let mut c = s.raw();
-    let mut sub = s.raw();
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-    for line in [
-        "SADD src a b c",
-        "SADD dst b",
-        "SMOVE src dst a",
-        "SMOVE src dst b",
-        "SMOVE src dst zz",
-        "SMOVE src src c",
-        "SMOVE src new c",
-    ] {
-        c.cmd(&split(line));
-    }
-    let want = [
-        ("sadd", "src"),
-        ("sadd", "dst"),
-        ("srem", "src"),
-        ("sadd", "dst"),
-        ("srem", "src"),
-        ("srem", "src"),
-        ("del", "src"),
-        ("sadd", "new"),
-    ];
-    let got = crate::lists::read_events(&mut sub, want.len());
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(e, k)| (e.to_string(), k.to_string()))
-        .collect();
-    assert_eq!(got, want);
-    sub.expect_silence(Duration::from_millis(100));
+    assert_keyevents(
+        &Server::under_test(),
+        &[
+            "SADD src a b c",
+            "SADD dst b",
+            "SMOVE src dst a",
+            "SMOVE src dst b",
+            "SMOVE src dst zz",
+            "SMOVE src src c",
+            "SMOVE src new c",
+        ],
+        &[
+            ("sadd", "src"),
+            ("sadd", "dst"),
+            ("srem", "src"),
+            ("sadd", "dst"),
+            ("srem", "src"),
+            ("srem", "src"),
+            ("del", "src"),
+            ("sadd", "new"),
+        ],
+    );
 }
 
 #[tokio::test]
