@@ -693,6 +693,9 @@ async fn cron(server: Arc<Server>) {
             command::evict::perform(&server);
             crate::memory::bound_resident(server.memory.maxmemory());
         }
+        // BCAST invalidations of what the last round evicted or expired
+        // (gathered on this thread, as a command's are on its worker).
+        server.tracking.flush_broadcast(&server.clients);
         if !server.active_expire.load(Relaxed) {
             continue;
         }

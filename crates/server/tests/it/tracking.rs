@@ -360,3 +360,22 @@ fn tracking_table_max_keys() {
     assert!(keys <= 10, "{keys}");
     assert_eq!(pushes + keys, 30);
 }
+
+/// A BCAST client hears of keys under its prefix that the active expiry
+/// cycle removes (gathered on the cron's thread, not a command's).
+#[test]
+fn bcast_hears_of_active_expiry() {
+    let s = Server::under_test();
+    let mut b = s.raw();
+    b.cmd(&["HELLO", "3"]);
+    assert_eq!(
+        b.cmd(&["CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "bx"]),
+        b"+OK\r\n"
+    );
+    let mut w = s.raw();
+    w.cmd(&["SET", "bx1", "v", "PX", "50"]);
+    let push = b">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nbx1\r\n";
+    // The SET, then its expiry.
+    assert_eq!(b.read_reply(), push);
+    assert_eq!(b.read_reply(), push);
+}
