@@ -296,6 +296,29 @@ async fn serve_stream<S: Stream>(
     close_session(server, session)
 }
 
+/// Writes the replies gathered so far, once the log holds what they
+/// acknowledge (before a request waits: blocked, paused; or a large batch).
+async fn flush_replies<S: Stream>(
+    server: &Server,
+    stream: &mut S,
+    client: &Client,
+    me: usize,
+    out: &mut Vec<u8>,
+    big_out: &mut Option<super::output_budget::Held>,
+    stats: &ThreadStats,
+) -> std::io::Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    durable_before_reply(server, client, me).await?;
+    server.aof.written_before_reply(client.aof_offset);
+    let guard = WriteGuard::of(server, client);
+    write_out(stream, out, big_out, guard, client).await?;
+    stats.add_net(0, out.len() as u64);
+    out.clear();
+    Ok(())
+}
+
 /// Moves what the client's inbox holds into its replies.
 #[inline]
 fn take_inbox(client: &Client, out: &mut Vec<u8>) {
@@ -819,14 +842,8 @@ async fn session_loop<S: Stream>(
                     // CLIENT PAUSE: the request waits for the pause to end
                     // (the replies before it leave now), then runs.
                     while std::mem::take(&mut client.postponed) {
-                        if !out.is_empty() {
-                            durable_before_reply(server, client, me).await?;
-                            server.aof.written_before_reply(client.aof_offset);
-                            let guard = WriteGuard::of(server, client);
-                            write_out(stream, &out, &mut big_out, guard, client).await?;
-                            stats.add_net(0, out.len() as u64);
-                            out.clear();
-                        }
+                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                            .await?;
                         server.pause.wait().await;
                         clock = command::Clock::start();
                         command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
@@ -856,14 +873,8 @@ async fn session_loop<S: Stream>(
                     argv_store = recycle(argv);
                     if let Some((req, owned)) = blocked {
                         // Replies of the requests before this one leave now.
-                        if !out.is_empty() {
-                            durable_before_reply(server, client, me).await?;
-                            server.aof.written_before_reply(client.aof_offset);
-                            let guard = WriteGuard::of(server, client);
-                            write_out(stream, &out, &mut big_out, guard, client).await?;
-                            stats.add_net(0, out.len() as u64);
-                            out.clear();
-                        }
+                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                            .await?;
                         let served = wait_blocked(
                             server, stream, client, rbuf, *start, req, owned, &mut out, stats,
                         )
@@ -877,12 +888,8 @@ async fn session_loop<S: Stream>(
                         break;
                     }
                     if out.len() >= FLUSH_AT {
-                        durable_before_reply(server, client, me).await?;
-                        server.aof.written_before_reply(client.aof_offset);
-                        let guard = WriteGuard::of(server, client);
-                        write_out(stream, &out, &mut big_out, guard, client).await?;
-                        stats.add_net(0, out.len() as u64);
-                        out.clear();
+                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                            .await?;
                     }
                 }
                 Ok(None) => break,
