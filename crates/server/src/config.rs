@@ -32,6 +32,8 @@ enum Kind {
     BufferLimits,
     /// notify-keyspace-events class letters.
     NotifyFlags,
+    /// Space-separated numbers between 0 and 100 (an empty list is valid).
+    Percentiles,
 }
 
 struct Param {
@@ -420,6 +422,46 @@ const PARAMS: &[Param] = &[
         "5000",
         true,
     ),
+    // Microseconds past which a command enters the slow log (-1: none,
+    // 0: every command).
+    p(
+        "slowlog-log-slower-than",
+        Kind::Int {
+            min: -1,
+            max: i64::MAX,
+        },
+        "10000",
+        true,
+    ),
+    p(
+        "slowlog-max-len",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "128",
+        true,
+    ),
+    // Milliseconds past which LATENCY records an event (0: off).
+    p(
+        "latency-monitor-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "0",
+        true,
+    ),
+    p("latency-tracking", Kind::Bool, "yes", true),
+    p(
+        "latency-tracking-info-percentiles",
+        Kind::Percentiles,
+        "50 99 99.9",
+        true,
+    ),
+    // keel's own: the Prometheus endpoint's port (0: off) and address.
+    p("metrics-port", Kind::Int { min: 0, max: 65535 }, "0", false),
+    p("metrics-bind", Kind::Str, "127.0.0.1", false),
 ];
 
 /// Parameters CONFIG SET changes only when `enable-protected-configs`
@@ -609,6 +651,22 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(n.to_string())
         }
         Kind::Str => Ok(value.to_string()),
+        Kind::Percentiles => {
+            // Redis's setConfigLatencyTrackingInfoPercentilesOutputOption.
+            let mut out = Vec::new();
+            for part in split_spaces(value) {
+                let v: f64 = part
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite())
+                    .ok_or_else(|| format!("Invalid {} parameters", p.name))?;
+                if !(0.0..=100.0).contains(&v) {
+                    return Err(format!("{} parameters should sit between [0.0,100.0]", p.name));
+                }
+                out.push(fmt_percentile(v));
+            }
+            Ok(out.join(" "))
+        }
         Kind::NotifyFlags => crate::notify::parse(value)
             .map(crate::notify::to_string)
             .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
@@ -656,6 +714,21 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(out.join(" "))
         }
     }
+}
+
+/// A percentile as Redis prints it (in CONFIG GET and INFO's
+/// latencystats): `%f` with the trailing zeros (and point) cut.
+pub fn fmt_percentile(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The percentiles of `latency-tracking-info-percentiles`.
+pub fn percentiles(value: &str) -> Vec<f64> {
+    value
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
 }
 
 #[derive(Debug, thiserror::Error)]
