@@ -47,8 +47,15 @@ pub struct ClientInfo {
     pub last_cmd: AtomicU32,
     pub no_evict: AtomicBool,
     pub killed: AtomicBool,
+    /// The read and reply buffers' sizes (allocated), as of the last
+    /// batch: the client's memory.
     pub qbuf: AtomicU64,
     pub obuf: AtomicU64,
+    /// Bytes received and not yet run (CLIENT LIST's qbuf: while a batch
+    /// runs, its requests; between batches, half a request), and replies
+    /// not yet written (omem: while a write waits for the socket).
+    pub unread: AtomicU64,
+    pub unsent: AtomicU64,
     /// The worker serving this connection.
     pub worker: AtomicUsize,
     /// Set by the balancer: the worker to move to at the next batch
@@ -110,6 +117,8 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             qbuf: AtomicU64::new(0),
             obuf: AtomicU64::new(0),
+            unread: AtomicU64::new(0),
+            unsent: AtomicU64::new(0),
             worker: AtomicUsize::new(0),
             migrate_to: AtomicUsize::new(crate::net::balance::NO_MIGRATION),
             parked_idle: AtomicBool::new(false),

@@ -73,6 +73,10 @@ pub struct Server {
     pub timeout_secs: AtomicU64,
     pub hz: AtomicU64,
     pub expired_stale_perc: AtomicU64,
+    /// Active expiry cycles stopped by their time budget, and the time
+    /// they took (INFO's expired_time_cap_reached_count and
+    /// expire_cycle_cpu_milliseconds).
+    pub expire_cycle: ExpireCycleStats,
     /// The cron's active expiry cycle (DEBUG SET-ACTIVE-EXPIRE).
     pub active_expire: AtomicBool,
     limits: [AtomicI64; 8],
@@ -164,6 +168,7 @@ impl Server {
             timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
             hz: AtomicU64::new(config.get_int("hz") as u64),
             expired_stale_perc: AtomicU64::new(0),
+            expire_cycle: ExpireCycleStats::default(),
             active_expire: AtomicBool::new(true),
             limits: Default::default(),
             notify_flags: Default::default(),
@@ -220,6 +225,9 @@ impl Server {
             .store(c.get_int("timeout") as u64, Relaxed);
         crate::net::connection::configure(&c);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        self.stats
+            .latency_tracking
+            .store(c.get("latency-tracking") == "yes", Relaxed);
         self.acl
             .pubsub_all
             .store(c.get("acl-pubsub-default") == "allchannels", Relaxed);
@@ -664,6 +672,12 @@ fn scheduled_save(server: &Arc<Server>) {
     }
 }
 
+#[derive(Default)]
+pub struct ExpireCycleStats {
+    pub time_cap_reached: AtomicU64,
+    pub cpu_us: AtomicU64,
+}
+
 /// Background duties at `hz`: active expiry (as Redis's
 /// activeExpireCycle: sample, and keep going while a quarter or more of
 /// what was examined had expired, within a time budget).
@@ -681,6 +695,7 @@ async fn cron(server: Arc<Server>) {
         }
         let hz = server.hz.load(Relaxed).clamp(1, 500);
         tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
+        server.stats.sample_rates();
         server.memory.observe();
         let clients_limit = server.memory.clients.load(Relaxed);
         if clients_limit != 0 {
@@ -714,6 +729,7 @@ async fn cron(server: Arc<Server>) {
             examined += e;
             expired += x;
             if start.elapsed() > budget {
+                server.expire_cycle.time_cap_reached.fetch_add(1, Relaxed);
                 break;
             }
         }
@@ -732,5 +748,9 @@ async fn cron(server: Arc<Server>) {
         if let Some(perc) = (expired * 100).checked_div(examined) {
             server.expired_stale_perc.store(perc as u64, Relaxed);
         }
+        server
+            .expire_cycle
+            .cpu_us
+            .fetch_add(start.elapsed().as_micros() as u64, Relaxed);
     }
 }

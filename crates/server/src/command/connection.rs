@@ -238,7 +238,7 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         flags.push('N');
     }
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}\n",
         c.id,
         c.addr,
         c.laddr,
@@ -252,10 +252,11 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         c.sub_counts[1].load(Relaxed),
         c.sub_counts[2].load(Relaxed),
         c.multi_len.load(Relaxed),
-        // The buffers as of the client's last batch (between batches the
-        // read buffer is empty, so all of it is free).
-        c.qbuf.load(Relaxed),
+        // The buffers as of the client's last batch.
+        c.unread.load(Relaxed),
+        c.qbuf.load(Relaxed).saturating_sub(c.unread.load(Relaxed)),
         c.obuf.load(Relaxed),
+        c.unsent.load(Relaxed),
         c.memory(),
         cmd,
         String::from_utf8_lossy(&c.user.lock()),

@@ -107,8 +107,8 @@ impl Overhead {
         let scripts = super::scripting::memory(server);
         let dbs = server.keyspace.table_bytes(held);
         let (_, sizes) = server.keyspace.stats(held);
-        let keys = sizes.iter().map(|(k, _)| k).sum();
-        let db_keys = sizes.iter().map(|(k, _)| *k).collect();
+        let keys = sizes.iter().map(|d| d.keys).sum();
+        let db_keys = sizes.iter().map(|d| d.keys).collect();
         let startup = server.memory.startup();
         let aof_buffer = server.aof.buffered();
         let total = startup

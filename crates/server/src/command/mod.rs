@@ -328,6 +328,18 @@ pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Comman
     Ok(cmd)
 }
 
+/// The command a request [`resolve`] refused names, if it names one (a
+/// wrong number of arguments): Redis counts the refusal in its
+/// rejected_calls.
+#[cold]
+pub fn refused_command<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Option<&'t Command> {
+    let cmd = table.lookup(argv[0])?;
+    if !cmd.subcommands.is_empty() && argv.len() >= 2 {
+        return table.subcommand(cmd, argv[1]);
+    }
+    Some(cmd)
+}
+
 /// The gates' view of the server and the requesting client.
 struct Gates<'a> {
     server: &'a Server,
@@ -455,7 +467,11 @@ pub fn dispatch(
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
         Err(e) => {
-            reject(server, client, None, e, out, stats);
+            // Counted under the command it names (a wrong number of
+            // arguments), but not handled as that command: `EXEC x` inside
+            // MULTI dooms the transaction rather than discarding it.
+            stats.rejected(refused_command(&server.commands, argv).map(|c| c.id));
+            refuse(server, client, None, e, out, stats);
             finish_reply(client, out, mark);
             return;
         }
@@ -510,8 +526,9 @@ pub fn dispatch(
     clock.last = end;
     stats.record(
         cmd.id,
-        end.duration_since(start).as_micros() as u64,
+        end.duration_since(start),
         run.failed,
+        server.stats.latency_tracking.load(Relaxed),
     );
     finish_reply(client, out, mark);
 }
@@ -542,17 +559,48 @@ fn reject(
     out: &mut Vec<u8>,
     stats: &ThreadStats,
 ) {
-    stats.rejected_calls.fetch_add(1, Relaxed);
+    stats.rejected(cmd.map(|c| c.id));
+    refuse(server, client, cmd, e, out, stats);
+}
+
+/// [`reject`] without the counting.
+fn refuse(
+    server: &Server,
+    client: &mut Client,
+    cmd: Option<&Command>,
+    e: CmdError,
+    out: &mut Vec<u8>,
+    stats: &ThreadStats,
+) {
     if client.multi.is_some() {
         if cmd.is_some_and(|c| c.has(table::flag::EXEC)) {
             multi::discard_transaction(server, client);
             let msg = format!("EXECABORT Transaction discarded because of: {}", e.0);
-            encode::error(out, msg.as_bytes());
+            reply_error(out, stats, msg.as_bytes());
             return;
         }
         client.multi_error = true;
     }
-    encode::error(out, e.0.as_bytes());
+    reply_error(out, stats, e.0.as_bytes());
+}
+
+/// Counts the error replies a script's result held (Redis counts those
+/// its commands returned when they ran); whether it held any, which makes
+/// the script's call a failed one.
+#[cold]
+fn script_errors(stats: &ThreadStats) -> bool {
+    let (errors, any) = scripting::take_reply_errors();
+    for e in errors {
+        stats.error_reply(&e);
+    }
+    any
+}
+
+/// Writes the error reply `msg` (without its '-') and counts it in
+/// errorstats: the one way an error reaches a client.
+pub fn reply_error(out: &mut Vec<u8>, stats: &ThreadStats, msg: &[u8]) {
+    stats.error_reply(msg);
+    encode::error(out, msg);
 }
 
 /// Locks the shards `cmd` needs for `argv`.
@@ -602,7 +650,7 @@ pub fn execute<'s>(
 ) -> Executed<'s> {
     let mark = out.len();
     let Some(handler) = cmd.handler else {
-        encode::error(out, error::unknown_subcommand(argv[0], b"").0.as_bytes());
+        reply_error(out, stats, error::unknown_subcommand(argv[0], b"").0.as_bytes());
         return Executed {
             view,
             ready: Vec::new(),
@@ -647,6 +695,7 @@ pub fn execute<'s>(
         propagate_as: None,
     };
     let failed = match handler(&mut cx, argv) {
+        Ok(()) if cmd.has(table::flag::SCRIPT_CALL) => script_errors(stats),
         Ok(()) => false,
         // A blocked client is served only by a key of the type it waits
         // for (as Redis's handleClientsBlockedOnKeys): woken by a write
@@ -658,7 +707,7 @@ pub fn execute<'s>(
         }
         Err(e) => {
             cx.out.truncate(mark);
-            encode::error(cx.out, e.0.as_bytes());
+            reply_error(cx.out, stats, e.0.as_bytes());
             true
         }
     };

@@ -154,14 +154,15 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         let cmd = match cmd {
             Ok(c) => c,
             Err(e) => {
-                encode::error(cx.out, e.0.as_bytes());
+                super::reply_error(cx.out, cx.stats, e.0.as_bytes());
                 continue;
             }
         };
         // Permissions are checked again: the user's rules may have
         // changed since the command was queued.
         if let Err(d) = super::acl::check(server, cx.client, cmd, argv, Context::Multi) {
-            encode::error(cx.out, super::acl::exec_denied_error(d).0.as_bytes());
+            cx.stats.rejected(Some(cmd.id));
+            super::reply_error(cx.out, cx.stats, super::acl::exec_denied_error(d).0.as_bytes());
             continue;
         }
         let start = Instant::now();
@@ -176,8 +177,12 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
                 TimeoutReply::NullBulk => encode::null(cx.out, cx.client.proto),
             }
         }
-        cx.stats
-            .record(cmd.id, start.elapsed().as_micros() as u64, run.failed);
+        cx.stats.record(
+            cmd.id,
+            start.elapsed(),
+            run.failed,
+            server.stats.latency_tracking.load(Relaxed),
+        );
     }
     if own_tx {
         super::propagate::end_transaction(server, cx.client);

@@ -37,6 +37,7 @@ mod bit;
 mod cjson;
 mod cmsgpack;
 mod lua;
+pub(crate) use lua::take_reply_errors;
 mod structlib;
 
 use std::cell::{Cell, RefCell};

@@ -77,8 +77,10 @@ const ALL_SECTIONS: &[&str] = &[
     "modules",
     "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
+    "keel",
 ];
 
 /// The text of INFO for the given section names (lower case).
@@ -112,8 +114,8 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
     let (kstats, dbs) = server.keyspace.stats(&cx.view);
     let totals = server.stats.command_totals(server.commands.len());
     let total_cmds: u64 = totals.iter().map(|t| t.calls).sum();
-    let failed: u64 = totals.iter().map(|t| t.failed).sum();
-    let (rejected, net_in, net_out) = server.stats.totals();
+    let net = server.stats.totals();
+    let (ops_per_sec, input_kbps, output_kbps) = server.stats.instantaneous();
     let mut o = String::new();
     // Sections appear in Redis's order, whatever order they were asked in.
     for name in ALL_SECTIONS.iter().filter(|s| sections.contains(s)) {
@@ -124,7 +126,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             "server" => {
                 let _ = write!(
                     o,
-                    "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\nkeel_version:{}\r\nkeel_threads:{}\r\n",
+                    "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\nkeel_version:{}\r\nkeel_threads:{}\r\nkeel_threads_active:{}\r\n",
                     crate::REDIS_VERSION,
                     std::env::consts::OS,
                     std::env::consts::ARCH,
@@ -141,14 +143,18 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     cfg.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
                     crate::KEEL_VERSION,
                     server.threads,
+                    server.workers.active.load(Relaxed),
                 );
             }
             "clients" => {
+                let (recent_in, recent_out) = server.stats.recent_max_buffers();
                 let _ = write!(
                     o,
-                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
+                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
                     server.clients.len(),
                     cfg.get("maxclients"),
+                    recent_in,
+                    recent_out,
                     server.blocking.blocked_clients(),
                     server.tracking.clients(),
                 );
@@ -198,14 +204,19 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 let tracking = server.tracking.totals();
                 let _ = write!(
                     o,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:0.00\r\ninstantaneous_output_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:0\r\ntotal_writes_processed:0\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
                     server.stats.connections_received.load(Relaxed),
-                    total_cmds + rejected,
-                    net_in,
-                    net_out,
+                    total_cmds,
+                    ops_per_sec,
+                    net.net_input_bytes,
+                    net.net_output_bytes,
+                    input_kbps,
+                    output_kbps,
                     server.stats.rejected_connections.load(Relaxed),
                     kstats.expired,
                     server.expired_stale_perc.load(Relaxed),
+                    server.expire_cycle.time_cap_reached.load(Relaxed),
+                    server.expire_cycle.cpu_us.load(Relaxed) / 1000,
                     server.memory.evicted_keys.load(Relaxed),
                     server.memory.evicted_clients.load(Relaxed),
                     server.memory.exceeded_us.load(Relaxed) / 1000,
@@ -214,7 +225,9 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     tracking.0,
                     tracking.1,
                     tracking.2,
-                    failed + rejected,
+                    net.error_replies,
+                    net.reads,
+                    net.writes,
                 );
             }
             "replication" => {
@@ -232,12 +245,23 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 );
             }
             "modules" => o.push_str("# Modules\r\n"),
-            "errorstats" => o.push_str("# Errorstats\r\n"),
+            "errorstats" => {
+                o.push_str("# Errorstats\r\n");
+                for (code, count) in server.stats.errors() {
+                    let _ = write!(
+                        o,
+                        "errorstat_{}:count={count}\r\n",
+                        String::from_utf8_lossy(&code)
+                    );
+                }
+            }
+            "latencystats" => latencystats(server, &cfg, &mut o),
+            "keel" => keel_section(server, &cx.view, &mut o),
             "cluster" => o.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
             "commandstats" => {
                 o.push_str("# Commandstats\r\n");
                 for (cmd, t) in server.commands.all().iter().zip(&totals) {
-                    if t.calls == 0 && t.failed == 0 {
+                    if t.calls == 0 && t.failed == 0 && t.rejected == 0 {
                         continue;
                     }
                     let per = if t.calls > 0 {
@@ -247,16 +271,20 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     };
                     let _ = write!(
                         o,
-                        "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls=0,failed_calls={}\r\n",
-                        cmd.name, t.calls, t.usec, t.failed
+                        "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
+                        cmd.name, t.calls, t.usec, t.rejected, t.failed
                     );
                 }
             }
             "keyspace" => {
                 o.push_str("# Keyspace\r\n");
-                for (i, (keys, volatile)) in dbs.iter().enumerate() {
-                    if *keys > 0 {
-                        let _ = write!(o, "db{i}:keys={keys},expires={volatile},avg_ttl=0\r\n");
+                for (i, db) in dbs.iter().enumerate() {
+                    if db.keys > 0 {
+                        let _ = write!(
+                            o,
+                            "db{i}:keys={},expires={},avg_ttl={}\r\n",
+                            db.keys, db.volatile, db.avg_ttl
+                        );
                     }
                 }
             }
@@ -264,6 +292,67 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
         }
     }
     o
+}
+
+/// INFO latencystats: the configured percentiles of every command with a
+/// latency histogram, in microseconds (Redis's
+/// fillPercentileDistributionLatencies).
+fn latencystats(server: &crate::server::Server, cfg: &crate::config::Config, o: &mut String) {
+    o.push_str("# Latencystats\r\n");
+    let percentiles = crate::config::percentiles(cfg.get("latency-tracking-info-percentiles"));
+    let all = server.commands.all();
+    for (id, h) in server.stats.histograms() {
+        let Some(cmd) = all.get(id) else { continue };
+        let _ = write!(o, "latency_percentiles_usec_{}:", cmd.name);
+        for (i, p) in percentiles.iter().enumerate() {
+            if i > 0 {
+                o.push(',');
+            }
+            let v = crate::stats::value_at_percentile(&h, *p) as f64 / 1000.0;
+            let _ = write!(o, "p{}={v:.3}", crate::config::fmt_percentile(*p));
+        }
+        o.push_str("\r\n");
+    }
+}
+
+/// INFO keel: what Redis has no field for. Workers and their load, the
+/// keyspace's shards.
+fn keel_section(server: &crate::server::Server, view: &crate::storage::keyspace::View, o: &mut String) {
+    let w = &server.workers;
+    let _ = write!(
+        o,
+        "# Keel\r\nkeel_threads:{}\r\nkeel_threads_active:{}\r\n",
+        w.regular(),
+        w.active.load(Relaxed)
+    );
+    for i in 0..w.len() {
+        let _ = write!(
+            o,
+            "keel_thread{i}:connections={},load={:.3},standby={}\r\n",
+            w.conns[i].load(Relaxed),
+            w.load_permille[i].load(Relaxed) as f64 / 1000.0,
+            (i == w.regular()) as u8,
+        );
+    }
+    let shards = server.keyspace.shard_stats(view);
+    let keys: Vec<u64> = shards.iter().map(|s| s.keys).collect();
+    let waits: u64 = shards.iter().map(|s| s.lock_waits).sum();
+    let _ = write!(
+        o,
+        "keel_shards:{}\r\nkeel_shard_keys_min:{}\r\nkeel_shard_keys_max:{}\r\nkeel_shard_lock_waits:{waits}\r\n",
+        shards.len(),
+        keys.iter().min().copied().unwrap_or(0),
+        keys.iter().max().copied().unwrap_or(0),
+    );
+    o.push_str("keel_shard_keys:");
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            o.push(',');
+        }
+        let _ = write!(o, "{k}");
+    }
+    o.push_str("\r\n");
+    let _ = write!(o, "keel_aof_fsyncs:{}\r\n", server.aof.fsyncs.load(Relaxed));
 }
 
 /// INFO [section [section ...]]
@@ -408,6 +497,9 @@ fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.server.stats.reset();
     cx.server.keyspace.reset_stats(&mut cx.view);
     cx.server.memory.reset_stats();
+    cx.server.expired_stale_perc.store(0, Relaxed);
+    cx.server.expire_cycle.time_cap_reached.store(0, Relaxed);
+    cx.server.expire_cycle.cpu_us.store(0, Relaxed);
     cx.ok();
     Ok(())
 }

@@ -11,7 +11,7 @@
 //! socket and session state to the target worker), so long-lived client
 //! pools spread too, not only new connections.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -33,6 +33,9 @@ pub struct Workers {
     /// Workers stuck in a script past busy-reply-threshold (set by the
     /// script, on its own worker): nothing else runs there until it ends.
     busy: Vec<AtomicBool>,
+    /// Each worker's share of a core over the balancer's last window, in
+    /// thousandths (polling not counted), for INFO keel.
+    pub load_permille: Vec<AtomicU32>,
 }
 
 impl Workers {
@@ -45,6 +48,7 @@ impl Workers {
             conns: (0..all).map(|_| AtomicUsize::new(0)).collect(),
             tids: (0..all).map(|_| AtomicI32::new(0)).collect(),
             busy: (0..all).map(|_| AtomicBool::new(false)).collect(),
+            load_permille: (0..all).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -174,6 +178,7 @@ impl Balancer {
                 let u = ((now - self.last_thread_cpu[i]) - polled_since).max(0.0) / window;
                 self.last_thread_cpu[i] = now;
                 self.last_polled[i] = polled;
+                w.load_permille[i].store((u * 1000.0).round() as u32, Relaxed);
                 u
             })
             .collect();

@@ -190,25 +190,25 @@ fn answer(
     let cmd = match command::resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
         Err(e) => {
-            stats.rejected_calls.fetch_add(1, Relaxed);
+            stats.rejected(command::refused_command(&server.commands, argv).map(|c| c.id));
             if shadow.tx != TxShadow::None {
                 shadow.tx = TxShadow::Doomed;
             }
-            encode::error(out, e.0.as_bytes());
+            command::reply_error(out, stats, e.0.as_bytes());
             return true;
         }
     };
     if !cmd.has(flag::ALLOW_BUSY) {
-        stats.rejected_calls.fetch_add(1, Relaxed);
+        stats.rejected(Some(cmd.id));
         if cmd.has(flag::EXEC) && shadow.tx != TxShadow::None {
             shadow.tx = TxShadow::None;
             let msg = format!("EXECABORT Transaction discarded because of: {busy_error}");
-            encode::error(out, msg.as_bytes());
+            command::reply_error(out, stats, msg.as_bytes());
         } else {
             if shadow.tx != TxShadow::None {
                 shadow.tx = TxShadow::Doomed;
             }
-            encode::error(out, busy_error.as_bytes());
+            command::reply_error(out, stats, busy_error.as_bytes());
         }
         return true;
     }

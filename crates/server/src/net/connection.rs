@@ -313,8 +313,11 @@ async fn flush_replies<S: Stream>(
     durable_before_reply(server, client, me).await?;
     server.aof.written_before_reply(client.aof_offset);
     let guard = WriteGuard::of(server, client);
+    client.info.unsent.store(out.len() as u64, Relaxed);
     write_out(stream, out, big_out, guard, client).await?;
+    client.info.unsent.store(0, Relaxed);
     stats.add_net(0, out.len() as u64);
+    stats.add_io(0, 1);
     out.clear();
     Ok(())
 }
@@ -346,6 +349,7 @@ async fn write_inbox<S: Stream>(
         client.info.inbox.written(bytes);
         r?;
         stats.add_net(0, out.len() as u64);
+        stats.add_io(0, 1);
         out.clear();
     }
 }
@@ -419,7 +423,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
                         break Ok(true);
                     }
                     crate::blocking::UNBLOCK_ERROR => {
-                        resp::encode::error(out, b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                        command::reply_error(out, stats, b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
                         break Ok(true);
                     }
                     _ => {}
@@ -819,6 +823,7 @@ async fn session_loop<S: Stream>(
             .store(client.info.created.elapsed().as_millis() as u64, Relaxed);
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
+        client.info.unread.store((rbuf.len() - *start) as u64, Relaxed);
         let mut clock = command::Clock::start();
         let limit = OutputLimit::of(client);
         loop {
@@ -894,7 +899,7 @@ async fn session_loop<S: Stream>(
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    resp::encode::error(&mut out, e.message().as_bytes());
+                    command::reply_error(&mut out, stats, e.message().as_bytes());
                     tracing::debug!(id = client.info.id, "protocol error: {e}");
                     protocol_error = true;
                     break;
@@ -909,6 +914,8 @@ async fn session_loop<S: Stream>(
             return Ok(Exit::Closed);
         }
         stats.add_net(n as u64, out.len() as u64);
+        stats.add_io(1, !out.is_empty() as u64);
+        stats.buffers_seen(rbuf.capacity() as u64, out.capacity() as u64);
         n = 0;
         if !out.is_empty() {
             let waited = durable_before_reply(server, client, me).await?;
@@ -928,7 +935,9 @@ async fn session_loop<S: Stream>(
             // the whole round's records in one system call.
             server.aof.written_before_reply(client.aof_offset);
             let guard = WriteGuard::of(server, client);
+            client.info.unsent.store(out.len() as u64, Relaxed);
             write_out(stream, &out, &mut big_out, guard, client).await?;
+            client.info.unsent.store(0, Relaxed);
             out.clear();
         }
         // A large reply's buffer is kept through its batch (the next
@@ -946,6 +955,7 @@ async fn session_loop<S: Stream>(
         // CLIENT LIST and INFO memory (two stores per batch).
         client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
         client.info.obuf.store(out.capacity() as u64, Relaxed);
+        client.info.unread.store((rbuf.len() - *start) as u64, Relaxed);
         if protocol_error || client.close_after_reply || server.shutting_down.load(Relaxed) {
             return Ok(Exit::Closed);
         }

@@ -15,6 +15,7 @@
 //! This module knows nothing of RESP or connections.
 
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -73,6 +74,9 @@ pub struct ShardDb {
     volatile: usize,
     /// Where the active expiry cycle resumes (slot index within the shard).
     expire_cursor: usize,
+    /// Estimated mean time to live of the keys with one, in ms: the
+    /// active expiry cycle's running average (Redis's db->avg_ttl).
+    avg_ttl: u64,
 }
 
 impl ShardDb {
@@ -112,7 +116,26 @@ pub struct Shard {
 
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
+    /// Times a shard's lock was found held by another thread (counted on
+    /// the contended path only), for INFO keel.
+    waits: Box<[AtomicU64]>,
     databases: usize,
+}
+
+/// One database's figures, summed over the shards.
+#[derive(Default, Clone, Copy)]
+pub struct DbStats {
+    pub keys: usize,
+    pub volatile: usize,
+    /// Milliseconds (Redis's estimate; 0 when unknown).
+    pub avg_ttl: u64,
+}
+
+/// One shard's figures for INFO keel.
+#[derive(Default, Clone, Copy)]
+pub struct ShardInfo {
+    pub keys: u64,
+    pub lock_waits: u64,
 }
 
 /// The shard that holds hash slot `slot`.
@@ -132,7 +155,27 @@ impl Keyspace {
                 })
             })
             .collect();
-        Keyspace { shards, databases }
+        let waits = (0..SHARDS).map(|_| AtomicU64::new(0)).collect();
+        Keyspace {
+            shards,
+            waits,
+            databases,
+        }
+    }
+
+    /// Locks shard `i`, counting a wait when another thread holds it.
+    #[inline]
+    fn lock(&self, i: usize) -> MutexGuard<'_, Shard> {
+        match self.shards[i].try_lock() {
+            Some(g) => g,
+            None => self.lock_contended(i),
+        }
+    }
+
+    #[cold]
+    fn lock_contended(&self, i: usize) -> MutexGuard<'_, Shard> {
+        self.waits[i].fetch_add(1, Relaxed);
+        self.shards[i].lock()
     }
 
     pub fn databases(&self) -> usize {
@@ -151,7 +194,7 @@ impl Keyspace {
     pub fn lock_key(&self, key: &[u8]) -> View<'_> {
         let shard = shard_of(key_slot(key));
         View {
-            guards: Guards::One(shard, self.shards[shard].lock()),
+            guards: Guards::One(shard, self.lock(shard)),
         }
     }
 
@@ -171,13 +214,13 @@ impl Keyspace {
         match count {
             0 => self.none(),
             1 => View {
-                guards: Guards::One(last, self.shards[last].lock()),
+                guards: Guards::One(last, self.lock(last)),
             },
             _ => {
                 let guards = wanted
                     .iter()
                     .enumerate()
-                    .map(|(i, &w)| if w { Some(self.shards[i].lock()) } else { None })
+                    .map(|(i, &w)| if w { Some(self.lock(i)) } else { None })
                     .collect();
                 View {
                     guards: Guards::Many(guards),
@@ -196,7 +239,7 @@ impl Keyspace {
     /// Locks every shard, in order: for commands over the whole keyspace.
     pub fn lock_all(&self) -> View<'_> {
         View {
-            guards: Guards::Many(self.shards.iter().map(|m| Some(m.lock())).collect()),
+            guards: Guards::Many((0..SHARDS).map(|i| Some(self.lock(i))).collect()),
         }
     }
 
@@ -218,8 +261,10 @@ impl Keyspace {
         let (mut examined, mut expired) = (0, 0);
         for (db_index, db) in shard.dbs.iter_mut().enumerate() {
             if db.volatile == 0 || db.slots.is_empty() {
+                db.avg_ttl = 0;
                 continue;
             }
+            let (mut ttl_sum, mut ttl_keys) = (0u64, 0u64);
             for _ in 0..SLOTS_PER_SHARD {
                 if examined >= budget {
                     break;
@@ -235,12 +280,24 @@ impl Keyspace {
                         removed += 1;
                         on_expired(db_index, k);
                         super::value::free_expired(super::value::take_value(e.value));
+                    } else if e.expire_at != 0 {
+                        ttl_sum += e.expire_at.saturating_sub(now_ms);
+                        ttl_keys += 1;
                     }
                     !dead
                 });
                 db.keys -= removed;
                 db.volatile -= removed;
                 expired += removed;
+            }
+            // Redis's running estimate: each sample's mean weighs 2%.
+            if ttl_keys > 0 {
+                let mean = ttl_sum / ttl_keys;
+                db.avg_ttl = if db.avg_ttl == 0 {
+                    mean
+                } else {
+                    db.avg_ttl / 50 * 49 + mean / 50
+                };
             }
         }
         shard.stats.expired += expired as u64;
@@ -266,19 +323,46 @@ impl Keyspace {
 
     /// Sums of per-shard counters and sizes, taken one shard at a time
     /// (`held`: the caller's view, see [`Keyspace::each_shard`]).
-    pub fn stats(&self, held: &View) -> (ShardStats, Vec<(usize, usize)>) {
+    pub fn stats(&self, held: &View) -> (ShardStats, Vec<DbStats>) {
         let mut total = ShardStats::default();
-        let mut dbs = vec![(0, 0); self.databases];
+        let mut dbs = vec![DbStats::default(); self.databases];
+        // avg_ttl: the shards' estimates weighted by their volatile keys.
+        let mut weighted = vec![(0u128, 0u128); self.databases];
         self.each_shard(held, |s| {
             total.hits += s.stats.hits;
             total.misses += s.stats.misses;
             total.expired += s.stats.expired;
             for (i, db) in s.dbs.iter().enumerate() {
-                dbs[i].0 += db.keys;
-                dbs[i].1 += db.volatile;
+                dbs[i].keys += db.keys;
+                dbs[i].volatile += db.volatile;
+                if db.avg_ttl > 0 {
+                    weighted[i].0 += db.avg_ttl as u128 * db.volatile as u128;
+                    weighted[i].1 += db.volatile as u128;
+                }
             }
         });
+        for (db, (sum, n)) in dbs.iter_mut().zip(weighted) {
+            if n > 0 {
+                db.avg_ttl = (sum / n) as u64;
+            }
+        }
         (total, dbs)
+    }
+
+    /// Keys and lock waits of every shard (`held`: see
+    /// [`Keyspace::each_shard`]).
+    pub fn shard_stats(&self, held: &View) -> Vec<ShardInfo> {
+        let mut out = Vec::with_capacity(SHARDS);
+        self.each_shard(held, |s| {
+            out.push(ShardInfo {
+                keys: s.dbs.iter().map(|d| d.keys as u64).sum(),
+                lock_waits: 0,
+            });
+        });
+        for (o, w) in out.iter_mut().zip(self.waits.iter()) {
+            o.lock_waits = w.load(Relaxed);
+        }
+        out
     }
 
     /// The keyspace's own memory, per database: bytes of the slot tables
@@ -302,6 +386,9 @@ impl Keyspace {
                 Some(s) => s.stats = ShardStats::default(),
                 None => m.lock().stats = ShardStats::default(),
             }
+        }
+        for w in self.waits.iter() {
+            w.store(0, Relaxed);
         }
     }
 

@@ -161,6 +161,53 @@ pub unsafe fn push_error(l: State, msg: &[u8]) {
     }
 }
 
+thread_local! {
+    /// Error replies written from a script's result that errorstats must
+    /// count (not those a command called by the script returned, counted
+    /// when it ran: their tables carry `ignore_error_stats_update`), and
+    /// whether the result held any error; taken by the dispatcher after
+    /// the script's command.
+    static REPLY_ERRORS: std::cell::RefCell<(Vec<Vec<u8>>, bool)> =
+        const { std::cell::RefCell::new((Vec::new(), false)) };
+}
+
+/// Notes an error reply written from the error table at stack index `t`.
+///
+/// # Safety
+/// `l` is a live Lua state of this thread and `t` a table on its stack.
+pub unsafe fn note_reply_error(l: State, t: c_int, msg: &[u8]) {
+    // SAFETY: the caller's contract.
+    let counted = unsafe {
+        let counted = raw_field(l, t, c"ignore_error_stats_update") == ffi::LUA_TBOOLEAN
+            && ffi::lua_toboolean(l, -1) != 0;
+        ffi::lua_pop(l, 1);
+        counted
+    };
+    REPLY_ERRORS.with(|r| {
+        let mut r = r.borrow_mut();
+        r.1 = true;
+        if !counted {
+            r.0.push(msg.to_vec());
+        }
+    });
+}
+
+/// Notes an error reply with no table behind it (a script's runtime
+/// error): counted.
+pub fn note_reply_error_text(msg: &[u8]) {
+    REPLY_ERRORS.with(|r| {
+        let mut r = r.borrow_mut();
+        r.1 = true;
+        r.0.push(msg.to_vec());
+    });
+}
+
+/// The error replies the last script result wrote (to count), and
+/// whether it wrote any.
+pub fn take_reply_errors() -> (Vec<Vec<u8>>, bool) {
+    REPLY_ERRORS.with(|r| std::mem::take(&mut *r.borrow_mut()))
+}
+
 /// [`push_error`] for errors Redis already counted (command replies and
 /// checks made while running a command): adds `ignore_error_stats_update`.
 pub unsafe fn push_error_counted(l: State, msg: &[u8]) {
@@ -500,7 +547,9 @@ unsafe fn write_table(l: State, out: &mut Vec<u8>, proto: u8, script_resp: u8, d
         use resp::encode;
         let t = ffi::lua_gettop(l);
         if raw_field(l, t, c"err") == ffi::LUA_TSTRING {
-            encode::error(out, bytes(l, -1).unwrap_or(b""));
+            let msg = bytes(l, -1).unwrap_or(b"");
+            encode::error(out, msg);
+            note_reply_error(l, t, msg);
             ffi::lua_pop(l, 2);
             return;
         }

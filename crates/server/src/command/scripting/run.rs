@@ -178,7 +178,7 @@ impl Run<'_, '_> {
         if write {
             if let Some(e) = crate::command::disk_error(self.server) {
                 self.reply.clear();
-                encode::error(self.reply, e.0.as_bytes());
+                crate::command::reply_error(self.reply, self.stats, e.0.as_bytes());
                 return Ok(());
             }
         }
@@ -187,7 +187,7 @@ impl Run<'_, '_> {
         // it must be let finish).
         if self.oom_at_start && !self.allow_oom && !self.wrote && cmd.has(flag::DENYOOM) {
             self.reply.clear();
-            encode::error(self.reply, crate::command::gates::OOM.0.as_bytes());
+            crate::command::reply_error(self.reply, self.stats, crate::command::gates::OOM.0.as_bytes());
             return Ok(());
         }
         self.check_shards(cmd, argv)?;
@@ -243,8 +243,12 @@ impl Run<'_, '_> {
         }
         self.client.proto = caller_proto;
         self.client.skip_records = false;
-        self.stats
-            .record(cmd.id, start.elapsed().as_micros() as u64, done.failed);
+        self.stats.record(
+            cmd.id,
+            start.elapsed(),
+            done.failed,
+            self.server.stats.latency_tracking.load(Relaxed),
+        );
         Ok(())
     }
 
@@ -882,6 +886,7 @@ pub(super) unsafe fn write_script_error(l: State, out: &mut Vec<u8>, name: &str)
             let mut m = format!("ERR Error running script {name}, ").into_bytes();
             m.extend_from_slice(&msg[..msg.len().min(100)]);
             encode::error(out, &m);
+            lua::note_reply_error_text(&m);
             return;
         }
         let t = ffi::lua_gettop(l);
@@ -914,5 +919,6 @@ pub(super) unsafe fn write_script_error(l: State, out: &mut Vec<u8>, name: &str)
             m.push(b'.');
         }
         encode::error(out, &m);
+        lua::note_reply_error(l, t, &m);
     }
 }
