@@ -355,7 +355,10 @@ impl Stats {
     pub fn sample_rates(&self) {
         let now = Instant::now();
         let mut r = self.rates.lock();
-        if r.ops.last_at.is_some_and(|at| now.duration_since(at) < Duration::from_millis(100)) {
+        if r.ops
+            .last_at
+            .is_some_and(|at| now.duration_since(at) < Duration::from_millis(100))
+        {
             return;
         }
         let ops = self.commands_processed();
@@ -369,7 +372,9 @@ impl Stats {
             input = input.max(s.peak_input_buffer.swap(0, Relaxed));
             output = output.max(s.peak_output_buffer.swap(0, Relaxed));
         }
-        if r.peak_at.is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1)) {
+        if r.peak_at
+            .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1))
+        {
             r.peak_slot = (r.peak_slot + 1) % 8;
             let slot = r.peak_slot;
             r.input_peaks[slot] = 0;

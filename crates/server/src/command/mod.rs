@@ -467,11 +467,11 @@ pub fn dispatch(
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
         Err(e) => {
-            // Counted under the command it names (a wrong number of
-            // arguments), but not handled as that command: `EXEC x` inside
-            // MULTI dooms the transaction rather than discarding it.
-            stats.rejected(refused_command(&server.commands, argv).map(|c| c.id));
-            refuse(server, client, None, e, out, stats);
+            // Refused as the command it names, if any (a wrong number of
+            // arguments: `EXEC x` inside MULTI discards the transaction,
+            // as Redis's rejectCommand).
+            let cmd = refused_command(&server.commands, argv);
+            reject(server, client, cmd, e, out, stats);
             finish_reply(client, out, mark);
             return;
         }
@@ -560,18 +560,6 @@ fn reject(
     stats: &ThreadStats,
 ) {
     stats.rejected(cmd.map(|c| c.id));
-    refuse(server, client, cmd, e, out, stats);
-}
-
-/// [`reject`] without the counting.
-fn refuse(
-    server: &Server,
-    client: &mut Client,
-    cmd: Option<&Command>,
-    e: CmdError,
-    out: &mut Vec<u8>,
-    stats: &ThreadStats,
-) {
     if client.multi.is_some() {
         if cmd.is_some_and(|c| c.has(table::flag::EXEC)) {
             multi::discard_transaction(server, client);
@@ -650,7 +638,11 @@ pub fn execute<'s>(
 ) -> Executed<'s> {
     let mark = out.len();
     let Some(handler) = cmd.handler else {
-        reply_error(out, stats, error::unknown_subcommand(argv[0], b"").0.as_bytes());
+        reply_error(
+            out,
+            stats,
+            error::unknown_subcommand(argv[0], b"").0.as_bytes(),
+        );
         return Executed {
             view,
             ready: Vec::new(),

@@ -162,7 +162,11 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         // changed since the command was queued.
         if let Err(d) = super::acl::check(server, cx.client, cmd, argv, Context::Multi) {
             cx.stats.rejected(Some(cmd.id));
-            super::reply_error(cx.out, cx.stats, super::acl::exec_denied_error(d).0.as_bytes());
+            super::reply_error(
+                cx.out,
+                cx.stats,
+                super::acl::exec_denied_error(d).0.as_bytes(),
+            );
             continue;
         }
         let start = Instant::now();

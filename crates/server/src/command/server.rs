@@ -317,7 +317,11 @@ fn latencystats(server: &crate::server::Server, cfg: &crate::config::Config, o: 
 
 /// INFO keel: what Redis has no field for. Workers and their load, the
 /// keyspace's shards.
-fn keel_section(server: &crate::server::Server, view: &crate::storage::keyspace::View, o: &mut String) {
+fn keel_section(
+    server: &crate::server::Server,
+    view: &crate::storage::keyspace::View,
+    o: &mut String,
+) {
     let w = &server.workers;
     let _ = write!(
         o,

@@ -823,7 +823,10 @@ async fn session_loop<S: Stream>(
             .store(client.info.created.elapsed().as_millis() as u64, Relaxed);
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
-        client.info.unread.store((rbuf.len() - *start) as u64, Relaxed);
+        client
+            .info
+            .unread
+            .store((rbuf.len() - *start) as u64, Relaxed);
         let mut clock = command::Clock::start();
         let limit = OutputLimit::of(client);
         loop {
@@ -955,7 +958,10 @@ async fn session_loop<S: Stream>(
         // CLIENT LIST and INFO memory (two stores per batch).
         client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
         client.info.obuf.store(out.capacity() as u64, Relaxed);
-        client.info.unread.store((rbuf.len() - *start) as u64, Relaxed);
+        client
+            .info
+            .unread
+            .store((rbuf.len() - *start) as u64, Relaxed);
         if protocol_error || client.close_after_reply || server.shutting_down.load(Relaxed) {
             return Ok(Exit::Closed);
         }

@@ -27,6 +27,7 @@ mod keys;
 mod lists;
 mod memory;
 mod monitor;
+mod observability;
 mod propagation;
 mod protocol;
 mod scripting;

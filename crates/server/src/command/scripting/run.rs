@@ -187,7 +187,11 @@ impl Run<'_, '_> {
         // it must be let finish).
         if self.oom_at_start && !self.allow_oom && !self.wrote && cmd.has(flag::DENYOOM) {
             self.reply.clear();
-            crate::command::reply_error(self.reply, self.stats, crate::command::gates::OOM.0.as_bytes());
+            crate::command::reply_error(
+                self.reply,
+                self.stats,
+                crate::command::gates::OOM.0.as_bytes(),
+            );
             return Ok(());
         }
         self.check_shards(cmd, argv)?;
