@@ -35,6 +35,12 @@ pub fn start(server: &Arc<Server>) -> Result<(), StartError> {
     if port <= 0 {
         return Ok(());
     }
+    // `*`: every IPv4 address, as in `bind`.
+    let bind = if bind == "*" {
+        "0.0.0.0".to_string()
+    } else {
+        bind
+    };
     let addr = if bind.contains(':') {
         format!("[{bind}]:{port}")
     } else {
@@ -348,6 +354,9 @@ fn render_clients(server: &Server, p: &mut Page) {
     );
 }
 
+/// One per-command figure, as its sample value.
+type CmdValue = fn(&crate::stats::CmdTotals) -> String;
+
 /// Per command, as INFO commandstats names them (`get`, `config|get`):
 /// only commands called since start (or CONFIG RESETSTAT), as INFO lists.
 fn render_commands(server: &Server, p: &mut Page) {
@@ -367,7 +376,7 @@ fn render_commands(server: &Server, p: &mut Page) {
         .filter(|(_, t)| t.calls > 0 || t.failed > 0)
         .map(|(c, t)| (c.name.as_str(), *t))
         .collect();
-    let families: [(&str, &str, fn(&crate::stats::CmdTotals) -> String); 4] = [
+    let families: [(&str, &str, CmdValue); 4] = [
         ("redis_commands_total", "Calls per command", |t| {
             t.calls.to_string()
         }),
@@ -609,6 +618,34 @@ mod tests {
         assert!(p.o.contains("f_bucket{le=\"0.00025\"} 0\n"), "{}", p.o);
         assert!(p.o.contains("f_bucket{le=\"0.0005\"} 1\n"), "{}", p.o);
         assert!(p.o.contains("f_sum 0.0003\n"), "{}", p.o);
+    }
+
+    #[test]
+    fn a_fresh_server_renders_every_family_once() {
+        let server = match Server::new(crate::config::Config::default()) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        let page = render(&server);
+        let mut families = Vec::new();
+        let mut last_type: Option<String> = None;
+        for line in page.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').unwrap_or_default();
+                assert!(!families.contains(&name), "{name} twice");
+                assert!(kind != "counter" || name.ends_with("_total"), "{line}");
+                families.push(name);
+                last_type = Some(name.to_string());
+            } else if !line.starts_with("# HELP ") {
+                let family = last_type.as_deref().unwrap_or_default();
+                assert!(line.starts_with(family), "{line} outside {family}");
+            }
+        }
+        assert!(families.contains(&"redis_db_keys"));
+        assert!(page.contains("redis_db_keys{db=\"db15\"} 0\n"));
+        assert!(page.contains("redis_connected_clients 0\n"));
+        // No command has run: no per-command samples.
+        assert!(!page.contains("{cmd="));
     }
 
     #[test]
