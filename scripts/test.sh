@@ -16,8 +16,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-if ! python3 -c 'import redis, pytest' 2>/dev/null; then
-  python3 -m pip install -q redis pytest 2>/dev/null || python3 -m pip install -q --break-system-packages redis pytest
+if ! python3 -c 'import redis, pytest, prometheus_client' 2>/dev/null; then
+  python3 -m pip install -q redis pytest prometheus-client 2>/dev/null || python3 -m pip install -q --break-system-packages redis pytest prometheus-client
 fi
 
 cargo fmt --all --check

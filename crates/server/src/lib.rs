@@ -21,6 +21,7 @@ pub mod fuzzing;
 pub mod glob;
 pub mod inbox;
 pub mod memory;
+pub mod metrics;
 pub mod monitor;
 pub mod net;
 pub mod notify;

@@ -525,6 +525,8 @@ pub fn run(config: Config) -> Result<(), StartError> {
         .build()?;
     rt.block_on(async move {
         let listeners = net::listen(&server).await?;
+        // `metrics-port`: the Prometheus endpoint, on a thread of its own.
+        crate::metrics::start(&server)?;
         let c = server.config.read().clone();
         if !c.get("pidfile").is_empty() {
             let _ = std::fs::write(c.get("pidfile"), format!("{}\n", std::process::id()));

@@ -26,7 +26,7 @@ mod keys;
 mod list;
 mod lolwut;
 pub mod long_double;
-mod memory;
+pub(crate) mod memory;
 mod multi;
 pub use multi::discard_transaction;
 pub mod propagate;

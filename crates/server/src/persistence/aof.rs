@@ -151,6 +151,10 @@ pub struct Aof {
     /// fsyncs of the live log since start (INFO `aof_fsyncs`, a keel
     /// addition: with group commit it grows slower than the writes).
     pub fsyncs: AtomicU64,
+    /// Durations of those fsyncs (ns), and under `always` the connections
+    /// waiting when each started: the metrics endpoint's histograms.
+    pub fsync_seconds: crate::metrics::Histogram,
+    pub group_size: crate::metrics::Histogram,
     /// Connections waiting in `wait_durable`, and the most seen lately.
     waiting: AtomicU64,
     peak_waiting: AtomicU64,
@@ -218,6 +222,8 @@ impl Aof {
             gather_target: AtomicU64::new(0),
             waiting: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
+            fsync_seconds: crate::metrics::Histogram::new(crate::metrics::FSYNC_BUCKETS_NS),
+            group_size: crate::metrics::Histogram::new(crate::metrics::GROUP_BUCKETS),
             peak_waiting: AtomicU64::new(0),
             peak_since: Mutex::new(Instant::now()),
             last_submit: Mutex::new(Instant::now()),
@@ -452,6 +458,7 @@ impl Aof {
         if self.durable.load(Relaxed) >= end {
             return false;
         }
+        self.group_size.observe(self.waiting.load(Relaxed));
         let started = Instant::now();
         if let Err(e) = file.sync_data() {
             self.fsync_error(&e);
@@ -462,6 +469,8 @@ impl Aof {
         *self.last_fsync.lock() = now;
         self.last_fsync_ns
             .store(now.duration_since(started).as_nanos() as u64, Relaxed);
+        self.fsync_seconds
+            .observe(now.duration_since(started).as_nanos() as u64);
         self.fsync_recovered();
         self.durable.fetch_max(end, SeqCst);
         true
@@ -513,6 +522,9 @@ impl Aof {
         if fsync && self.unsynced.swap(false, Relaxed) {
             let file = s.file.clone();
             drop(sink);
+            if self.fsync_policy() == Fsync::Always {
+                self.group_size.observe(self.waiting.load(Relaxed));
+            }
             let started = Instant::now();
             let synced = self.background_fsync(&file);
             if let Err(e) = synced {
@@ -526,6 +538,8 @@ impl Aof {
             *self.last_fsync.lock() = now;
             self.last_fsync_ns
                 .store(now.duration_since(started).as_nanos() as u64, Relaxed);
+            self.fsync_seconds
+                .observe(now.duration_since(started).as_nanos() as u64);
             self.fsync_recovered();
         }
         let policy = self.fsync_policy();
@@ -722,6 +736,7 @@ impl Aof {
 
     fn fsync_loop(&self) {
         while let Some((file, end)) = self.pool.next() {
+            self.group_size.observe(self.waiting.load(Relaxed));
             let started = Instant::now();
             match self.background_fsync(&file) {
                 Ok(()) => {
@@ -730,6 +745,8 @@ impl Aof {
                     *self.last_fsync.lock() = now;
                     self.last_fsync_ns
                         .store(now.duration_since(started).as_nanos() as u64, Relaxed);
+                    self.fsync_seconds
+                        .observe(now.duration_since(started).as_nanos() as u64);
                     self.fsync_recovered();
                     self.durable.fetch_max(end, Relaxed);
                     self.durable_changed.notify_waiters();

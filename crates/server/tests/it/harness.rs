@@ -105,6 +105,16 @@ impl Server {
         )
     }
 
+    /// keel-server with the metrics endpoint on (`--metrics-port`, on a
+    /// free port of its own) and extra options; returns the metrics port.
+    pub fn keel_with_metrics(extra: &[&str]) -> (Server, u16) {
+        let metrics_port = free_port();
+        let mp = metrics_port.to_string();
+        let mut args = vec!["--metrics-port", mp.as_str()];
+        args.extend_from_slice(extra);
+        (Server::keel_with(&args), metrics_port)
+    }
+
     /// Any server program with the given options, in the current directory.
     pub fn start_program(name: &'static str, program: &str, args: &[&str]) -> Server {
         Server::start(name, program, args, None, &[])

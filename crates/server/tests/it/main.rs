@@ -26,6 +26,7 @@ mod hostile;
 mod keys;
 mod lists;
 mod memory;
+mod metrics;
 mod monitor;
 mod observability;
 mod propagation;
