@@ -138,6 +138,12 @@ impl Histogram {
         self.sum.fetch_add(v, Relaxed);
     }
 
+    /// (observations, their sum).
+    pub fn count_and_sum(&self) -> (u64, u64) {
+        let count = self.counts.iter().map(|c| c.load(Relaxed)).sum();
+        (count, self.sum.load(Relaxed))
+    }
+
     /// Cumulative counts per bound, then +Inf (the total), and the sum.
     fn snapshot(&self) -> (Vec<u64>, u64) {
         let mut acc = 0;
@@ -341,7 +347,8 @@ fn render_clients(server: &Server, p: &mut Page) {
         "Connections refused because of maxclients",
         server.stats.rejected_connections.load(Relaxed),
     );
-    let (_, net_in, net_out) = server.stats.totals();
+    let net = server.stats.totals();
+    let (net_in, net_out) = (net.net_input_bytes, net.net_output_bytes);
     p.counter(
         "redis_net_input_bytes_total",
         "Bytes read from the network",
@@ -361,19 +368,17 @@ type CmdValue = fn(&crate::stats::CmdTotals) -> String;
 /// only commands called since start (or CONFIG RESETSTAT), as INFO lists.
 fn render_commands(server: &Server, p: &mut Page) {
     let totals = server.stats.command_totals(server.commands.len());
-    let (rejected, _, _) = server.stats.totals();
-    let processed: u64 = totals.iter().map(|t| t.calls).sum::<u64>() + rejected;
     p.counter(
         "redis_commands_processed_total",
-        "Commands processed, rejected ones included",
-        processed,
+        "Commands processed (INFO's total_commands_processed: refused requests not included)",
+        server.stats.commands_processed(),
     );
     let used: Vec<(&str, crate::stats::CmdTotals)> = server
         .commands
         .all()
         .iter()
         .zip(&totals)
-        .filter(|(_, t)| t.calls > 0 || t.failed > 0)
+        .filter(|(_, t)| t.calls > 0 || t.failed > 0 || t.rejected > 0)
         .map(|(c, t)| (c.name.as_str(), *t))
         .collect();
     let families: [(&str, &str, CmdValue); 4] = [
@@ -392,9 +397,8 @@ fn render_commands(server: &Server, p: &mut Page) {
         ),
         (
             "redis_commands_rejected_calls_total",
-            "Calls per command rejected before executing (arity, ACL, OOM...); \
-             keel counts these per server, not per command, so this is 0 as INFO commandstats shows",
-            |_| "0".to_string(),
+            "Calls per command rejected before executing (arity, ACL, OOM...)",
+            |t| t.rejected.to_string(),
         ),
     ];
     for (name, help, value) in families {
@@ -403,30 +407,80 @@ fn render_commands(server: &Server, p: &mut Page) {
             p.sample(name, &[("cmd", cmd)], value(t));
         }
     }
+    let net = server.stats.totals();
+    p.counter(
+        "redis_error_replies_total",
+        "Error replies sent (INFO's total_error_replies)",
+        net.error_replies,
+    );
+    p.family(
+        "redis_errors_total",
+        "counter",
+        "Error replies by their error code (INFO errorstats)",
+    );
+    for (code, n) in server.stats.errors() {
+        p.sample(
+            "redis_errors_total",
+            &[("err", &String::from_utf8_lossy(&code))],
+            n,
+        );
+    }
 }
 
-/// Where `redis_commands_latencies_usec{cmd}` goes: a histogram per
-/// command of its execution time in microseconds (the buckets INFO
-/// latencystats draws its percentiles from), once `stats` keeps them.
-/// Nothing is rendered until then.
-fn render_command_latencies(_server: &Server, _p: &mut Page) {}
+/// `redis_commands_latencies_usec{cmd}`: per command, the histogram INFO
+/// latencystats and LATENCY HISTOGRAM read (while `latency-tracking` is
+/// on), in microseconds, with the same buckets for every command (powers
+/// of two from 1 µs, as LATENCY HISTOGRAM's) so quantiles can be summed
+/// over commands and instances.
+fn render_command_latencies(server: &Server, p: &mut Page) {
+    const NAME: &str = "redis_commands_latencies_usec";
+    p.family(
+        NAME,
+        "histogram",
+        "Execution time per command in microseconds (latency-tracking)",
+    );
+    let all = server.commands.all();
+    let bucket = format!("{NAME}_bucket");
+    for (id, h) in server.stats.histograms() {
+        let Some(cmd) = all.get(id) else { continue };
+        let cmd = cmd.name.as_str();
+        let mut level: u64 = 1024;
+        while level <= 1 << 30 {
+            let upto = h.highest_equivalent(level);
+            let le = (upto / 1000).to_string();
+            p.sample(
+                &bucket,
+                &[("cmd", cmd), ("le", &le)],
+                h.count_between(0, upto),
+            );
+            level *= 2;
+        }
+        p.sample(&bucket, &[("cmd", cmd), ("le", "+Inf")], h.len());
+        p.sample(
+            &format!("{NAME}_sum"),
+            &[("cmd", cmd)],
+            float(h.mean() * h.len() as f64 / 1000.0),
+        );
+        p.sample(&format!("{NAME}_count"), &[("cmd", cmd)], h.len());
+    }
+}
 
 fn render_keyspace(server: &Server, p: &mut Page) {
     let (kstats, dbs) = server.keyspace.stats(&server.keyspace.none());
     p.family("redis_db_keys", "gauge", "Keys per database");
-    for (i, (keys, _)) in dbs.iter().enumerate() {
-        p.sample("redis_db_keys", &[("db", &format!("db{i}"))], keys);
+    for (i, db) in dbs.iter().enumerate() {
+        p.sample("redis_db_keys", &[("db", &format!("db{i}"))], db.keys);
     }
     p.family(
         "redis_db_keys_expiring",
         "gauge",
         "Keys with an expiry per database",
     );
-    for (i, (_, volatile)) in dbs.iter().enumerate() {
+    for (i, db) in dbs.iter().enumerate() {
         p.sample(
             "redis_db_keys_expiring",
             &[("db", &format!("db{i}"))],
-            volatile,
+            db.volatile,
         );
     }
     p.counter(

@@ -356,7 +356,17 @@ fn keel_section(
         let _ = write!(o, "{k}");
     }
     o.push_str("\r\n");
-    let _ = write!(o, "keel_aof_fsyncs:{}\r\n", server.aof.fsyncs.load(Relaxed));
+    // The log's group commit: fsyncs, their mean latency, and the mean
+    // number of connections one `always` fsync released.
+    let (fsyncs, fsync_ns) = server.aof.fsync_seconds.count_and_sum();
+    let (groups, members) = server.aof.group_size.count_and_sum();
+    let _ = write!(
+        o,
+        "keel_aof_fsyncs:{}\r\nkeel_aof_fsync_avg_usec:{:.2}\r\nkeel_aof_group_commits:{groups}\r\nkeel_aof_group_size_avg:{:.2}\r\n",
+        server.aof.fsyncs.load(Relaxed),
+        fsync_ns.checked_div(fsyncs).unwrap_or(0) as f64 / 1000.0,
+        members as f64 / groups.max(1) as f64,
+    );
 }
 
 /// INFO [section [section ...]]
