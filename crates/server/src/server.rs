@@ -82,6 +82,10 @@ pub struct Server {
     pub memory: crate::memory::Limits,
     /// Eviction's pool of best candidates (command::evict).
     pub eviction_pool: parking_lot::Mutex<crate::command::evict::Pool>,
+    /// SLOWLOG's entries and thresholds (see `slowlog`).
+    pub slowlog: crate::slowlog::SlowLog,
+    /// The latency monitor (LATENCY), shared with the log's threads.
+    pub latency: Arc<crate::latency::Monitor>,
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
@@ -134,6 +138,7 @@ impl Server {
         let server = Server {
             acl,
             tls: Default::default(),
+            latency: aof.latency.clone(),
             aof,
             snapshots: Default::default(),
             aof_base_size: AtomicU64::new(0),
@@ -169,6 +174,7 @@ impl Server {
             notify_flags: Default::default(),
             memory: Default::default(),
             eviction_pool: Default::default(),
+            slowlog: Default::default(),
             config: RwLock::new(config),
         };
         server.config_changed();
@@ -220,6 +226,13 @@ impl Server {
             .store(c.get_int("timeout") as u64, Relaxed);
         crate::net::connection::configure(&c);
         self.hz.store(c.get_int("hz") as u64, Relaxed);
+        self.latency
+            .configure(c.get_int("latency-monitor-threshold"));
+        self.slowlog.configure(
+            c.get_int("slowlog-log-slower-than"),
+            c.get_int("slowlog-max-len"),
+            self.latency.threshold_ms(),
+        );
         self.acl
             .pubsub_all
             .store(c.get("acl-pubsub-default") == "allchannels", Relaxed);
@@ -728,6 +741,9 @@ async fn cron(server: Arc<Server>) {
             next_shard = (next_shard + 1) % SHARDS;
             examined = e;
             expired = x;
+        }
+        if server.latency.enabled() {
+            server.latency.add_if_needed("expire-cycle", start.elapsed());
         }
         if let Some(perc) = (expired * 100).checked_div(examined) {
             server.expired_stale_perc.store(perc as u64, Relaxed);

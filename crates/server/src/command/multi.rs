@@ -176,8 +176,9 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
                 TimeoutReply::NullBulk => encode::null(cx.out, cx.client.proto),
             }
         }
-        cx.stats
-            .record(cmd.id, start.elapsed().as_micros() as u64, run.failed);
+        let us = start.elapsed().as_micros() as u64;
+        cx.stats.record(cmd.id, us, run.failed);
+        crate::slowlog::inner_command_done(server, cx.client, cmd, argv, us, false);
     }
     if own_tx {
         super::propagate::end_transaction(server, cx.client);

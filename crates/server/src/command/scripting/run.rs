@@ -243,8 +243,9 @@ impl Run<'_, '_> {
         }
         self.client.proto = caller_proto;
         self.client.skip_records = false;
-        self.stats
-            .record(cmd.id, start.elapsed().as_micros() as u64, done.failed);
+        let us = start.elapsed().as_micros() as u64;
+        self.stats.record(cmd.id, us, done.failed);
+        crate::slowlog::inner_command_done(self.server, self.client, cmd, argv, us, true);
         Ok(())
     }
 
@@ -679,6 +680,7 @@ pub(super) fn run_script(
                 restarted = true;
                 // Its commands run again: shown once.
                 cx.client.script_monitor_lines.clear();
+                cx.client.script_slowlog.clear();
                 match r {
                     Restart::All => all = true,
                     Restart::Keys(k) => extra.extend(k),
