@@ -10,9 +10,10 @@
 //! [`SlowLog::watch_us`], which is also the latency monitor's threshold
 //! when that is lower; everything else is out of line.
 //!
-//! A blocked command (BLPOP...) is logged once, when it is served, times
-//! out or is unblocked, with the time its runs took (not the time it
-//! waited), as Redis's updateStatsOnUnblock.
+//! A blocked command (BLPOP...) is logged once, when it is served, with
+//! the time its runs took (not the time it waited), as Redis's
+//! updateStatsOnUnblock; one that times out or is unblocked by CLIENT
+//! UNBLOCK is not logged (Redis 7.0 does not either).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -301,8 +302,8 @@ pub fn command_done(
     }
     if cmd.has(flag::BLOCKING) {
         if client.block.is_some() {
-            // Blocked: logged once it is served, times out or is
-            // unblocked, with what its runs took.
+            // Blocked: logged once it is served, with what its runs
+            // took.
             match client.blocked_run.as_mut() {
                 Some(run) => run.us += us,
                 None if server.slowlog.slower_than() >= 0 => {
@@ -324,15 +325,6 @@ pub fn command_done(
         return;
     }
     push(server, client, entry_argv(cmd, argv), us);
-}
-
-/// A blocked command's wait ended without it being served (timeout,
-/// CLIENT UNBLOCK): logged with what its first run took.
-#[cold]
-pub fn unblocked(server: &Server, client: &mut Client) {
-    if let Some(run) = client.blocked_run.take() {
-        push(server, client, run.argv, run.us);
-    }
 }
 
 fn push(server: &Server, client: &Client, argv: Vec<Vec<u8>>, us: u64) {

@@ -32,6 +32,7 @@ mod protocol;
 mod scripting;
 mod server;
 mod sets;
+mod slowlog;
 mod snapshots;
 mod streams;
 mod strings;
