@@ -743,7 +743,9 @@ async fn cron(server: Arc<Server>) {
             expired = x;
         }
         if server.latency.enabled() {
-            server.latency.add_if_needed("expire-cycle", start.elapsed());
+            server
+                .latency
+                .add_if_needed("expire-cycle", start.elapsed());
         }
         if let Some(perc) = (expired * 100).checked_div(examined) {
             server.expired_stale_perc.store(perc as u64, Relaxed);

@@ -287,13 +287,10 @@ fn redactions(cmd: &Command, argv: &[&[u8]]) -> Vec<usize> {
 /// and the slow log.
 #[cold]
 #[inline(never)]
-pub fn command_done(
-    server: &Server,
-    client: &mut Client,
-    cmd: &Command,
-    argv: &[&[u8]],
-    us: u64,
-) {
+pub fn command_done(server: &Server, client: &mut Client, cmd: &Command, argv: &[&[u8]], us: u64) {
+    if replaying(client) {
+        return;
+    }
     if client.woken {
         // Serving a blocked client (Redis's reply time after unblocking).
         server.latency.add_us_if_needed("command-unblocking", us);
@@ -325,6 +322,14 @@ pub fn command_done(
         return;
     }
     push(server, client, entry_argv(cmd, argv), us);
+}
+
+/// The AOF loader's pseudo-client (no connection): what it replays is
+/// neither logged nor a latency event, as Redis's loading runs commands
+/// outside call().
+#[inline]
+fn replaying(client: &Client) -> bool {
+    client.info.fd < 0
 }
 
 fn push(server: &Server, client: &Client, argv: Vec<Vec<u8>>, us: u64) {
@@ -372,6 +377,9 @@ fn inner_slow(
     us: u64,
     script: bool,
 ) {
+    if replaying(client) {
+        return;
+    }
     server.latency.add_us_if_needed(command_event(cmd), us);
     if cmd.has(flag::SKIP_SLOWLOG) || !server.slowlog.is_slow(us) {
         return;

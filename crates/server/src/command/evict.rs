@@ -151,7 +151,9 @@ pub fn perform(server: &Server) -> Outcome {
         }
     };
     if server.latency.enabled() {
-        server.latency.add_if_needed("eviction-cycle", start.elapsed());
+        server
+            .latency
+            .add_if_needed("eviction-cycle", start.elapsed());
     }
     // What eviction freed is resident until the allocator's decay (10 s)
     // and is reused only by the arena that allocated it: a large freed

@@ -23,7 +23,9 @@ fn items(v: &Value) -> &[Value] {
 
 fn text(v: &Value) -> String {
     match v {
-        Value::Bulk(b) | Value::Simple(b) | Value::Error(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Bulk(b) | Value::Simple(b) | Value::Error(b) => {
+            String::from_utf8_lossy(b).into_owned()
+        }
         // The format prefix (`txt:`) off.
         Value::Verbatim(b) => String::from_utf8_lossy(b.get(4..).unwrap_or_default()).into_owned(),
         other => panic!("not a string: {other:?}"),
@@ -99,8 +101,14 @@ fn entries_scenario(server: &Server) -> Vec<String> {
     out.extend(mask_entries(&all, &me));
     // The default count, and a smaller one.
     out.push(format!("{}", items(&c.call(&["SLOWLOG", "GET"])).len()));
-    out.push(format!("{}", items(&c.call(&["SLOWLOG", "GET", "2"])).len()));
-    out.push(format!("{}", items(&c.call(&["SLOWLOG", "GET", "0"])).len()));
+    out.push(format!(
+        "{}",
+        items(&c.call(&["SLOWLOG", "GET", "2"])).len()
+    ));
+    out.push(format!(
+        "{}",
+        items(&c.call(&["SLOWLOG", "GET", "0"])).len()
+    ));
     // CONFIG RESETSTAT keeps the log.
     c.cmd(&["CONFIG", "RESETSTAT"]);
     out.push(escape(&c.cmd(&["SLOWLOG", "LEN"])));
@@ -131,7 +139,11 @@ fn length_scenario(server: &Server) -> Vec<String> {
     let mut c = server.raw();
     let mut out = Vec::new();
     let run = |c: &mut Raw, out: &mut Vec<String>, argv: &[&str]| out.push(escape(&c.cmd(argv)));
-    run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    run(
+        &mut c,
+        &mut out,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "0"],
+    );
     run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-max-len", "3"]);
     for _ in 0..5 {
         run(&mut c, &mut out, &["PING"]);
@@ -139,16 +151,28 @@ fn length_scenario(server: &Server) -> Vec<String> {
     run(&mut c, &mut out, &["SLOWLOG", "LEN"]);
     run(&mut c, &mut out, &["SLOWLOG", "RESET"]);
     run(&mut c, &mut out, &["SLOWLOG", "LEN"]);
-    run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-max-len", "10"]);
+    run(
+        &mut c,
+        &mut out,
+        &["CONFIG", "SET", "slowlog-max-len", "10"],
+    );
     run(&mut c, &mut out, &["PING"]);
     run(&mut c, &mut out, &["PING"]);
     // Off: nothing is logged, and a lower length trims nothing yet.
-    run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
+    run(
+        &mut c,
+        &mut out,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "-1"],
+    );
     run(&mut c, &mut out, &["PING"]);
     run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-max-len", "1"]);
     run(&mut c, &mut out, &["SLOWLOG", "LEN"]);
     // Back on: the CONFIG SET itself is logged, the log trimmed to 1.
-    run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    run(
+        &mut c,
+        &mut out,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "0"],
+    );
     run(&mut c, &mut out, &["SLOWLOG", "LEN"]);
     let last = c.call(&["SLOWLOG", "GET"]);
     let argv: Vec<String> = items(&items(&last)[0])[3..4]
@@ -157,7 +181,11 @@ fn length_scenario(server: &Server) -> Vec<String> {
         .collect();
     out.push(format!("{argv:?}"));
     // A high threshold logs nothing fast.
-    run(&mut c, &mut out, &["CONFIG", "SET", "slowlog-log-slower-than", "1000000"]);
+    run(
+        &mut c,
+        &mut out,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "1000000"],
+    );
     run(&mut c, &mut out, &["SLOWLOG", "RESET"]);
     run(&mut c, &mut out, &["PING"]);
     run(&mut c, &mut out, &["SLOWLOG", "LEN"]);
@@ -260,7 +288,9 @@ fn latency_scenario(server: &Server, proto: &str) -> Vec<String> {
     let masked = doctor.replace(&format!("{last}ms"), "Nms");
     out.push(masked);
     out.push(escape(&c.cmd(&["LATENCY", "GRAPH", "nosuch"])));
-    out.push(escape(&c.cmd(&["LATENCY", "RESET", "COMMAND", "nosuch", "command"])));
+    out.push(escape(
+        &c.cmd(&["LATENCY", "RESET", "COMMAND", "nosuch", "command"]),
+    ));
     out.push(escape(&c.cmd(&["LATENCY", "RESET"])));
     out.push(escape(&c.cmd(&["LATENCY", "LATEST"])));
     out.push(escape(&c.cmd(&["LATENCY", "GRAPH", "command"])));
