@@ -247,24 +247,25 @@ fn slowlog_blocked_commands_as_redis() {
     );
 }
 
-/// LATENCY with a 1 ms threshold and DEBUG SLEEP 0.02: the `command`
-/// event in every report, then reset.
+/// LATENCY with a 10 ms threshold and DEBUG SLEEP 0.05: the `command`
+/// event in every report, then reset. (10 ms, not 1: on a loaded machine
+/// LATENCY's own commands may take a millisecond, on one server only.)
 fn latency_scenario(server: &Server, proto: &str) -> Vec<String> {
     let mut c = server.raw();
     c.cmd(&["HELLO", proto]);
     let mut out = Vec::new();
     let doctor = text(&c.call(&["LATENCY", "DOCTOR"]));
     out.push(doctor);
-    c.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "1"]);
+    c.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "10"]);
     out.push(text(&c.call(&["LATENCY", "DOCTOR"])));
-    assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0.02"]), b"+OK\r\n");
+    assert_eq!(c.cmd(&["DEBUG", "SLEEP", "0.05"]), b"+OK\r\n");
     let latest = c.call(&["LATENCY", "LATEST"]);
     let rows = items(&latest);
     assert_eq!(rows.len(), 1, "{latest:?}");
     let row = items(&rows[0]);
     assert_eq!(text(&row[0]), "command");
     let (last, max) = (int(&row[2]), int(&row[3]));
-    assert!(last >= 20 && max >= last, "{latest:?}");
+    assert!(last >= 50 && max >= last, "{latest:?}");
     out.push(format!("{} fields", row.len()));
     let history = c.call(&["LATENCY", "HISTORY", "command"]);
     let samples = items(&history);
