@@ -244,6 +244,11 @@ pub struct Client {
     pub in_script: bool,
     /// MONITOR lines of the running script's commands, sent when it ends.
     pub script_monitor_lines: Vec<Vec<u8>>,
+    /// Slow-log entries of the running script's commands, logged when it
+    /// ends (dropped if it restarts, as its commands run again).
+    pub script_slowlog: Vec<crate::slowlog::Entry>,
+    /// A blocked command's runs, for the slow log once its wait ends.
+    pub blocked_run: Option<crate::slowlog::BlockedRun>,
     /// The request was held back by CLIENT PAUSE: the connection waits for
     /// the pause to end and sends it again.
     pub postponed: bool,
@@ -272,6 +277,8 @@ impl Client {
             auth: crate::acl::ClientAuth::internal(),
             in_script: false,
             script_monitor_lines: Vec::new(),
+            script_slowlog: Vec::new(),
+            blocked_run: None,
             postponed: false,
         }
     }

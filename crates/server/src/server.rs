@@ -86,6 +86,10 @@ pub struct Server {
     pub memory: crate::memory::Limits,
     /// Eviction's pool of best candidates (command::evict).
     pub eviction_pool: parking_lot::Mutex<crate::command::evict::Pool>,
+    /// SLOWLOG's entries and thresholds (see `slowlog`).
+    pub slowlog: crate::slowlog::SlowLog,
+    /// The latency monitor (LATENCY), shared with the log's threads.
+    pub latency: Arc<crate::latency::Monitor>,
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
@@ -138,6 +142,7 @@ impl Server {
         let server = Server {
             acl,
             tls: Default::default(),
+            latency: aof.latency.clone(),
             aof,
             snapshots: Default::default(),
             aof_base_size: AtomicU64::new(0),
@@ -174,6 +179,7 @@ impl Server {
             notify_flags: Default::default(),
             memory: Default::default(),
             eviction_pool: Default::default(),
+            slowlog: Default::default(),
             config: RwLock::new(config),
         };
         server.config_changed();
@@ -228,6 +234,13 @@ impl Server {
         self.stats
             .latency_tracking
             .store(c.get("latency-tracking") == "yes", Relaxed);
+        self.latency
+            .configure(c.get_int("latency-monitor-threshold"));
+        self.slowlog.configure(
+            c.get_int("slowlog-log-slower-than"),
+            c.get_int("slowlog-max-len"),
+            self.latency.threshold_ms(),
+        );
         self.acl
             .pubsub_all
             .store(c.get("acl-pubsub-default") == "allchannels", Relaxed);
@@ -746,6 +759,11 @@ async fn cron(server: Arc<Server>) {
             next_shard = (next_shard + 1) % SHARDS;
             examined = e;
             expired = x;
+        }
+        if server.latency.enabled() {
+            server
+                .latency
+                .add_if_needed("expire-cycle", start.elapsed());
         }
         if let Some(perc) = (expired * 100).checked_div(examined) {
             server.expired_stale_perc.store(perc as u64, Relaxed);

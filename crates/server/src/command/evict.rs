@@ -150,6 +150,11 @@ pub fn perform(server: &Server) -> Outcome {
             }
         }
     };
+    if server.latency.enabled() {
+        server
+            .latency
+            .add_if_needed("eviction-cycle", start.elapsed());
+    }
     // What eviction freed is resident until the allocator's decay (10 s)
     // and is reused only by the arena that allocated it: a large freed
     // value (a whole list) doubled the process's RSS while the next one
@@ -221,6 +226,8 @@ fn choose(server: &Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
 /// Deletes `key` if it still qualifies; true if it did.
 fn evict(server: &Server, policy: Policy, db: usize, key: &[u8]) -> bool {
     let now = unix_ms();
+    // Redis's eviction-del: the deletion (and the freeing, unless lazy).
+    let started = server.latency.start();
     let mut view = server.keyspace.lock_key(key);
     let qualifies = view
         .peek(db, key, now)
@@ -244,6 +251,7 @@ fn evict(server: &Server, policy: Policy, db: usize, key: &[u8]) -> bool {
     } else {
         drop(entry);
     }
+    server.latency.end("eviction-del", started);
     server.memory.evicted_keys.fetch_add(1, Relaxed);
     // The freed memory must show in the shared counter before the next
     // look at it.

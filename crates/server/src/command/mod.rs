@@ -23,6 +23,7 @@ mod geo;
 mod hash;
 mod hll;
 mod keys;
+mod latency;
 mod list;
 mod lolwut;
 pub mod long_double;
@@ -34,6 +35,7 @@ pub mod pubsub;
 pub mod scripting;
 mod server;
 mod set;
+mod slowlog;
 mod sort;
 mod stream;
 mod string;
@@ -78,6 +80,8 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     server::register(&mut r);
     memory::register(&mut r);
     lolwut::register(&mut r);
+    slowlog::register(&mut r);
+    latency::register(&mut r);
     CommandTable::build(r)
 }
 
@@ -524,12 +528,19 @@ pub fn dispatch(
     }
     let end = Instant::now();
     clock.last = end;
+    let took = end.duration_since(start);
     stats.record(
         cmd.id,
-        end.duration_since(start),
+        took,
         run.failed,
         server.stats.latency_tracking.load(Relaxed),
     );
+    // Slow log and latency monitor: one compare unless slow (a blocking
+    // command is logged when its wait ends, see `slowlog`).
+    let us = took.as_micros() as u64;
+    if us >= server.slowlog.watch_us() || cmd.has(table::flag::BLOCKING) {
+        crate::slowlog::command_done(server, client, cmd, argv, us);
+    }
     finish_reply(client, out, mark);
 }
 
@@ -706,6 +717,9 @@ pub fn execute<'s>(
     cx.propagate(argv, failed);
     if !cx.client.script_monitor_lines.is_empty() && cmd.has(table::flag::SCRIPT_CALL) {
         flush_script_monitor_lines(server, cx.client);
+    }
+    if !cx.client.script_slowlog.is_empty() && cmd.has(table::flag::SCRIPT_CALL) {
+        crate::slowlog::flush_script(server, cx.client);
     }
     // MONITOR: after the command ran (a blocked command once, when it
     // first ran), unless `admin` or `skip_monitor`.

@@ -181,12 +181,15 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
                 TimeoutReply::NullBulk => encode::null(cx.out, cx.client.proto),
             }
         }
+        let took = start.elapsed();
         cx.stats.record(
             cmd.id,
-            start.elapsed(),
+            took,
             run.failed,
             server.stats.latency_tracking.load(Relaxed),
         );
+        let us = took.as_micros() as u64;
+        crate::slowlog::inner_command_done(server, cx.client, cmd, argv, us, false);
     }
     if own_tx {
         super::propagate::end_transaction(server, cx.client);

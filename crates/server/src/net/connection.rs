@@ -456,6 +456,9 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     };
     server.blocking.unregister(req.db, &req.keys, &waiter);
     client.info.blocked.store(false, Relaxed);
+    // A command served was logged as it ran; one that timed out or was
+    // unblocked is not, as in Redis 7.0.
+    client.blocked_run = None;
     if matches!(result, Ok(true)) {
         // The keys may hold more than we took: pass the turn on.
         for k in &req.keys {

@@ -168,6 +168,9 @@ pub struct Aof {
     timestamps: AtomicBool,
     /// Fsyncs running off the clients' path (`background_fsync`).
     background_fsyncs: AtomicU64,
+    /// The latency monitor (the server's): `aof-write*` and
+    /// `aof-fsync-always` events.
+    pub latency: Arc<crate::latency::Monitor>,
     /// Preallocation failed (disk full): not tried again before then.
     prealloc_paused_until: Mutex<Option<Instant>>,
     stop: AtomicBool,
@@ -232,6 +235,7 @@ impl Aof {
             fsync_threads: AtomicBool::new(false),
             timestamps: AtomicBool::new(false),
             background_fsyncs: AtomicU64::new(0),
+            latency: Default::default(),
             prealloc_paused_until: Mutex::new(None),
             stop: AtomicBool::new(false),
         }
@@ -471,6 +475,8 @@ impl Aof {
             .store(now.duration_since(started).as_nanos() as u64, Relaxed);
         self.fsync_seconds
             .observe(now.duration_since(started).as_nanos() as u64);
+        self.latency
+            .add_if_needed("aof-fsync-always", now.duration_since(started));
         self.fsync_recovered();
         self.durable.fetch_max(end, SeqCst);
         true
@@ -482,7 +488,21 @@ impl Aof {
     /// skips bytes, and a record is durable only once wholly written. The
     /// caller holds the sink.
     fn write_chunk(&self, log: &mut LogFile, chunk: Vec<u8>) -> std::io::Result<()> {
-        log.write(chunk).map_err(|(rest, e)| {
+        let started = self.latency.start();
+        let written = log.write(chunk);
+        if let Some(t) = started {
+            // Redis's flushAppendOnlyFile: by what else was going on, and
+            // all of them as `aof-write`.
+            let took = t.elapsed();
+            let event = if self.background_fsyncs.load(Relaxed) > 0 {
+                "aof-write-pending-fsync"
+            } else {
+                "aof-write-alone"
+            };
+            self.latency.add_if_needed(event, took);
+            self.latency.add_if_needed("aof-write", took);
+        }
+        written.map_err(|(rest, e)| {
             let mut inner = self.inner.lock();
             let mut buf = rest;
             buf.extend_from_slice(&inner.buf);
@@ -540,6 +560,10 @@ impl Aof {
                 .store(now.duration_since(started).as_nanos() as u64, Relaxed);
             self.fsync_seconds
                 .observe(now.duration_since(started).as_nanos() as u64);
+            if self.fsync_policy() == Fsync::Always {
+                self.latency
+                    .add_if_needed("aof-fsync-always", now.duration_since(started));
+            }
             self.fsync_recovered();
         }
         let policy = self.fsync_policy();
@@ -747,6 +771,8 @@ impl Aof {
                         .store(now.duration_since(started).as_nanos() as u64, Relaxed);
                     self.fsync_seconds
                         .observe(now.duration_since(started).as_nanos() as u64);
+                    self.latency
+                        .add_if_needed("aof-fsync-always", now.duration_since(started));
                     self.fsync_recovered();
                     self.durable.fetch_max(end, Relaxed);
                     self.durable_changed.notify_waiters();

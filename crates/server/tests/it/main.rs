@@ -34,6 +34,7 @@ mod protocol;
 mod scripting;
 mod server;
 mod sets;
+mod slowlog;
 mod snapshots;
 mod streams;
 mod strings;

@@ -247,12 +247,15 @@ impl Run<'_, '_> {
         }
         self.client.proto = caller_proto;
         self.client.skip_records = false;
+        let took = start.elapsed();
         self.stats.record(
             cmd.id,
-            start.elapsed(),
+            took,
             done.failed,
             self.server.stats.latency_tracking.load(Relaxed),
         );
+        let us = took.as_micros() as u64;
+        crate::slowlog::inner_command_done(self.server, self.client, cmd, argv, us, true);
         Ok(())
     }
 
@@ -687,6 +690,7 @@ pub(super) fn run_script(
                 restarted = true;
                 // Its commands run again: shown once.
                 cx.client.script_monitor_lines.clear();
+                cx.client.script_slowlog.clear();
                 match r {
                     Restart::All => all = true,
                     Restart::Keys(k) => extra.extend(k),
