@@ -34,6 +34,19 @@ enum Kind {
     NotifyFlags,
     /// Space-separated numbers between 0 and 100 (an empty list is valid).
     Percentiles,
+    /// A memory value up to 2^64 - 1 (Redis's unsigned long long ones).
+    MemoryU64,
+    /// shutdown-on-sigint/sigterm: some of default, save, nosave, now,
+    /// force (a flags enum).
+    ShutdownFlags,
+    /// oom-score-adj-values: three numbers between -2000 and 2000.
+    OomValues,
+    /// proc-title-template: a template of known variables.
+    ProcTitle,
+    /// cluster-announce-hostname: letters, digits, '-' and '.'.
+    Hostname,
+    /// replicaof: `<host> <port>`, or `no one` (shown as "").
+    ReplicaOf,
 }
 
 struct Param {
@@ -148,7 +161,8 @@ const PARAMS: &[Param] = &[
     ),
     // keel's own: see net::idle_poll.
     p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true),
-    p("daemonize", Kind::Enum(&["no"]), "no", false),
+    // Honoured at start (main.rs forks into the background).
+    p("daemonize", Kind::Bool, "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),
     // TLS (net::tls): the port, the server's certificate and what it asks
@@ -462,6 +476,110 @@ const PARAMS: &[Param] = &[
     // keel's own: the Prometheus endpoint's port (0: off) and address.
     p("metrics-port", Kind::Int { min: 0, max: 65535 }, "0", false),
     p("metrics-bind", Kind::Str, "127.0.0.1", false),
+    // The rest of Redis 7.0's parameters. Those keel has no use for yet
+    // (replication, cluster, fork, jemalloc, process-title, syslog,
+    // defragmentation) are stored: CONFIG GET/SET/REWRITE handle them as
+    // Redis does; docs/compatibility.md lists them with the reasons.
+    // Process, logging, start-up.
+    p("always-show-logo", Kind::Bool, "no", false),
+    p("set-proc-title", Kind::Bool, "yes", false),
+    p(
+        "proc-title-template",
+        Kind::ProcTitle,
+        "{title} {listen-addr} {server-mode}",
+        true,
+    ),
+    p("supervised", Kind::Enum(&["upstart", "systemd", "auto", "no"]), "no", false),
+    p("syslog-enabled", Kind::Bool, "no", false),
+    p("syslog-ident", Kind::Str, "redis", false),
+    p("syslog-facility", Kind::Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), "local0", false),
+    p("crash-log-enabled", Kind::Bool, "yes", true),
+    p("crash-memcheck-enabled", Kind::Bool, "yes", true),
+    p("ignore-warnings", Kind::Str, "", true),
+    p("disable-thp", Kind::Bool, "yes", false),
+    p("oom-score-adj", Kind::Enum(&["no", "yes", "relative", "absolute"]), "no", true),
+    p("oom-score-adj-values", Kind::OomValues, "0 200 800", true),
+    p("server_cpulist", Kind::Str, "", false),
+    p("bio_cpulist", Kind::Str, "", false),
+    p("aof_rewrite_cpulist", Kind::Str, "", false),
+    p("bgsave_cpulist", Kind::Str, "", false),
+    p("io-threads", Kind::Int { min: 1, max: 128 }, "1", false),
+    p("io-threads-do-reads", Kind::Bool, "no", false),
+    p("socket-mark-id", Kind::Int { min: 0, max: u32::MAX as i64 }, "0", false),
+    p("bind-source-addr", Kind::Str, "", true),
+    p("jemalloc-bg-thread", Kind::Bool, "yes", true),
+    // SIGINT / SIGTERM: what shutdown they ask for (see `shutdown_flags`).
+    p("shutdown-on-sigint", Kind::ShutdownFlags, "default", true),
+    p("shutdown-on-sigterm", Kind::ShutdownFlags, "default", true),
+    p("shutdown-timeout", Kind::Int { min: 0, max: I32MAX }, "10", true),
+    // The cron and the keyspace.
+    p("dynamic-hz", Kind::Bool, "yes", true),
+    p("activerehashing", Kind::Bool, "yes", true),
+    p("active-expire-effort", Kind::Int { min: 1, max: 10 }, "1", true),
+    p("sanitize-dump-payload", Kind::Enum(&["no", "yes", "clients"]), "no", true),
+    // Active defragmentation (jemalloc only: `activedefrag yes` is refused
+    // with Redis's text for builds without it).
+    p("activedefrag", Kind::Bool, "no", true),
+    p("active-defrag-cycle-min", Kind::Int { min: 1, max: 99 }, "1", true),
+    p("active-defrag-cycle-max", Kind::Int { min: 1, max: 99 }, "25", true),
+    p("active-defrag-threshold-lower", Kind::Int { min: 0, max: 1000 }, "10", true),
+    p("active-defrag-threshold-upper", Kind::Int { min: 0, max: 1000 }, "100", true),
+    p("active-defrag-max-scan-fields", Kind::Int { min: 1, max: i64::MAX }, "1000", true),
+    p(
+        "active-defrag-ignore-bytes",
+        Kind::Memory { min: 1 },
+        "104857600",
+        true,
+    ),
+    // Persistence (fork-related).
+    p("rdb-del-sync-files", Kind::Bool, "no", true),
+    p("rdb-save-incremental-fsync", Kind::Bool, "yes", true),
+    p("aof-rewrite-incremental-fsync", Kind::Bool, "yes", true),
+    p("aof-disable-auto-gc", Kind::Bool, "no", true),
+    // Replication: stored until replication lands.
+    p("replicaof", Kind::ReplicaOf, "", false),
+    p("masterauth", Kind::Str, "", true),
+    p("masteruser", Kind::Str, "", true),
+    p("replica-serve-stale-data", Kind::Bool, "yes", true),
+    p("replica-read-only", Kind::Bool, "yes", true),
+    p("replica-lazy-flush", Kind::Bool, "no", true),
+    p("replica-ignore-maxmemory", Kind::Bool, "yes", true),
+    p("replica-announced", Kind::Bool, "yes", true),
+    p("replica-ignore-disk-write-errors", Kind::Bool, "no", true),
+    p("replica-announce-ip", Kind::Str, "", true),
+    p("replica-announce-port", Kind::Int { min: 0, max: 65535 }, "0", true),
+    p("replica-priority", Kind::Int { min: 0, max: I32MAX }, "100", true),
+    p("repl-diskless-sync", Kind::Bool, "yes", true),
+    p("repl-diskless-sync-delay", Kind::Int { min: 0, max: I32MAX }, "5", true),
+    p("repl-diskless-sync-max-replicas", Kind::Int { min: 0, max: I32MAX }, "0", true),
+    p("repl-diskless-load", Kind::Enum(&["disabled", "on-empty-db", "swapdb"]), "disabled", true),
+    p("repl-disable-tcp-nodelay", Kind::Bool, "no", true),
+    p("repl-backlog-size", Kind::Memory { min: 1 }, "1048576", true),
+    p("repl-backlog-ttl", Kind::Int { min: 0, max: i64::MAX }, "3600", true),
+    p("repl-timeout", Kind::Int { min: 1, max: I32MAX }, "60", true),
+    p("repl-ping-replica-period", Kind::Int { min: 1, max: I32MAX }, "10", true),
+    p("min-replicas-to-write", Kind::Int { min: 0, max: I32MAX }, "0", true),
+    p("min-replicas-max-lag", Kind::Int { min: 0, max: I32MAX }, "10", true),
+    p("propagation-error-behavior", Kind::Enum(&["ignore", "panic", "panic-on-replicas"]), "ignore", true),
+    // Cluster: stored until cluster mode lands.
+    p("cluster-enabled", Kind::Bool, "no", false),
+    p("cluster-config-file", Kind::Str, "nodes.conf", false),
+    p("cluster-port", Kind::Int { min: 0, max: 65535 }, "0", false),
+    p("cluster-node-timeout", Kind::Int { min: 0, max: i64::MAX }, "15000", true),
+    p("cluster-announce-ip", Kind::Str, "", true),
+    p("cluster-announce-hostname", Kind::Hostname, "", true),
+    p("cluster-announce-port", Kind::Int { min: 0, max: 65535 }, "0", true),
+    p("cluster-announce-bus-port", Kind::Int { min: 0, max: 65535 }, "0", true),
+    p("cluster-announce-tls-port", Kind::Int { min: 0, max: 65535 }, "0", true),
+    p("cluster-preferred-endpoint-type", Kind::Enum(&["ip", "hostname", "unknown-endpoint"]), "ip", true),
+    p("cluster-require-full-coverage", Kind::Bool, "yes", true),
+    p("cluster-replica-no-failover", Kind::Bool, "no", true),
+    p("cluster-replica-validity-factor", Kind::Int { min: 0, max: I32MAX }, "10", true),
+    p("cluster-migration-barrier", Kind::Int { min: 0, max: I32MAX }, "1", true),
+    p("cluster-allow-replica-migration", Kind::Bool, "yes", true),
+    p("cluster-allow-reads-when-down", Kind::Bool, "no", true),
+    p("cluster-allow-pubsubshard-when-down", Kind::Bool, "yes", true),
+    p("cluster-link-sendbuf-limit", Kind::MemoryU64, "0", true),
 ];
 
 /// Parameters CONFIG SET changes only when `enable-protected-configs`
@@ -477,6 +595,19 @@ const ALIASES: &[(&str, &str)] = &[
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
     ("list-max-ziplist-size", "list-max-listpack-size"),
     ("lua-time-limit", "busy-reply-threshold"),
+    ("slaveof", "replicaof"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("slave-priority", "replica-priority"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    ("cluster-slave-validity-factor", "cluster-replica-validity-factor"),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
@@ -608,10 +739,18 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             .map(|n| format!("{n:o}"))
             .map_err(|_| "argument couldn't be parsed into an integer".to_string()),
         Kind::Bool => match value.to_ascii_lowercase().as_str() {
+            // Redis's isValidActiveDefrag, for a build without its
+            // jemalloc (keel has no active defragmentation).
+            "yes" if p.name == "activedefrag" => Err("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution".into()),
             "yes" => Ok("yes".into()),
             "no" => Ok("no".into()),
             _ => Err("argument must be 'yes' or 'no'".into()),
         },
+        // "relative" is "yes" under another name; CONFIG GET shows the
+        // first name of the value, as configEnumGetName.
+        Kind::Enum(_) if p.name == "oom-score-adj" && value.eq_ignore_ascii_case("relative") => {
+            Ok("yes".into())
+        }
         Kind::Enum(options) => options
             .iter()
             .find(|o| o.eq_ignore_ascii_case(value))
@@ -651,6 +790,81 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(n.to_string())
         }
         Kind::Str => Ok(value.to_string()),
+        Kind::MemoryU64 => parse_memory(value)
+            .map(|n| n.to_string())
+            .ok_or_else(|| "argument must be a memory value".to_string()),
+        Kind::ShutdownFlags => {
+            // Redis's flags enum: any of the names (none is an error),
+            // shown in the enum's order.
+            const NAMES: [&str; 5] = ["default", "save", "nosave", "now", "force"];
+            let mut bits = 0u32;
+            let parts = split_spaces(value);
+            for part in &parts {
+                let i = NAMES
+                    .iter()
+                    .position(|n| n.eq_ignore_ascii_case(part))
+                    .ok_or_else(|| format!("argument(s) must be one of the following: {}", NAMES.join(", ")))?;
+                bits |= (1u32 << i) >> 1;
+            }
+            if parts.is_empty() {
+                return Err(format!("argument(s) must be one of the following: {}", NAMES.join(", ")));
+            }
+            if bits & 3 == 3 {
+                return Err("shutdown options SAVE and NOSAVE can't be used simultaneously".into());
+            }
+            if bits == 0 {
+                return Ok("default".into());
+            }
+            let shown: Vec<&str> = (0..4).filter(|b| bits & (1 << b) != 0).map(|b| NAMES[b + 1]).collect();
+            Ok(shown.join(" "))
+        }
+        Kind::OomValues => {
+            let parts = split_spaces(value);
+            if parts.len() != 3 {
+                return Err("wrong number of arguments".into());
+            }
+            let mut out = Vec::new();
+            for part in parts {
+                match strtoll_whole(part) {
+                    Some(n) if (-2000..=2000).contains(&n) => out.push(n.to_string()),
+                    _ => return Err("Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into()),
+                }
+            }
+            Ok(out.join(" "))
+        }
+        Kind::ProcTitle => {
+            if proc_title_valid(value) {
+                Ok(value.to_string())
+            } else {
+                Err("template format is invalid or contains unknown variables".into())
+            }
+        }
+        Kind::Hostname => {
+            if value.len() >= 256 {
+                return Err("Hostnames must be less than 256 characters".into());
+            }
+            if !value.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.') {
+                return Err("Hostnames may only contain alphanumeric characters, hyphens or dots".into());
+            }
+            Ok(value.to_string())
+        }
+        Kind::ReplicaOf => {
+            // Redis's setConfigReplicaOfOption (config file only: the
+            // parameter is immutable).
+            let parts = split_spaces(value);
+            if parts.len() != 2 {
+                return Err("wrong number of arguments".into());
+            }
+            if parts[0].eq_ignore_ascii_case("no") && parts[1].eq_ignore_ascii_case("one") {
+                return Ok(String::new());
+            }
+            match strtoll_whole(parts[1]) {
+                Some(port) if (0..=65535).contains(&port) && !parts[1].is_empty() => {
+                    Ok(format!("{} {port}", parts[0]))
+                }
+                _ => Err("Invalid master port".into()),
+            }
+        }
         Kind::Percentiles => {
             // Redis's setConfigLatencyTrackingInfoPercentilesOutputOption.
             let mut out = Vec::new();
@@ -714,6 +928,58 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(out.join(" "))
         }
     }
+}
+
+/// Whether a proc-title-template is one Redis accepts: `{name}` variables
+/// it knows (`{{` / `}}` stand for braces), and something left once
+/// expanded with an empty title and trimmed (Redis's
+/// validateProcTitleTemplate).
+fn proc_title_valid(template: &str) -> bool {
+    const VARS: &[&str] = &[
+        "title",
+        "listen-addr",
+        "server-mode",
+        "port",
+        "tls-port",
+        "unixsocket",
+        "config-file",
+    ];
+    let b = template.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' if b.get(i + 1) == Some(&b'{') => {
+                out.push('{');
+                i += 2;
+            }
+            b'}' if b.get(i + 1) == Some(&b'}') => {
+                out.push('}');
+                i += 2;
+            }
+            b'{' => {
+                let Some(end) = template[i + 1..].find('}') else {
+                    return false;
+                };
+                let var = &template[i + 1..i + 1 + end];
+                if !VARS.contains(&var) {
+                    return false;
+                }
+                // What a standalone server expands them to (title empty,
+                // as the check does; the addresses and ports never are).
+                if matches!(var, "listen-addr" | "port" | "tls-port") {
+                    out.push('x');
+                }
+                i += end + 2;
+            }
+            b'}' => return false,
+            _ => {
+                out.push(b[i] as char);
+                i += 1;
+            }
+        }
+    }
+    !out.trim_matches(' ').is_empty()
 }
 
 /// A percentile as Redis prints it (in CONFIG GET and INFO's
@@ -997,6 +1263,20 @@ impl Config {
             }
         }
         Ok(names)
+    }
+
+    /// Puts back the values `names` had in `before` (a failed CONFIG SET),
+    /// the working directory with `dir`.
+    pub fn restore(&mut self, before: &Config, names: &[&'static str]) {
+        for &name in names {
+            let old = before.get(name).to_string();
+            if name == "dir" {
+                if let Err(e) = std::env::set_current_dir(&old) {
+                    tracing::warn!("Can't restore the working directory {old}: {e}");
+                }
+            }
+            self.values.insert(name, old);
+        }
     }
 
     /// CONFIG REWRITE: rewrites the config file in place, keeping comments
