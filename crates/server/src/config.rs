@@ -489,15 +489,32 @@ const PARAMS: &[Param] = &[
         "{title} {listen-addr} {server-mode}",
         true,
     ),
-    p("supervised", Kind::Enum(&["upstart", "systemd", "auto", "no"]), "no", false),
+    p(
+        "supervised",
+        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
+        "no",
+        false,
+    ),
     p("syslog-enabled", Kind::Bool, "no", false),
     p("syslog-ident", Kind::Str, "redis", false),
-    p("syslog-facility", Kind::Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]), "local0", false),
+    p(
+        "syslog-facility",
+        Kind::Enum(&[
+            "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+        ]),
+        "local0",
+        false,
+    ),
     p("crash-log-enabled", Kind::Bool, "yes", true),
     p("crash-memcheck-enabled", Kind::Bool, "yes", true),
     p("ignore-warnings", Kind::Str, "", true),
     p("disable-thp", Kind::Bool, "yes", false),
-    p("oom-score-adj", Kind::Enum(&["no", "yes", "relative", "absolute"]), "no", true),
+    p(
+        "oom-score-adj",
+        Kind::Enum(&["no", "yes", "relative", "absolute"]),
+        "no",
+        true,
+    ),
     p("oom-score-adj-values", Kind::OomValues, "0 200 800", true),
     p("server_cpulist", Kind::Str, "", false),
     p("bio_cpulist", Kind::Str, "", false),
@@ -505,26 +522,80 @@ const PARAMS: &[Param] = &[
     p("bgsave_cpulist", Kind::Str, "", false),
     p("io-threads", Kind::Int { min: 1, max: 128 }, "1", false),
     p("io-threads-do-reads", Kind::Bool, "no", false),
-    p("socket-mark-id", Kind::Int { min: 0, max: u32::MAX as i64 }, "0", false),
+    p(
+        "socket-mark-id",
+        Kind::Int {
+            min: 0,
+            max: u32::MAX as i64,
+        },
+        "0",
+        false,
+    ),
     p("bind-source-addr", Kind::Str, "", true),
     p("jemalloc-bg-thread", Kind::Bool, "yes", true),
     // SIGINT / SIGTERM: what shutdown they ask for (see `shutdown_flags`).
     p("shutdown-on-sigint", Kind::ShutdownFlags, "default", true),
     p("shutdown-on-sigterm", Kind::ShutdownFlags, "default", true),
-    p("shutdown-timeout", Kind::Int { min: 0, max: I32MAX }, "10", true),
+    p(
+        "shutdown-timeout",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
     // The cron and the keyspace.
     p("dynamic-hz", Kind::Bool, "yes", true),
     p("activerehashing", Kind::Bool, "yes", true),
-    p("active-expire-effort", Kind::Int { min: 1, max: 10 }, "1", true),
-    p("sanitize-dump-payload", Kind::Enum(&["no", "yes", "clients"]), "no", true),
+    p(
+        "active-expire-effort",
+        Kind::Int { min: 1, max: 10 },
+        "1",
+        true,
+    ),
+    p(
+        "sanitize-dump-payload",
+        Kind::Enum(&["no", "yes", "clients"]),
+        "no",
+        true,
+    ),
     // Active defragmentation (jemalloc only: `activedefrag yes` is refused
     // with Redis's text for builds without it).
     p("activedefrag", Kind::Bool, "no", true),
-    p("active-defrag-cycle-min", Kind::Int { min: 1, max: 99 }, "1", true),
-    p("active-defrag-cycle-max", Kind::Int { min: 1, max: 99 }, "25", true),
-    p("active-defrag-threshold-lower", Kind::Int { min: 0, max: 1000 }, "10", true),
-    p("active-defrag-threshold-upper", Kind::Int { min: 0, max: 1000 }, "100", true),
-    p("active-defrag-max-scan-fields", Kind::Int { min: 1, max: i64::MAX }, "1000", true),
+    p(
+        "active-defrag-cycle-min",
+        Kind::Int { min: 1, max: 99 },
+        "1",
+        true,
+    ),
+    p(
+        "active-defrag-cycle-max",
+        Kind::Int { min: 1, max: 99 },
+        "25",
+        true,
+    ),
+    p(
+        "active-defrag-threshold-lower",
+        Kind::Int { min: 0, max: 1000 },
+        "10",
+        true,
+    ),
+    p(
+        "active-defrag-threshold-upper",
+        Kind::Int { min: 0, max: 1000 },
+        "100",
+        true,
+    ),
+    p(
+        "active-defrag-max-scan-fields",
+        Kind::Int {
+            min: 1,
+            max: i64::MAX,
+        },
+        "1000",
+        true,
+    ),
     p(
         "active-defrag-ignore-bytes",
         Kind::Memory { min: 1 },
@@ -547,38 +618,171 @@ const PARAMS: &[Param] = &[
     p("replica-announced", Kind::Bool, "yes", true),
     p("replica-ignore-disk-write-errors", Kind::Bool, "no", true),
     p("replica-announce-ip", Kind::Str, "", true),
-    p("replica-announce-port", Kind::Int { min: 0, max: 65535 }, "0", true),
-    p("replica-priority", Kind::Int { min: 0, max: I32MAX }, "100", true),
+    p(
+        "replica-announce-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "replica-priority",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "100",
+        true,
+    ),
     p("repl-diskless-sync", Kind::Bool, "yes", true),
-    p("repl-diskless-sync-delay", Kind::Int { min: 0, max: I32MAX }, "5", true),
-    p("repl-diskless-sync-max-replicas", Kind::Int { min: 0, max: I32MAX }, "0", true),
-    p("repl-diskless-load", Kind::Enum(&["disabled", "on-empty-db", "swapdb"]), "disabled", true),
+    p(
+        "repl-diskless-sync-delay",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "5",
+        true,
+    ),
+    p(
+        "repl-diskless-sync-max-replicas",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    p(
+        "repl-diskless-load",
+        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
+        "disabled",
+        true,
+    ),
     p("repl-disable-tcp-nodelay", Kind::Bool, "no", true),
-    p("repl-backlog-size", Kind::Memory { min: 1 }, "1048576", true),
-    p("repl-backlog-ttl", Kind::Int { min: 0, max: i64::MAX }, "3600", true),
-    p("repl-timeout", Kind::Int { min: 1, max: I32MAX }, "60", true),
-    p("repl-ping-replica-period", Kind::Int { min: 1, max: I32MAX }, "10", true),
-    p("min-replicas-to-write", Kind::Int { min: 0, max: I32MAX }, "0", true),
-    p("min-replicas-max-lag", Kind::Int { min: 0, max: I32MAX }, "10", true),
-    p("propagation-error-behavior", Kind::Enum(&["ignore", "panic", "panic-on-replicas"]), "ignore", true),
+    p(
+        "repl-backlog-size",
+        Kind::Memory { min: 1 },
+        "1048576",
+        true,
+    ),
+    p(
+        "repl-backlog-ttl",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "3600",
+        true,
+    ),
+    p(
+        "repl-timeout",
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
+        "60",
+        true,
+    ),
+    p(
+        "repl-ping-replica-period",
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "min-replicas-to-write",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    p(
+        "min-replicas-max-lag",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "propagation-error-behavior",
+        Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
+        "ignore",
+        true,
+    ),
     // Cluster: stored until cluster mode lands.
     p("cluster-enabled", Kind::Bool, "no", false),
     p("cluster-config-file", Kind::Str, "nodes.conf", false),
     p("cluster-port", Kind::Int { min: 0, max: 65535 }, "0", false),
-    p("cluster-node-timeout", Kind::Int { min: 0, max: i64::MAX }, "15000", true),
+    p(
+        "cluster-node-timeout",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "15000",
+        true,
+    ),
     p("cluster-announce-ip", Kind::Str, "", true),
     p("cluster-announce-hostname", Kind::Hostname, "", true),
-    p("cluster-announce-port", Kind::Int { min: 0, max: 65535 }, "0", true),
-    p("cluster-announce-bus-port", Kind::Int { min: 0, max: 65535 }, "0", true),
-    p("cluster-announce-tls-port", Kind::Int { min: 0, max: 65535 }, "0", true),
-    p("cluster-preferred-endpoint-type", Kind::Enum(&["ip", "hostname", "unknown-endpoint"]), "ip", true),
+    p(
+        "cluster-announce-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "cluster-announce-bus-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "cluster-announce-tls-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "cluster-preferred-endpoint-type",
+        Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
+        "ip",
+        true,
+    ),
     p("cluster-require-full-coverage", Kind::Bool, "yes", true),
     p("cluster-replica-no-failover", Kind::Bool, "no", true),
-    p("cluster-replica-validity-factor", Kind::Int { min: 0, max: I32MAX }, "10", true),
-    p("cluster-migration-barrier", Kind::Int { min: 0, max: I32MAX }, "1", true),
+    p(
+        "cluster-replica-validity-factor",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "cluster-migration-barrier",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "1",
+        true,
+    ),
     p("cluster-allow-replica-migration", Kind::Bool, "yes", true),
     p("cluster-allow-reads-when-down", Kind::Bool, "no", true),
-    p("cluster-allow-pubsubshard-when-down", Kind::Bool, "yes", true),
+    p(
+        "cluster-allow-pubsubshard-when-down",
+        Kind::Bool,
+        "yes",
+        true,
+    ),
     p("cluster-link-sendbuf-limit", Kind::MemoryU64, "0", true),
 ];
 
@@ -607,7 +811,10 @@ const ALIASES: &[(&str, &str)] = &[
     ("min-slaves-to-write", "min-replicas-to-write"),
     ("min-slaves-max-lag", "min-replicas-max-lag"),
     ("cluster-slave-no-failover", "cluster-replica-no-failover"),
-    ("cluster-slave-validity-factor", "cluster-replica-validity-factor"),
+    (
+        "cluster-slave-validity-factor",
+        "cluster-replica-validity-factor",
+    ),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
@@ -1776,13 +1983,17 @@ mod tests {
         c.set_many(&[(b"shutdown-on-sigterm", b"default")], false)
             .unwrap();
         assert_eq!(c.get("shutdown-on-sigterm"), "default");
-        c.set_many(&[(b"oom-score-adj", b"relative")], false).unwrap();
+        c.set_many(&[(b"oom-score-adj", b"relative")], false)
+            .unwrap();
         assert_eq!(c.get("oom-score-adj"), "yes");
         assert!(c
             .set_many(&[(b"oom-score-adj-values", b"0 2001 0")], false)
             .is_err());
-        c.set_many(&[(b"cluster-link-sendbuf-limit", b"99999999999999999999")], false)
-            .unwrap();
+        c.set_many(
+            &[(b"cluster-link-sendbuf-limit", b"99999999999999999999")],
+            false,
+        )
+        .unwrap();
         assert_eq!(c.get("cluster-link-sendbuf-limit"), u64::MAX.to_string());
         assert!(proc_title_valid("{title} {listen-addr} {server-mode}"));
         assert!(proc_title_valid("x {port}"));
@@ -1796,8 +2007,14 @@ mod tests {
         // Aliases: both ways, and an alias is a parameter of its own.
         c.set_many(&[(b"slave-priority", b"7")], false).unwrap();
         assert_eq!(c.get("replica-priority"), "7");
-        c.set_many(&[(b"min-slaves-max-lag", b"3"), (b"min-replicas-max-lag", b"4")], false)
-            .unwrap();
+        c.set_many(
+            &[
+                (b"min-slaves-max-lag", b"3"),
+                (b"min-replicas-max-lag", b"4"),
+            ],
+            false,
+        )
+        .unwrap();
         assert_eq!(c.get("min-slaves-max-lag"), "4");
         assert_eq!(
             c.set_many(&[(b"slave-read-only", b"no"), (b"slave-read-only", b"no")], false)
@@ -1819,12 +2036,17 @@ mod tests {
         // CONFIG GET of several patterns: each parameter once.
         let got = c.matching(&[b"repl-ping-*", b"repl-ping-replica-period"]);
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["repl-ping-replica-period", "repl-ping-slave-period"]);
+        assert_eq!(
+            names,
+            ["repl-ping-replica-period", "repl-ping-slave-period"]
+        );
     }
 
     #[test]
     fn rewrite_state_as_redis() {
-        let mut st = Rewrite::read("# c\n  port 1  \nslave-read-only no\nport 2\n\n\nbogus x\n\"unbalanced\n");
+        let mut st = Rewrite::read(
+            "# c\n  port 1  \nslave-read-only no\nport 2\n\n\nbogus x\n\"unbalanced\n",
+        );
         st.line("port", "port 3".into(), false);
         st.line("replica-read-only", "replica-read-only yes".into(), false);
         st.line("timeout", "timeout 0".into(), false);

@@ -32,7 +32,10 @@ fn main() -> ExitCode {
         // to /dev/null; before any thread is started, so forking is safe.
         // SAFETY: no other thread exists yet.
         if unsafe { libc::daemon(1, 0) } != 0 {
-            eprintln!("keel-server: can't daemonize: {}", std::io::Error::last_os_error());
+            eprintln!(
+                "keel-server: can't daemonize: {}",
+                std::io::Error::last_os_error()
+            );
             return ExitCode::FAILURE;
         }
     }

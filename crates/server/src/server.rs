@@ -230,8 +230,7 @@ impl Server {
         if self.hz.swap(hz, Relaxed) != hz {
             self.cron_wake.notify_one();
         }
-        self.dynamic_hz
-            .store(c.get("dynamic-hz") == "yes", Relaxed);
+        self.dynamic_hz.store(c.get("dynamic-hz") == "yes", Relaxed);
         self.acl
             .pubsub_all
             .store(c.get("acl-pubsub-default") == "allchannels", Relaxed);

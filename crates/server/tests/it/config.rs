@@ -52,7 +52,10 @@ fn debian_redis_conf_loads_unchanged() {
         ("repl-diskless-load", "disabled"),
         ("replica-read-only", "yes"),
         ("proc-title-template", "{title} {listen-addr} {server-mode}"),
-        ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+        (
+            "client-output-buffer-limit",
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        ),
         ("daemonize", "no"),
     ] {
         let got = String::from_utf8_lossy(&r.cmd(&["CONFIG", "GET", name])).into_owned();
@@ -128,7 +131,11 @@ fn config_rewrite_as_redis() {
         ("keel-server", env!("CARGO_BIN_EXE_keel-server")),
         ("redis-server", "redis-server"),
     ] {
-        let dir = scratch(if name == "keel-server" { "keel" } else { "redis" });
+        let dir = scratch(if name == "keel-server" {
+            "keel"
+        } else {
+            "redis"
+        });
         let conf = dir.join("test.conf");
         std::fs::write(&conf, REWRITE_BASE).unwrap();
         let conf_s = conf.to_string_lossy().into_owned();
@@ -145,7 +152,12 @@ fn config_rewrite_as_redis() {
             &["CONFIG", "SET", "lua-time-limit", "3000"],
             &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
             &["CONFIG", "SET", "save", "100 5"],
-            &["CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 512kb 10"],
+            &[
+                "CONFIG",
+                "SET",
+                "client-output-buffer-limit",
+                "normal 1mb 512kb 10",
+            ],
             &["CONFIG", "SET", "oom-score-adj-values", "1 2 3"],
             &["CONFIG", "SET", "shutdown-on-sigterm", "nosave now"],
             &["CONFIG", "SET", "masterauth", "p w\"x"],

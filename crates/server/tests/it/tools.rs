@@ -236,7 +236,8 @@ fn redis_cli_bigkeys_and_memkeys_as_against_redis() {
     let (k, r) = (mem(keel.port), mem(redis.port));
     assert_eq!(k, r);
     assert!(
-        k.iter().any(|l| l.contains("Biggest   list found '\"biglist\"'")),
+        k.iter()
+            .any(|l| l.contains("Biggest   list found '\"biglist\"'")),
         "{k:?}"
     );
     // Sampled keys are those of the dataset.
@@ -294,7 +295,10 @@ fn redis_cli_stat_mode() {
         assert!(cols[1].ends_with(['K', 'M', 'G', 'B']), "{line:?}");
         assert_eq!(cols[2], "1", "{line:?}");
         assert_eq!(cols[3], "0", "{line:?}");
-        assert!(cols[5].starts_with("(+") && cols[5].ends_with(')'), "{line:?}");
+        assert!(
+            cols[5].starts_with("(+") && cols[5].ends_with(')'),
+            "{line:?}"
+        );
     }
 }
 
