@@ -1751,7 +1751,7 @@ impl Rewrite {
 fn format_memory(bytes: u64) -> String {
     const KB: u64 = 1024;
     for (unit, name) in [(KB * KB * KB, "gb"), (KB * KB, "mb"), (KB, "kb")] {
-        if bytes != 0 && bytes % unit == 0 {
+        if bytes != 0 && bytes.is_multiple_of(unit) {
             return format!("{}{name}", bytes / unit);
         }
     }
