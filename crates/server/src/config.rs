@@ -34,6 +34,19 @@ enum Kind {
     NotifyFlags,
     /// Space-separated numbers between 0 and 100 (an empty list is valid).
     Percentiles,
+    /// A memory value up to 2^64 - 1 (Redis's unsigned long long ones).
+    MemoryU64,
+    /// shutdown-on-sigint/sigterm: some of default, save, nosave, now,
+    /// force (a flags enum).
+    ShutdownFlags,
+    /// oom-score-adj-values: three numbers between -2000 and 2000.
+    OomValues,
+    /// proc-title-template: a template of known variables.
+    ProcTitle,
+    /// cluster-announce-hostname: letters, digits, '-' and '.'.
+    Hostname,
+    /// replicaof: `<host> <port>`, or `no one` (shown as "").
+    ReplicaOf,
 }
 
 struct Param {
@@ -148,7 +161,8 @@ const PARAMS: &[Param] = &[
     ),
     // keel's own: see net::idle_poll.
     p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true),
-    p("daemonize", Kind::Enum(&["no"]), "no", false),
+    // Honoured at start (main.rs forks into the background).
+    p("daemonize", Kind::Bool, "no", false),
     p("pidfile", Kind::Str, "", false),
     p("protected-mode", Kind::Bool, "yes", true),
     // TLS (net::tls): the port, the server's certificate and what it asks
@@ -462,6 +476,314 @@ const PARAMS: &[Param] = &[
     // keel's own: the Prometheus endpoint's port (0: off) and address.
     p("metrics-port", Kind::Int { min: 0, max: 65535 }, "0", false),
     p("metrics-bind", Kind::Str, "127.0.0.1", false),
+    // The rest of Redis 7.0's parameters. Those keel has no use for yet
+    // (replication, cluster, fork, jemalloc, process-title, syslog,
+    // defragmentation) are stored: CONFIG GET/SET/REWRITE handle them as
+    // Redis does; docs/compatibility.md lists them with the reasons.
+    // Process, logging, start-up.
+    p("always-show-logo", Kind::Bool, "no", false),
+    p("set-proc-title", Kind::Bool, "yes", false),
+    p(
+        "proc-title-template",
+        Kind::ProcTitle,
+        "{title} {listen-addr} {server-mode}",
+        true,
+    ),
+    p(
+        "supervised",
+        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
+        "no",
+        false,
+    ),
+    p("syslog-enabled", Kind::Bool, "no", false),
+    p("syslog-ident", Kind::Str, "redis", false),
+    p(
+        "syslog-facility",
+        Kind::Enum(&[
+            "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+        ]),
+        "local0",
+        false,
+    ),
+    p("crash-log-enabled", Kind::Bool, "yes", true),
+    p("crash-memcheck-enabled", Kind::Bool, "yes", true),
+    p("ignore-warnings", Kind::Str, "", true),
+    p("disable-thp", Kind::Bool, "yes", false),
+    p(
+        "oom-score-adj",
+        Kind::Enum(&["no", "yes", "relative", "absolute"]),
+        "no",
+        true,
+    ),
+    p("oom-score-adj-values", Kind::OomValues, "0 200 800", true),
+    p("server_cpulist", Kind::Str, "", false),
+    p("bio_cpulist", Kind::Str, "", false),
+    p("aof_rewrite_cpulist", Kind::Str, "", false),
+    p("bgsave_cpulist", Kind::Str, "", false),
+    p("io-threads", Kind::Int { min: 1, max: 128 }, "1", false),
+    p("io-threads-do-reads", Kind::Bool, "no", false),
+    p(
+        "socket-mark-id",
+        Kind::Int {
+            min: 0,
+            max: u32::MAX as i64,
+        },
+        "0",
+        false,
+    ),
+    p("bind-source-addr", Kind::Str, "", true),
+    p("jemalloc-bg-thread", Kind::Bool, "yes", true),
+    // SIGINT / SIGTERM: what shutdown they ask for (see `shutdown_flags`).
+    p("shutdown-on-sigint", Kind::ShutdownFlags, "default", true),
+    p("shutdown-on-sigterm", Kind::ShutdownFlags, "default", true),
+    p(
+        "shutdown-timeout",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    // The cron and the keyspace.
+    p("dynamic-hz", Kind::Bool, "yes", true),
+    p("activerehashing", Kind::Bool, "yes", true),
+    p(
+        "active-expire-effort",
+        Kind::Int { min: 1, max: 10 },
+        "1",
+        true,
+    ),
+    p(
+        "sanitize-dump-payload",
+        Kind::Enum(&["no", "yes", "clients"]),
+        "no",
+        true,
+    ),
+    // Active defragmentation (jemalloc only: `activedefrag yes` is refused
+    // with Redis's text for builds without it).
+    p("activedefrag", Kind::Bool, "no", true),
+    p(
+        "active-defrag-cycle-min",
+        Kind::Int { min: 1, max: 99 },
+        "1",
+        true,
+    ),
+    p(
+        "active-defrag-cycle-max",
+        Kind::Int { min: 1, max: 99 },
+        "25",
+        true,
+    ),
+    p(
+        "active-defrag-threshold-lower",
+        Kind::Int { min: 0, max: 1000 },
+        "10",
+        true,
+    ),
+    p(
+        "active-defrag-threshold-upper",
+        Kind::Int { min: 0, max: 1000 },
+        "100",
+        true,
+    ),
+    p(
+        "active-defrag-max-scan-fields",
+        Kind::Int {
+            min: 1,
+            max: i64::MAX,
+        },
+        "1000",
+        true,
+    ),
+    p(
+        "active-defrag-ignore-bytes",
+        Kind::Memory { min: 1 },
+        "104857600",
+        true,
+    ),
+    // Persistence (fork-related).
+    p("rdb-del-sync-files", Kind::Bool, "no", true),
+    p("rdb-save-incremental-fsync", Kind::Bool, "yes", true),
+    p("aof-rewrite-incremental-fsync", Kind::Bool, "yes", true),
+    p("aof-disable-auto-gc", Kind::Bool, "no", true),
+    // Replication: stored until replication lands.
+    p("replicaof", Kind::ReplicaOf, "", false),
+    p("masterauth", Kind::Str, "", true),
+    p("masteruser", Kind::Str, "", true),
+    p("replica-serve-stale-data", Kind::Bool, "yes", true),
+    p("replica-read-only", Kind::Bool, "yes", true),
+    p("replica-lazy-flush", Kind::Bool, "no", true),
+    p("replica-ignore-maxmemory", Kind::Bool, "yes", true),
+    p("replica-announced", Kind::Bool, "yes", true),
+    p("replica-ignore-disk-write-errors", Kind::Bool, "no", true),
+    p("replica-announce-ip", Kind::Str, "", true),
+    p(
+        "replica-announce-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "replica-priority",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "100",
+        true,
+    ),
+    p("repl-diskless-sync", Kind::Bool, "yes", true),
+    p(
+        "repl-diskless-sync-delay",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "5",
+        true,
+    ),
+    p(
+        "repl-diskless-sync-max-replicas",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    p(
+        "repl-diskless-load",
+        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
+        "disabled",
+        true,
+    ),
+    p("repl-disable-tcp-nodelay", Kind::Bool, "no", true),
+    p(
+        "repl-backlog-size",
+        Kind::Memory { min: 1 },
+        "1048576",
+        true,
+    ),
+    p(
+        "repl-backlog-ttl",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "3600",
+        true,
+    ),
+    p(
+        "repl-timeout",
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
+        "60",
+        true,
+    ),
+    p(
+        "repl-ping-replica-period",
+        Kind::Int {
+            min: 1,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "min-replicas-to-write",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    p(
+        "min-replicas-max-lag",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "propagation-error-behavior",
+        Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
+        "ignore",
+        true,
+    ),
+    // Cluster: stored until cluster mode lands.
+    p("cluster-enabled", Kind::Bool, "no", false),
+    p("cluster-config-file", Kind::Str, "nodes.conf", false),
+    p("cluster-port", Kind::Int { min: 0, max: 65535 }, "0", false),
+    p(
+        "cluster-node-timeout",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "15000",
+        true,
+    ),
+    p("cluster-announce-ip", Kind::Str, "", true),
+    p("cluster-announce-hostname", Kind::Hostname, "", true),
+    p(
+        "cluster-announce-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "cluster-announce-bus-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "cluster-announce-tls-port",
+        Kind::Int { min: 0, max: 65535 },
+        "0",
+        true,
+    ),
+    p(
+        "cluster-preferred-endpoint-type",
+        Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
+        "ip",
+        true,
+    ),
+    p("cluster-require-full-coverage", Kind::Bool, "yes", true),
+    p("cluster-replica-no-failover", Kind::Bool, "no", true),
+    p(
+        "cluster-replica-validity-factor",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "10",
+        true,
+    ),
+    p(
+        "cluster-migration-barrier",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "1",
+        true,
+    ),
+    p("cluster-allow-replica-migration", Kind::Bool, "yes", true),
+    p("cluster-allow-reads-when-down", Kind::Bool, "no", true),
+    p(
+        "cluster-allow-pubsubshard-when-down",
+        Kind::Bool,
+        "yes",
+        true,
+    ),
+    p("cluster-link-sendbuf-limit", Kind::MemoryU64, "0", true),
 ];
 
 /// Parameters CONFIG SET changes only when `enable-protected-configs`
@@ -477,6 +799,22 @@ const ALIASES: &[(&str, &str)] = &[
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
     ("list-max-ziplist-size", "list-max-listpack-size"),
     ("lua-time-limit", "busy-reply-threshold"),
+    ("slaveof", "replicaof"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("slave-priority", "replica-priority"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    (
+        "cluster-slave-validity-factor",
+        "cluster-replica-validity-factor",
+    ),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
@@ -608,10 +946,18 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             .map(|n| format!("{n:o}"))
             .map_err(|_| "argument couldn't be parsed into an integer".to_string()),
         Kind::Bool => match value.to_ascii_lowercase().as_str() {
+            // Redis's isValidActiveDefrag, for a build without its
+            // jemalloc (keel has no active defragmentation).
+            "yes" if p.name == "activedefrag" => Err("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution".into()),
             "yes" => Ok("yes".into()),
             "no" => Ok("no".into()),
             _ => Err("argument must be 'yes' or 'no'".into()),
         },
+        // "relative" is "yes" under another name; CONFIG GET shows the
+        // first name of the value, as configEnumGetName.
+        Kind::Enum(_) if p.name == "oom-score-adj" && value.eq_ignore_ascii_case("relative") => {
+            Ok("yes".into())
+        }
         Kind::Enum(options) => options
             .iter()
             .find(|o| o.eq_ignore_ascii_case(value))
@@ -651,6 +997,81 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(n.to_string())
         }
         Kind::Str => Ok(value.to_string()),
+        Kind::MemoryU64 => parse_memory(value)
+            .map(|n| n.to_string())
+            .ok_or_else(|| "argument must be a memory value".to_string()),
+        Kind::ShutdownFlags => {
+            // Redis's flags enum: any of the names (none is an error),
+            // shown in the enum's order.
+            const NAMES: [&str; 5] = ["default", "save", "nosave", "now", "force"];
+            let mut bits = 0u32;
+            let parts = split_spaces(value);
+            for part in &parts {
+                let i = NAMES
+                    .iter()
+                    .position(|n| n.eq_ignore_ascii_case(part))
+                    .ok_or_else(|| format!("argument(s) must be one of the following: {}", NAMES.join(", ")))?;
+                bits |= (1u32 << i) >> 1;
+            }
+            if parts.is_empty() {
+                return Err(format!("argument(s) must be one of the following: {}", NAMES.join(", ")));
+            }
+            if bits & 3 == 3 {
+                return Err("shutdown options SAVE and NOSAVE can't be used simultaneously".into());
+            }
+            if bits == 0 {
+                return Ok("default".into());
+            }
+            let shown: Vec<&str> = (0..4).filter(|b| bits & (1 << b) != 0).map(|b| NAMES[b + 1]).collect();
+            Ok(shown.join(" "))
+        }
+        Kind::OomValues => {
+            let parts = split_spaces(value);
+            if parts.len() != 3 {
+                return Err("wrong number of arguments".into());
+            }
+            let mut out = Vec::new();
+            for part in parts {
+                match strtoll_whole(part) {
+                    Some(n) if (-2000..=2000).contains(&n) => out.push(n.to_string()),
+                    _ => return Err("Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into()),
+                }
+            }
+            Ok(out.join(" "))
+        }
+        Kind::ProcTitle => {
+            if proc_title_valid(value) {
+                Ok(value.to_string())
+            } else {
+                Err("template format is invalid or contains unknown variables".into())
+            }
+        }
+        Kind::Hostname => {
+            if value.len() >= 256 {
+                return Err("Hostnames must be less than 256 characters".into());
+            }
+            if !value.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.') {
+                return Err("Hostnames may only contain alphanumeric characters, hyphens or dots".into());
+            }
+            Ok(value.to_string())
+        }
+        Kind::ReplicaOf => {
+            // Redis's setConfigReplicaOfOption (config file only: the
+            // parameter is immutable).
+            let parts = split_spaces(value);
+            if parts.len() != 2 {
+                return Err("wrong number of arguments".into());
+            }
+            if parts[0].eq_ignore_ascii_case("no") && parts[1].eq_ignore_ascii_case("one") {
+                return Ok(String::new());
+            }
+            match strtoll_whole(parts[1]) {
+                Some(port) if (0..=65535).contains(&port) && !parts[1].is_empty() => {
+                    Ok(format!("{} {port}", parts[0]))
+                }
+                _ => Err("Invalid master port".into()),
+            }
+        }
         Kind::Percentiles => {
             // Redis's setConfigLatencyTrackingInfoPercentilesOutputOption.
             let mut out = Vec::new();
@@ -714,6 +1135,58 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(out.join(" "))
         }
     }
+}
+
+/// Whether a proc-title-template is one Redis accepts: `{name}` variables
+/// it knows (`{{` / `}}` stand for braces), and something left once
+/// expanded with an empty title and trimmed (Redis's
+/// validateProcTitleTemplate).
+fn proc_title_valid(template: &str) -> bool {
+    const VARS: &[&str] = &[
+        "title",
+        "listen-addr",
+        "server-mode",
+        "port",
+        "tls-port",
+        "unixsocket",
+        "config-file",
+    ];
+    let b = template.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' if b.get(i + 1) == Some(&b'{') => {
+                out.push('{');
+                i += 2;
+            }
+            b'}' if b.get(i + 1) == Some(&b'}') => {
+                out.push('}');
+                i += 2;
+            }
+            b'{' => {
+                let Some(end) = template[i + 1..].find('}') else {
+                    return false;
+                };
+                let var = &template[i + 1..i + 1 + end];
+                if !VARS.contains(&var) {
+                    return false;
+                }
+                // What a standalone server expands them to (title empty,
+                // as the check does; the addresses and ports never are).
+                if matches!(var, "listen-addr" | "port" | "tls-port") {
+                    out.push('x');
+                }
+                i += end + 2;
+            }
+            b'}' => return false,
+            _ => {
+                out.push(b[i] as char);
+                i += 1;
+            }
+        }
+    }
+    !out.trim_matches(' ').is_empty()
 }
 
 /// A percentile as Redis prints it (in CONFIG GET and INFO's
@@ -999,61 +1472,311 @@ impl Config {
         Ok(names)
     }
 
-    /// CONFIG REWRITE: rewrites the config file in place, keeping comments
-    /// and unknown lines, updating known parameters, and appending those
-    /// that differ from their defaults.
+    /// Puts back the values `names` had in `before` (a failed CONFIG SET),
+    /// the working directory with `dir`.
+    pub fn restore(&mut self, before: &Config, names: &[&'static str]) {
+        for &name in names {
+            let old = before.get(name).to_string();
+            if name == "dir" {
+                if let Err(e) = std::env::set_current_dir(&old) {
+                    tracing::warn!("Can't restore the working directory {old}: {e}");
+                }
+            }
+            self.values.insert(name, old);
+        }
+    }
+
+    /// CONFIG REWRITE, as Redis's rewriteConfig: comments and lines of
+    /// directives it does not rewrite (include, rename-command) are kept;
+    /// a parameter's first line is rewritten in place (an old name's under
+    /// the parameter's name) and its later lines removed; parameters not in
+    /// the file are appended after a `# Generated by CONFIG REWRITE` line
+    /// when they differ from their defaults (`save`, `dir`, the users and
+    /// `latency-tracking-info-percentiles` always); runs of empty lines
+    /// become one.
     /// `users`: the `user ...` lines to write (every ACL user, when no
-    /// `aclfile` holds them): they replace the file's `user` lines in
-    /// order, the rest are appended, as Redis's rewriteConfigUserOption.
+    /// `aclfile` holds them; with one, the file's `user` lines go).
     pub fn rewrite(&self, users: &[String]) -> Result<(), String> {
         let Some(path) = &self.file else {
             return Err("ERR The server is running without a config file".into());
         };
-        let old = std::fs::read_to_string(path).unwrap_or_default();
-        let mut out = String::new();
-        let mut written = std::collections::HashSet::new();
-        let mut users = users.iter();
-        for line in old.lines() {
-            let name = line
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            if name == "user" {
-                if let Some(u) = users.next() {
-                    out.push_str(u);
-                    out.push('\n');
+        let old = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("ERR Rewriting config file: {}", strerror(&e))),
+        };
+        let mut state = Rewrite::read(&old);
+        for p in PARAMS {
+            self.rewrite_param(p, &mut state);
+        }
+        if self.get("aclfile").is_empty() {
+            for u in users {
+                state.line("user", u.clone(), true);
+            }
+        }
+        state.processed.insert("user".into());
+        state.processed.insert("loadmodule".into());
+        write_atomically(path, state.content().as_bytes())
+            .map_err(|e| format!("ERR Rewriting config file: {}", strerror(&e)))
+    }
+
+    /// One parameter's lines for CONFIG REWRITE, as Redis's rewrite
+    /// function for its type.
+    fn rewrite_param(&self, p: &Param, state: &mut Rewrite) {
+        let name = p.name;
+        let v = self.get(name);
+        let differs = v != p.default;
+        match p.kind {
+            // keel's own: its default depends on the machine.
+            _ if name == "threads" => state.line(name, format!("{name} {v}"), false),
+            _ if name == "dir" => {
+                let cwd = std::fs::canonicalize(v)
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| v.to_string());
+                state.line(name, format!("{name} {}", repr(&cwd)), true)
+            }
+            // Written unless it is Redis's default, so the file means the
+            // same to either server.
+            _ if name == "bind" => {
+                if v == "* -::*" {
+                    state.processed.insert(name.into());
+                } else {
+                    state.line(name, format!("{name} {v}"), true)
                 }
+            }
+            Kind::Str | Kind::ProcTitle | Kind::Hostname => {
+                if NULL_WHEN_EMPTY.contains(&name) || name.starts_with("tls-") {
+                    if v.is_empty() {
+                        state.processed.insert(name.into());
+                    } else {
+                        state.line(name, format!("{name} {}", repr(v)), true)
+                    }
+                } else {
+                    state.line(name, format!("{name} {}", repr(v)), differs)
+                }
+            }
+            Kind::NotifyFlags => state.line(name, format!("{name} {}", repr(v)), differs),
+            Kind::ReplicaOf => {
+                if v.is_empty() {
+                    state.processed.insert(name.into());
+                } else {
+                    state.line(name, format!("{name} {v}"), true)
+                }
+            }
+            Kind::Memory { .. } | Kind::MemoryU64 => state.line(
+                name,
+                format!("{name} {}", format_memory(v.parse().unwrap_or(0))),
+                differs,
+            ),
+            Kind::MemoryOrPercent if !v.ends_with('%') => state.line(
+                name,
+                format!("{name} {}", format_memory(v.parse().unwrap_or(0))),
+                differs,
+            ),
+            Kind::Save => {
+                if v.is_empty() {
+                    state.line(name, "save \"\"".into(), true);
+                }
+                for pair in split_spaces(v).chunks(2) {
+                    state.line(name, format!("save {}", pair.join(" ")), true);
+                }
+                state.processed.insert(name.into());
+            }
+            Kind::BufferLimits => {
+                let defaults = split_spaces(p.default);
+                let values = split_spaces(v);
+                for class in ["normal", "slave", "pubsub"] {
+                    let find = |list: &[&str]| -> Vec<String> {
+                        list.chunks(4)
+                            .find(|c| c[0] == class)
+                            .map(|c| c[1..].iter().map(|s| s.to_string()).collect())
+                            .unwrap_or_default()
+                    };
+                    let (cur, def) = (find(&values), find(&defaults));
+                    if cur.len() != 3 {
+                        continue;
+                    }
+                    let shown = if class == "slave" { "replica" } else { class };
+                    let line = format!(
+                        "{name} {shown} {} {} {}",
+                        format_memory(cur[0].parse().unwrap_or(0)),
+                        format_memory(cur[1].parse().unwrap_or(0)),
+                        cur[2]
+                    );
+                    state.line(name, line, cur != def);
+                }
+                state.processed.insert(name.into());
+            }
+            Kind::Percentiles => {
+                let shown = if v.is_empty() { "\"\"" } else { v };
+                state.line(name, format!("{name} {shown}"), true)
+            }
+            _ => state.line(name, format!("{name} {v}"), differs),
+        }
+    }
+}
+
+/// String parameters Redis keeps as NULL when set to "" (its
+/// EMPTY_STRING_IS_NULL): CONFIG REWRITE drops their lines then.
+const NULL_WHEN_EMPTY: &[&str] = &[
+    "unixsocket",
+    "pidfile",
+    "requirepass",
+    "masterauth",
+    "masteruser",
+    "replica-announce-ip",
+    "cluster-announce-ip",
+    "cluster-announce-hostname",
+    "bind-source-addr",
+    "server_cpulist",
+    "bio_cpulist",
+    "aof_rewrite_cpulist",
+    "bgsave_cpulist",
+];
+
+/// The line Redis's rewriteConfig writes before the first appended one.
+const REWRITE_SIGNATURE: &str = "# Generated by CONFIG REWRITE";
+
+/// Redis's rewriteConfigState: the old file's lines and, for each
+/// directive, the lines it has (first to last).
+struct Rewrite {
+    lines: Vec<String>,
+    by_option: std::collections::HashMap<String, std::collections::VecDeque<usize>>,
+    processed: std::collections::HashSet<String>,
+    needs_signature: bool,
+}
+
+impl Rewrite {
+    fn read(text: &str) -> Rewrite {
+        let mut state = Rewrite {
+            lines: Vec::new(),
+            by_option: Default::default(),
+            processed: Default::default(),
+            needs_signature: true,
+        };
+        for raw in text.split('\n') {
+            let line = raw.trim_matches([' ', '\t', '\r', '\n']);
+            if line.is_empty() || line.starts_with('#') {
+                if line == REWRITE_SIGNATURE {
+                    state.needs_signature = false;
+                }
+                state.lines.push(line.to_string());
                 continue;
             }
-            match param(&name) {
-                Some(p) if !line.trim_start().starts_with('#') => {
-                    if written.insert(p.name) {
-                        out.push_str(&format!("{} {}\n", p.name, quote(self.get(p.name))));
-                    }
+            let mut buf = Vec::new();
+            let mut ranges = Vec::new();
+            let parsed = resp::request::split_args(line.as_bytes(), &mut buf, &mut ranges).is_ok();
+            let name = ranges
+                .first()
+                .map(|&(s, l)| String::from_utf8_lossy(&buf[s..s + l]).to_ascii_lowercase());
+            let Some(name) = name.filter(|_| parsed) else {
+                state.lines.push(format!("# ??? {line}"));
+                continue;
+            };
+            let option = match lookup(&name) {
+                Some((p, _)) => p.name.to_string(),
+                None if matches!(
+                    name.as_str(),
+                    "include" | "rename-command" | "user" | "loadmodule" | "sentinel"
+                ) =>
+                {
+                    name
                 }
-                _ => {
-                    out.push_str(line);
-                    out.push('\n');
+                None => {
+                    // A directive no longer known: kept, commented out.
+                    state.lines.push(format!("# ??? {line}"));
+                    continue;
+                }
+            };
+            state
+                .by_option
+                .entry(option)
+                .or_default()
+                .push_back(state.lines.len());
+            state.lines.push(line.to_string());
+        }
+        // A file ending in a newline has an empty last line, as Redis
+        // splits it (kept: the appended lines follow an empty one).
+        if text.is_empty() {
+            state.lines.pop();
+        }
+        state
+    }
+
+    /// Redis's rewriteConfigRewriteLine: replaces the option's next old
+    /// line, or appends when `force` (the value is not the default).
+    fn line(&mut self, option: &str, line: String, force: bool) {
+        self.processed.insert(option.to_string());
+        if let Some(at) = self.by_option.get_mut(option).and_then(|l| l.pop_front()) {
+            self.lines[at] = line;
+        } else if force {
+            if self.needs_signature {
+                self.lines.push(REWRITE_SIGNATURE.into());
+                self.needs_signature = false;
+            }
+            self.lines.push(line);
+        }
+    }
+
+    /// The new file: the processed options' leftover lines blanked, each
+    /// run of empty lines turned into one.
+    fn content(mut self) -> String {
+        for (option, left) in &self.by_option {
+            if self.processed.contains(option) {
+                for &at in left {
+                    self.lines[at].clear();
                 }
             }
         }
-        for p in PARAMS {
-            if !written.contains(p.name)
-                && self.get(p.name) != p.default
-                && p.name != "dir"
-                && p.name != "threads"
-            {
-                out.push_str(&format!("{} {}\n", p.name, quote(self.get(p.name))));
+        let mut out = String::new();
+        let mut was_empty = false;
+        for l in &self.lines {
+            if l.is_empty() {
+                if was_empty {
+                    continue;
+                }
+                was_empty = true;
+            } else {
+                was_empty = false;
             }
-        }
-        for u in users {
-            out.push_str(u);
+            out.push_str(l);
             out.push('\n');
         }
-        write_atomically(path, out.as_bytes())
-            .map_err(|e| format!("ERR Rewriting config file: {e}"))
+        out
     }
+}
+
+/// Redis's rewriteConfigFormatMemory: the largest of gb, mb, kb that
+/// divides the value.
+fn format_memory(bytes: u64) -> String {
+    const KB: u64 = 1024;
+    for (unit, name) in [(KB * KB * KB, "gb"), (KB * KB, "mb"), (KB, "kb")] {
+        if bytes != 0 && bytes.is_multiple_of(unit) {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
+/// Redis's sdscatrepr: always quoted, escapes for quotes, backslashes and
+/// control characters, \xHH for other unprintable bytes.
+fn repr(s: &str) -> String {
+    let mut q = String::from("\"");
+    for &c in s.as_bytes() {
+        match c {
+            b'\\' => q.push_str("\\\\"),
+            b'"' => q.push_str("\\\""),
+            b'\n' => q.push_str("\\n"),
+            b'\r' => q.push_str("\\r"),
+            b'\t' => q.push_str("\\t"),
+            7 => q.push_str("\\a"),
+            8 => q.push_str("\\b"),
+            0x20..=0x7e => q.push(c as char),
+            _ => q.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    q.push('"');
+    q
 }
 
 /// Replaces the classes `new` names in `old`, keeping the others, in
@@ -1239,5 +1962,102 @@ mod tests {
         assert!(c
             .set_many(&[(b"client-output-buffer-limit", b"normal  0 0 0")], false)
             .is_err());
+    }
+    #[test]
+    fn redis_7_parameters_and_aliases() {
+        let mut c = Config::default();
+        // Every new kind, its CONFIG GET form.
+        assert_eq!(c.get("oom-score-adj-values"), "0 200 800");
+        assert_eq!(c.get("io-threads"), "1");
+        assert_eq!(c.get("replicaof"), "");
+        assert_eq!(c.get("supervised"), "no");
+        assert_eq!(c.get("repl-backlog-size"), "1048576");
+        c.set_many(&[(b"shutdown-on-sigterm", b"now SAVE force")], false)
+            .unwrap();
+        assert_eq!(c.get("shutdown-on-sigterm"), "save now force");
+        assert_eq!(
+            c.set_many(&[(b"shutdown-on-sigterm", b"save nosave")], false)
+                .unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown options SAVE and NOSAVE can't be used simultaneously"
+        );
+        c.set_many(&[(b"shutdown-on-sigterm", b"default")], false)
+            .unwrap();
+        assert_eq!(c.get("shutdown-on-sigterm"), "default");
+        c.set_many(&[(b"oom-score-adj", b"relative")], false)
+            .unwrap();
+        assert_eq!(c.get("oom-score-adj"), "yes");
+        assert!(c
+            .set_many(&[(b"oom-score-adj-values", b"0 2001 0")], false)
+            .is_err());
+        c.set_many(
+            &[(b"cluster-link-sendbuf-limit", b"99999999999999999999")],
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.get("cluster-link-sendbuf-limit"), u64::MAX.to_string());
+        assert!(proc_title_valid("{title} {listen-addr} {server-mode}"));
+        assert!(proc_title_valid("x {port}"));
+        assert!(!proc_title_valid("{title}"));
+        assert!(!proc_title_valid("{nosuch} x"));
+        assert!(!proc_title_valid("{title x"));
+        assert!(c
+            .set_many(&[(b"cluster-announce-hostname", b"a_b")], false)
+            .is_err());
+        assert!(c.set_many(&[(b"activedefrag", b"yes")], false).is_err());
+        // Aliases: both ways, and an alias is a parameter of its own.
+        c.set_many(&[(b"slave-priority", b"7")], false).unwrap();
+        assert_eq!(c.get("replica-priority"), "7");
+        c.set_many(
+            &[
+                (b"min-slaves-max-lag", b"3"),
+                (b"min-replicas-max-lag", b"4"),
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.get("min-slaves-max-lag"), "4");
+        assert_eq!(
+            c.set_many(&[(b"slave-read-only", b"no"), (b"slave-read-only", b"no")], false)
+                .unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'slave-read-only') - duplicate parameter"
+        );
+        assert_eq!(
+            c.set_many(&[(b"slaveof", b"no one")], false).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'slaveof') - can't set immutable config"
+        );
+        // replicaof from a file, under either name.
+        c.load_text("slaveof 10.0.0.1 6380\n").unwrap();
+        assert_eq!(c.get("replicaof"), "10.0.0.1 6380");
+        c.load_text("replicaof no one\n").unwrap();
+        assert_eq!(c.get("replicaof"), "");
+        assert!(c.load_text("replicaof host 99999\n").is_err());
+        c.load_text("daemonize yes\n").unwrap();
+        assert_eq!(c.get("daemonize"), "yes");
+        // CONFIG GET of several patterns: each parameter once.
+        let got = c.matching(&[b"repl-ping-*", b"repl-ping-replica-period"]);
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["repl-ping-replica-period", "repl-ping-slave-period"]
+        );
+    }
+
+    #[test]
+    fn rewrite_state_as_redis() {
+        let mut st = Rewrite::read(
+            "# c\n  port 1  \nslave-read-only no\nport 2\n\n\nbogus x\n\"unbalanced\n",
+        );
+        st.line("port", "port 3".into(), false);
+        st.line("replica-read-only", "replica-read-only yes".into(), false);
+        st.line("timeout", "timeout 0".into(), false);
+        st.line("hz", "hz 20".into(), true);
+        assert_eq!(
+            st.content(),
+            "# c\nport 3\nreplica-read-only yes\n\n# ??? bogus x\n# ??? \"unbalanced\n\n# Generated by CONFIG REWRITE\nhz 20\n"
+        );
+        assert_eq!(format_memory(3 * 1024 * 1024), "3mb");
+        assert_eq!(format_memory(1000), "1000");
+        assert_eq!(format_memory(0), "0");
+        assert_eq!(repr("a \"b\"\n\u{1}"), "\"a \\\"b\\\"\\n\\x01\"");
     }
 }

@@ -27,6 +27,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if config.get("daemonize") == "yes" {
+        // As Redis's daemonize(): into the background, standard streams
+        // to /dev/null; before any thread is started, so forking is safe.
+        // SAFETY: no other thread exists yet.
+        if unsafe { libc::daemon(1, 0) } != 0 {
+            eprintln!(
+                "keel-server: can't daemonize: {}",
+                std::io::Error::last_os_error()
+            );
+            return ExitCode::FAILURE;
+        }
+    }
     init_logging(&config);
     match keel::server::run(config) {
         Ok(()) => ExitCode::SUCCESS,

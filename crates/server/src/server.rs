@@ -72,6 +72,11 @@ pub struct Server {
     pub hll_sparse_max_bytes: AtomicUsize,
     pub timeout_secs: AtomicU64,
     pub hz: AtomicU64,
+    /// Wakes the cron when `hz` changes, so a long sleep at an old low hz
+    /// is not waited out.
+    pub cron_wake: Notify,
+    /// `dynamic-hz`: the cron runs faster with many clients.
+    pub dynamic_hz: AtomicBool,
     pub expired_stale_perc: AtomicU64,
     /// Active expiry cycles stopped by their time budget, and the time
     /// they took (INFO's expired_time_cap_reached_count and
@@ -172,6 +177,8 @@ impl Server {
             hll_sparse_max_bytes: AtomicUsize::new(config.get_int("hll-sparse-max-bytes") as usize),
             timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
             hz: AtomicU64::new(config.get_int("hz") as u64),
+            cron_wake: Notify::new(),
+            dynamic_hz: AtomicBool::new(true),
             expired_stale_perc: AtomicU64::new(0),
             expire_cycle: ExpireCycleStats::default(),
             active_expire: AtomicBool::new(true),
@@ -230,7 +237,11 @@ impl Server {
         self.timeout_secs
             .store(c.get_int("timeout") as u64, Relaxed);
         crate::net::connection::configure(&c);
-        self.hz.store(c.get_int("hz") as u64, Relaxed);
+        let hz = c.get_int("hz") as u64;
+        if self.hz.swap(hz, Relaxed) != hz {
+            self.cron_wake.notify_one();
+        }
+        self.dynamic_hz.store(c.get("dynamic-hz") == "yes", Relaxed);
         self.stats
             .latency_tracking
             .store(c.get("latency-tracking") == "yes", Relaxed);
@@ -591,10 +602,30 @@ async fn wait_for_shutdown(server: &Server) {
         server.shutdown.notified().await;
         return;
     };
-    tokio::select! {
-        _ = term.recv() => tracing::info!("received SIGTERM"),
-        _ = int.recv() => tracing::info!("received SIGINT"),
-        _ = server.shutdown.notified() => tracing::info!("SHUTDOWN requested"),
+    let flags = tokio::select! {
+        _ = term.recv() => {
+            tracing::info!("Received SIGTERM scheduling shutdown...");
+            "shutdown-on-sigterm"
+        }
+        _ = int.recv() => {
+            tracing::info!("Received SIGINT scheduling shutdown...");
+            "shutdown-on-sigint"
+        }
+        _ = server.shutdown.notified() => {
+            tracing::info!("SHUTDOWN requested");
+            return;
+        }
+    };
+    // shutdown-on-sigterm / shutdown-on-sigint: save or nosave as SHUTDOWN
+    // SAVE / NOSAVE would ("now" and "force" change nothing here: keel has
+    // no replicas to wait for, and exits even when the final save fails).
+    let flags = server.config.read().get(flags).to_string();
+    for flag in flags.split(' ') {
+        match flag {
+            "save" => server.shutdown_save.store(SHUTDOWN_SAVE, Relaxed),
+            "nosave" => server.shutdown_save.store(SHUTDOWN_NOSAVE, Relaxed),
+            _ => {}
+        }
     }
 }
 
@@ -693,6 +724,19 @@ pub struct ExpireCycleStats {
     pub cpu_us: AtomicU64,
 }
 
+/// The cron's frequency: `hz`, doubled (up to 500) while there are more
+/// than 200 clients a tick when `dynamic-hz` is on, as Redis's serverCron.
+pub fn cron_hz(server: &Server) -> u64 {
+    let mut hz = server.hz.load(Relaxed).clamp(1, 500);
+    if server.dynamic_hz.load(Relaxed) {
+        let clients = server.clients.len() as u64;
+        while clients / hz > 200 && hz < 500 {
+            hz = (hz * 2).min(500);
+        }
+    }
+    hz
+}
+
 /// Background duties at `hz`: active expiry (as Redis's
 /// activeExpireCycle: sample, and keep going while a quarter or more of
 /// what was examined had expired, within a time budget).
@@ -708,8 +752,11 @@ async fn cron(server: Arc<Server>) {
             scheduled_save(&server);
             net::close_idle_clients(&server);
         }
-        let hz = server.hz.load(Relaxed).clamp(1, 500);
-        tokio::time::sleep(Duration::from_millis(1000 / hz)).await;
+        let hz = cron_hz(&server);
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(1000 / hz)) => {}
+            _ = server.cron_wake.notified() => continue,
+        }
         server.stats.sample_rates();
         server.memory.observe();
         let clients_limit = server.memory.clients.load(Relaxed);

@@ -136,7 +136,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     now_ms * 1000,
                     uptime,
                     uptime / 86400,
-                    cfg.get("hz"),
+                    crate::server::cron_hz(server),
                     cfg.get("hz"),
                     crate::storage::access::lru_clock(now_ms),
                     std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
@@ -399,84 +399,98 @@ fn is_local(cx: &Ctx) -> bool {
 }
 
 /// CONFIG SET parameter value [parameter value ...]
+///
+/// All or nothing, as Redis's configSetCommand: every value is checked
+/// and set (`Config::set_many`), then applied; when applying one fails,
+/// every parameter of the call goes back to its old value, the old values
+/// are applied again, and the error names the parameter that failed.
 fn config_set(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if !argv.len().is_multiple_of(2) {
         return Err(error::SYNTAX);
     }
     let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let local = is_local(cx);
-    // The TLS parameters as they were, to restore if the new ones do not
-    // make a working configuration.
-    let tls_before: Vec<(&str, String)> = {
-        let c = cx.server.config.read();
-        crate::net::tls::PARAMS
-            .iter()
-            .map(|&p| (p, c.get(p).to_string()))
-            .collect()
+    let (changed, before) = {
+        let mut c = cx.server.config.write();
+        let before = c.clone();
+        let changed = c.set_many(&pairs, local).map_err(CmdError::new)?;
+        (changed, before)
     };
-    let changed = cx
-        .server
-        .config
-        .write()
-        .set_many(&pairs, local)
-        .map_err(CmdError::new)?;
-    if changed.iter().any(|c| crate::net::tls::PARAMS.contains(c)) {
-        reload_tls(cx, &changed, tls_before)?;
-    }
-    cx.server.config_changed();
-    if changed.contains(&"requirepass") {
-        let password = cx.server.config.read().get("requirepass").to_string();
-        cx.server
-            .acl
-            .set_requirepass(&cx.server.commands.acl, password.as_bytes());
-    }
-    if changed.contains(&"maxmemory") {
-        if let Some(server) = cx.server.arc() {
-            server.maxmemory_lowered();
+    if let Err((name, why)) = apply_config(cx, &changed, true) {
+        tracing::warn!(
+            "Failed applying new configuration. Possibly related to new {name} setting. Restoring previous settings."
+        );
+        cx.server.config.write().restore(&before, &changed);
+        if let Err((n, e)) = apply_config(cx, &changed, false) {
+            tracing::warn!("Failed restoring failed CONFIG SET command ({n}): {e}");
         }
-    }
-    if changed.contains(&"appendonly") {
-        let on = cx.server.config.read().get("appendonly") == "yes";
-        if let Some(server) = cx.server.arc() {
-            server.set_appendonly(on, &mut cx.view).map_err(|e| {
-                CmdError::new(format!(
-                    "ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"
-                ))
-            })?;
-        }
+        return Err(CmdError::new(format!(
+            "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+        )));
     }
     cx.ok();
     Ok(())
 }
 
-/// Rebuilds the TLS configuration after CONFIG SET changed one of its
-/// parameters (certificates reloaded; new connections use it). When it
-/// cannot be built, the parameters go back to their old values and the
-/// CONFIG SET fails, as Redis's applyTlsCfg.
-fn reload_tls(
+/// Applies the values the parameters `changed` now hold, in the order of
+/// the call; the first failure is (parameter, reason). `strict`: stop at
+/// a failure (a CONFIG SET), or go on with the rest (restoring the old
+/// values after one).
+fn apply_config(
     cx: &mut Ctx,
     changed: &[&'static str],
-    before: Vec<(&str, String)>,
-) -> Result<(), CmdError> {
-    let config = cx.server.config.read().clone();
-    if let Err(e) = cx.server.tls.configure(&config) {
-        tracing::warn!("Failed to update TLS configuration: {e}");
-        let mut c = cx.server.config.write();
-        for (name, value) in before {
-            if changed.contains(&name) {
-                let _ = c.set_many(&[(name.as_bytes(), value.as_bytes())], true);
+    strict: bool,
+) -> Result<(), (&'static str, String)> {
+    cx.server.config_changed();
+    let mut first_error = None;
+    let mut tls_done = false;
+    for &name in changed {
+        let result = if crate::net::tls::PARAMS.contains(&name) {
+            if tls_done {
+                continue;
             }
+            tls_done = true;
+            let config = cx.server.config.read().clone();
+            cx.server.tls.configure(&config).map_err(|e| {
+                tracing::warn!("Failed to update TLS configuration: {e}");
+                "Unable to update TLS configuration. Check server logs.".to_string()
+            })
+        } else {
+            match name {
+                "requirepass" => {
+                    let password = cx.server.config.read().get("requirepass").to_string();
+                    cx.server
+                        .acl
+                        .set_requirepass(&cx.server.commands.acl, password.as_bytes());
+                    Ok(())
+                }
+                "maxmemory" => {
+                    if let Some(server) = cx.server.arc() {
+                        server.maxmemory_lowered();
+                    }
+                    Ok(())
+                }
+                "appendonly" => {
+                    let on = cx.server.config.read().get("appendonly") == "yes";
+                    match cx.server.arc() {
+                        Some(server) => server.set_appendonly(on, &mut cx.view).map_err(|e| {
+                            tracing::warn!("Unable to turn on AOF: {e}");
+                            "Unable to turn on AOF. Check server logs.".to_string()
+                        }),
+                        None => Ok(()),
+                    }
+                }
+                _ => Ok(()),
+            }
+        };
+        if let Err(e) = result {
+            if strict {
+                return Err((name, e));
+            }
+            first_error.get_or_insert((name, e));
         }
-        let first = changed
-            .iter()
-            .find(|c| crate::net::tls::PARAMS.contains(c))
-            .copied()
-            .unwrap_or("tls-cert-file");
-        return Err(CmdError::new(format!(
-            "ERR CONFIG SET failed (possibly related to argument '{first}') - Unable to update TLS configuration. Check server logs."
-        )));
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 /// BGREWRITEAOF

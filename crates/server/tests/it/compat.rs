@@ -4278,6 +4278,112 @@ LATENCY DOCTOR
 LATENCY DOCTOR x
 LATENCY RESET
 LATENCY RESET nosuch other
+# ------------------------------------------ CONFIG: Redis 7.0's full set
+%CONFIG GET cluster-*
+%CONFIG GET repl-*
+%CONFIG GET replica*
+%CONFIG GET *slave*
+%CONFIG GET min-*
+%CONFIG GET *defrag* activerehashing active-expire-effort
+%CONFIG GET *cpulist
+%CONFIG GET syslog-* supervised io-threads io-threads-do-reads
+%CONFIG GET oom-score-adj oom-score-adj-values disable-thp always-show-logo
+%CONFIG GET shutdown-* socket-mark-id set-proc-title proc-title-template
+%CONFIG GET crash-* jemalloc-bg-thread dynamic-hz ignore-warnings bind-source-addr
+%CONFIG GET rdb-* aof-* sanitize-dump-payload propagation-error-behavior
+%CONFIG GET masterauth masteruser replicaof slaveof
+%CONFIG GET maxmemory-policy maxmemory-policy *policy* maxmemory-p*
+CONFIG SET replicaof "127.0.0.1 1"
+CONFIG SET slaveof no one
+CONFIG SET cluster-enabled yes
+CONFIG SET io-threads 2
+CONFIG SET supervised no
+CONFIG SET socket-mark-id 1
+CONFIG SET bgsave_cpulist 0
+CONFIG SET active-defrag-cycle-max 100
+CONFIG SET active-defrag-threshold-lower -1
+CONFIG SET active-defrag-max-scan-fields 0
+CONFIG SET active-defrag-ignore-bytes 0
+CONFIG SET active-defrag-ignore-bytes -1
+CONFIG SET active-expire-effort 11
+CONFIG SET repl-timeout 0
+CONFIG SET repl-backlog-size 99999999999999999999
+CONFIG SET repl-backlog-ttl -1
+CONFIG SET cluster-announce-port 65536
+CONFIG SET cluster-node-timeout abc
+CONFIG SET activedefrag yes
+CONFIG SET activedefrag maybe
+CONFIG SET repl-diskless-load never
+CONFIG SET cluster-preferred-endpoint-type dns
+CONFIG SET propagation-error-behavior panic
+%CONFIG GET propagation-error-behavior
+CONFIG SET propagation-error-behavior ignore
+CONFIG SET oom-score-adj relative
+%CONFIG GET oom-score-adj
+CONFIG SET oom-score-adj no
+CONFIG SET oom-score-adj-values "1 2"
+CONFIG SET oom-score-adj-values "0 200 x"
+CONFIG SET oom-score-adj-values "-2001 0 0"
+CONFIG SET oom-score-adj-values "0 200 800 "
+CONFIG SET oom-score-adj-values "100 50 0"
+%CONFIG GET oom-score-adj-values
+CONFIG SET oom-score-adj-values "0 200 800"
+CONFIG SET shutdown-on-sigint "save now"
+%CONFIG GET shutdown-on-sigint
+CONFIG SET shutdown-on-sigint "nosave save"
+CONFIG SET shutdown-on-sigint "now force nosave"
+%CONFIG GET shutdown-on-sigint
+CONFIG SET shutdown-on-sigint "default SAVE"
+%CONFIG GET shutdown-on-sigint
+CONFIG SET shutdown-on-sigint ""
+CONFIG SET shutdown-on-sigint later
+CONFIG SET shutdown-on-sigint default
+CONFIG SET proc-title-template "{foo}"
+CONFIG SET proc-title-template ""
+CONFIG SET proc-title-template "{title"
+CONFIG SET proc-title-template "{title} {title}"
+CONFIG SET proc-title-template "{server-mode}"
+CONFIG SET proc-title-template "x {port}"
+%CONFIG GET proc-title-template
+CONFIG SET proc-title-template "{title} {listen-addr} {server-mode}"
+CONFIG SET cluster-announce-hostname a_b
+CONFIG SET cluster-announce-hostname a.b-c
+%CONFIG GET cluster-announce-hostname
+CONFIG SET cluster-announce-hostname ""
+CONFIG SET slave-priority 5 replica-priority 6
+%CONFIG GET replica-priority slave-priority
+CONFIG SET slave-priority 5 slave-priority 6
+CONFIG SET min-slaves-to-write 2
+%CONFIG GET min-replicas-to-write
+CONFIG SET min-replicas-to-write 0
+CONFIG SET repl-ping-slave-period 0
+CONFIG SET repl-ping-slave-period 20
+%CONFIG GET repl-ping-replica-period repl-ping-slave-period
+CONFIG SET repl-ping-replica-period 10
+CONFIG SET cluster-slave-validity-factor 3
+%CONFIG GET cluster-replica-validity-factor
+CONFIG SET cluster-replica-validity-factor 10
+CONFIG SET masterauth secret masteruser bob
+%CONFIG GET master*
+CONFIG SET masterauth "" masteruser ""
+CONFIG SET cluster-link-sendbuf-limit 99999999999999999999
+%CONFIG GET cluster-link-sendbuf-limit
+CONFIG SET cluster-link-sendbuf-limit 0
+CONFIG SET repl-backlog-size 1gb
+%CONFIG GET repl-backlog-size
+CONFIG SET repl-backlog-size 1mb
+CONFIG SET maxmemory-policy allkeys-lru maxmemory-policy noeviction
+CONFIG SET MAXMEMORY-policy allkeys-lru maxmemory-policy noeviction
+CONFIG SET lua-time-limit 100 lua-time-limit 200
+CONFIG SET lua-time-limit 100 busy-reply-threshold 200
+%CONFIG GET busy-reply-threshold lua-time-limit
+CONFIG SET busy-reply-threshold 5000
+CONFIG SET timeout 7 maxclients 99999999 dynamic-hz no
+%CONFIG GET timeout dynamic-hz
+CONFIG SET dynamic-hz no activerehashing no sanitize-dump-payload clients
+%CONFIG GET dynamic-hz activerehashing sanitize-dump-payload
+CONFIG SET dynamic-hz yes activerehashing yes sanitize-dump-payload no
+CONFIG SET daemonize yes
 "##;
 
 /// How a reply is compared.

@@ -14,6 +14,7 @@ mod harness;
 mod acl;
 mod bitmaps;
 mod compat;
+mod config;
 mod connection;
 mod disk_errors;
 mod dump;

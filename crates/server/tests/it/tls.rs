@@ -174,6 +174,36 @@ fn certificates_reload_with_config_set() {
         escape(&got)
     );
     assert_eq!(cli(&dir, tls_port, "ca.crt", None, &["PING"]).0, "PONG");
+    // Applying fails for one parameter of several: all of them get their
+    // old values back (Redis's configSetCommand), the error names it.
+    eqb!(
+        plain.cmd(&[
+            "CONFIG",
+            "SET",
+            "timeout",
+            "9",
+            "maxmemory-policy",
+            "allkeys-lru",
+            "tls-cert-file",
+            "/nonexistent.crt",
+            "maxmemory",
+            "1gb"
+        ]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs.\r\n"
+    );
+    eqb!(
+        plain.cmd(&["CONFIG", "GET", "timeout"]),
+        b"*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n"
+    );
+    eqb!(
+        plain.cmd(&["CONFIG", "GET", "maxmemory-policy"]),
+        b"*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n"
+    );
+    eqb!(
+        plain.cmd(&["CONFIG", "GET", "maxmemory"]),
+        b"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"
+    );
+    assert_eq!(cli(&dir, tls_port, "ca.crt", None, &["PING"]).0, "PONG");
     // The second CA's certificate: clients that trust only the first
     // now fail, those that trust the second succeed.
     let (cert, key) = (p(&dir, "server2.crt"), p(&dir, "server2.key"));
