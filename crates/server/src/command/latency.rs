@@ -1,6 +1,6 @@
 //! LATENCY LATEST / HISTORY / RESET / DOCTOR / GRAPH / HELP (the monitor:
-//! `crate::latency`). LATENCY HISTOGRAM belongs to the per-command
-//! latency histograms and is registered with them.
+//! `crate::latency`), and LATENCY HISTOGRAM (the per-command latency
+//! histograms of `crate::stats`).
 
 use super::error::{CmdError, CmdResult};
 use super::table::Registry;
@@ -14,6 +14,50 @@ pub(super) fn register(r: &mut Registry) {
     r.add("latency|doctor", latency_doctor);
     r.add("latency|graph", latency_graph);
     r.add("latency|help", latency_help);
+    r.add("latency|histogram", latency_histogram);
+}
+
+/// LATENCY HISTOGRAM [command ...]: per command with a histogram (all of
+/// them, or those named and their subcommands; unknown names are
+/// skipped), its calls and the cumulative distribution over power-of-two
+/// microsecond buckets (Redis's latency*FillCDF).
+fn latency_histogram(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let hists = cx.server.stats.histograms();
+    let all = cx.server.commands.all();
+    let mut chosen: Vec<usize> = Vec::new();
+    if argv.len() == 2 {
+        chosen = hists.iter().map(|(id, _)| *id).collect();
+    } else {
+        for name in &argv[2..] {
+            let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+            let prefix = format!("{name}|");
+            for (id, _) in &hists {
+                let Some(cmd) = all.get(*id) else { continue };
+                if cmd.name == name || cmd.name.starts_with(&prefix) {
+                    chosen.push(*id);
+                }
+            }
+        }
+    }
+    cx.map(chosen.len());
+    for id in chosen {
+        let Some((_, h)) = hists.iter().find(|(i, _)| *i == id) else {
+            continue;
+        };
+        let name = all.get(id).map_or("", |c| c.name.as_str());
+        cx.bulk(name.as_bytes());
+        cx.map(2);
+        cx.bulk(b"calls");
+        cx.int(h.len() as i64);
+        cx.bulk(b"histogram_usec");
+        let buckets = crate::stats::cumulative_buckets(h);
+        cx.map(buckets.len());
+        for (usec, count) in buckets {
+            cx.int(usec as i64);
+            cx.int(count as i64);
+        }
+    }
+    Ok(())
 }
 
 fn now_secs() -> u64 {

@@ -286,3 +286,69 @@ fn client_list_shows_the_query_buffer() {
         assert_eq!(field("omem"), "0", "{}: {list}", s.name);
     }
 }
+
+/// LATENCY HISTOGRAM: the named commands (and subcommands) that have a
+/// histogram, unknown names skipped, each with its calls and a
+/// cumulative distribution ending at the number of calls.
+#[test]
+fn latency_histogram_as_redis() {
+    for s in [Server::keel(), Server::redis()] {
+        let mut r = s.raw();
+        r.call(&["CONFIG", "RESETSTAT"]);
+        for _ in 0..3 {
+            r.call(&["SET", "k", "v"]);
+        }
+        r.call(&["CONFIG", "GET", "hz"]);
+        let reply = r.call(&["LATENCY", "HISTOGRAM", "set", "nosuch", "config"]);
+        let Value::Array(items) = reply else {
+            panic!("{}: {reply:?}", s.name)
+        };
+        let mut names = Vec::new();
+        for pair in items.chunks(2) {
+            let Value::Bulk(name) = &pair[0] else {
+                panic!("{}: {pair:?}", s.name)
+            };
+            let name = String::from_utf8_lossy(name).into_owned();
+            let Value::Array(fields) = &pair[1] else {
+                panic!("{}: {pair:?}", s.name)
+            };
+            assert_eq!(fields[0], Value::Bulk(b"calls".to_vec()), "{}", s.name);
+            assert_eq!(
+                fields[2],
+                Value::Bulk(b"histogram_usec".to_vec()),
+                "{}",
+                s.name
+            );
+            let Value::Integer(calls) = fields[1] else {
+                panic!("{}: {fields:?}", s.name)
+            };
+            let Value::Array(buckets) = &fields[3] else {
+                panic!("{}: {fields:?}", s.name)
+            };
+            let counts: Vec<i64> = buckets
+                .chunks(2)
+                .map(|b| match b[1] {
+                    Value::Integer(n) => n,
+                    ref other => panic!("{other:?}"),
+                })
+                .collect();
+            assert!(
+                counts.windows(2).all(|w| w[0] < w[1]),
+                "{}: {counts:?}",
+                s.name
+            );
+            assert_eq!(counts.last().copied(), Some(calls), "{}: {name}", s.name);
+            if name == "set" {
+                assert_eq!(calls, 3, "{}", s.name);
+            }
+            names.push(name);
+        }
+        names.sort();
+        assert_eq!(
+            names,
+            ["config|get", "config|resetstat", "set"],
+            "{}",
+            s.name
+        );
+    }
+}
