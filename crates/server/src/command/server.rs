@@ -316,19 +316,15 @@ fn latencystats(server: &crate::server::Server, cfg: &crate::config::Config, o: 
 }
 
 /// INFO keel: what Redis has no field for. Workers and their load, the
-/// keyspace's shards.
+/// keyspace's shards, the log's group commit (`keel_threads` and
+/// `keel_threads_active` are in the server section).
 fn keel_section(
     server: &crate::server::Server,
     view: &crate::storage::keyspace::View,
     o: &mut String,
 ) {
     let w = &server.workers;
-    let _ = write!(
-        o,
-        "# Keel\r\nkeel_threads:{}\r\nkeel_threads_active:{}\r\n",
-        w.regular(),
-        w.active.load(Relaxed)
-    );
+    o.push_str("# Keel\r\n");
     for i in 0..w.len() {
         let _ = write!(
             o,

@@ -889,10 +889,11 @@ mod tests {
         assert!(v.set_expire(0, b"a", 5000));
         assert_eq!(v.len(0), 1);
         // Read through a view holding every shard, and holding none.
-        assert_eq!(ks.stats(&v).1[0], (1, 1));
+        let db = ks.stats(&v).1[0];
+        assert_eq!((db.keys, db.volatile), (1, 1));
         drop(v);
         let (_, dbs) = ks.stats(&ks.none());
-        assert_eq!(dbs[0], (1, 1));
+        assert_eq!((dbs[0].keys, dbs[0].volatile), (1, 1));
         let (_, expired) = ks.active_expire_shard(shard_of(key_slot(b"a")), 6000, 1000, |_, _| {});
         assert_eq!(expired, 1);
         assert_eq!(ks.stats(&ks.none()).1[0], (0, 0));
