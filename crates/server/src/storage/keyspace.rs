@@ -291,8 +291,7 @@ impl Keyspace {
                 expired += removed;
             }
             // Redis's running estimate: each sample's mean weighs 2%.
-            if ttl_keys > 0 {
-                let mean = ttl_sum / ttl_keys;
+            if let Some(mean) = ttl_sum.checked_div(ttl_keys) {
                 db.avg_ttl = if db.avg_ttl == 0 {
                     mean
                 } else {
@@ -342,8 +341,8 @@ impl Keyspace {
             }
         });
         for (db, (sum, n)) in dbs.iter_mut().zip(weighted) {
-            if n > 0 {
-                db.avg_ttl = (sum / n) as u64;
+            if let Some(avg) = sum.checked_div(n) {
+                db.avg_ttl = avg as u64;
             }
         }
         (total, dbs)
@@ -896,7 +895,8 @@ mod tests {
         assert_eq!((dbs[0].keys, dbs[0].volatile), (1, 1));
         let (_, expired) = ks.active_expire_shard(shard_of(key_slot(b"a")), 6000, 1000, |_, _| {});
         assert_eq!(expired, 1);
-        assert_eq!(ks.stats(&ks.none()).1[0], (0, 0));
+        let db = ks.stats(&ks.none()).1[0];
+        assert_eq!((db.keys, db.volatile), (0, 0));
     }
 
     #[test]

@@ -173,10 +173,11 @@ fn info_has_every_field_of_redis() {
         text.lines()
             .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
             .filter(|k| {
-                !k.starts_with("cmdstat_")
-                    && !k.starts_with("errorstat_")
-                    && !k.starts_with("latency_percentiles_usec_")
-                    && !(k.starts_with("db") && k[2..].chars().all(|c| c.is_ascii_digit()))
+                let per_item = ["cmdstat_", "errorstat_", "latency_percentiles_usec_"]
+                    .iter()
+                    .any(|p| k.starts_with(p));
+                let per_db = k.starts_with("db") && k[2..].chars().all(|c| c.is_ascii_digit());
+                !per_item && !per_db
             })
             .collect()
     }
