@@ -691,6 +691,22 @@ pub fn as_int(r: &Reply) -> i64 {
     }
 }
 
+/// The text of `INFO section` through a raw connection.
+pub fn info(raw: &mut Raw, section: &str) -> String {
+    match raw.call(&["INFO", section]) {
+        resp::Value::Bulk(b) => String::from_utf8(b).expect("INFO is text"),
+        other => panic!("INFO {section}: {other:?}"),
+    }
+}
+
+/// An integer field of `INFO section` through a raw connection.
+pub fn info_u64(raw: &mut Raw, section: &str, field: &str) -> u64 {
+    let text = info(raw, section);
+    info_field(&text, field)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no integer {field} in INFO {section}:\n{text}"))
+}
+
 /// The field `name` of an INFO text.
 pub fn info_field(info: &str, name: &str) -> Option<String> {
     info.lines()

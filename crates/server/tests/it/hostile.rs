@@ -56,13 +56,6 @@ fn wire<A: AsRef<[u8]>>(argv: &[A]) -> Vec<u8> {
     out
 }
 
-fn info_u64(r: &mut Raw, section: &str, field: &str) -> u64 {
-    let text = String::from_utf8_lossy(&r.cmd(&["INFO", section])).into_owned();
-    info_field(&text, field)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-}
-
 fn connected_clients(r: &mut Raw) -> u64 {
     info_u64(r, "clients", "connected_clients")
 }

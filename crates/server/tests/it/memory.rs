@@ -58,20 +58,6 @@ fn assert_ok(reply: Vec<u8>) {
     eqb!(reply, b"+OK\r\n");
 }
 
-fn info(raw: &mut Raw, section: &str) -> String {
-    match raw.call(&["INFO", section]) {
-        Value::Bulk(b) => String::from_utf8(b).expect("INFO is text"),
-        other => panic!("INFO {section}: {other:?}"),
-    }
-}
-
-fn info_u64(raw: &mut Raw, section: &str, field: &str) -> u64 {
-    let text = info(raw, section);
-    info_field(&text, field)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no integer {field} in INFO {section}:\n{text}"))
-}
-
 fn used_memory(raw: &mut Raw) -> u64 {
     info_u64(raw, "memory", "used_memory")
 }

@@ -10,20 +10,6 @@ use resp::Value;
 use crate::eqb;
 use crate::harness::*;
 
-fn info(raw: &mut Raw, section: &str) -> String {
-    match raw.call(&["INFO", section]) {
-        Value::Bulk(b) => String::from_utf8(b).expect("INFO is text"),
-        other => panic!("INFO {section}: {other:?}"),
-    }
-}
-
-fn info_u64(raw: &mut Raw, section: &str, field: &str) -> u64 {
-    let text = info(raw, section);
-    info_field(&text, field)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no integer {field} in INFO {section}:\n{text}"))
-}
-
 /// The lines of a section, without its header.
 fn lines(text: &str) -> Vec<String> {
     text.lines()
