@@ -10,6 +10,8 @@ Idle polling is off for both (it spins for a time, not a count).
 
 Usage: bench/instructions.py --baseline OLD_BIN [--keel NEW_BIN] [-n 20000]
                              [-P 1] [-c 50] [-t set,get,...]
+                             [--keel-args "..."] [--baseline-args "..."]
+(the same binary twice with different options measures what an option costs)
 """
 import argparse
 import glob
@@ -34,13 +36,13 @@ def totals(path):
     sys.exit(f"no totals in {path}")
 
 
-def measure(binary, tests, n, clients, pipeline):
+def measure(binary, args, tests, n, clients, pipeline):
     work = tempfile.mkdtemp(prefix="keel-instr-")
     port = free_port()
     out = os.path.join(work, "callgrind.out")
     proc = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}.%p",
-         binary, "--port", str(port), "--save", "", "--idle-poll-us", "0"],
+         binary, "--port", str(port), "--save", "", "--idle-poll-us", "0", *args],
         cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc, timeout=120)
     result = {}
@@ -77,10 +79,12 @@ def main():
     ap.add_argument("-c", type=int, default=50)
     ap.add_argument("-P", type=int, default=1)
     ap.add_argument("-t", default="ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,mset")
+    ap.add_argument("--keel-args", default="")
+    ap.add_argument("--baseline-args", default="")
     a = ap.parse_args()
     tests = a.t.split(",")
-    old = measure(os.path.abspath(a.baseline), tests, a.n, a.c, a.P)
-    new = measure(os.path.abspath(a.keel), tests, a.n, a.c, a.P)
+    old = measure(os.path.abspath(a.baseline), a.baseline_args.split(), tests, a.n, a.c, a.P)
+    new = measure(os.path.abspath(a.keel), a.keel_args.split(), tests, a.n, a.c, a.P)
     print(f"\ninstructions per request (callgrind), `redis-benchmark -n {a.n} -c {a.c} -P {a.P}`\n")
     print("| test | baseline | keel | keel/baseline |")
     print("|---|---:|---:|---:|")
