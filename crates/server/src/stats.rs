@@ -369,7 +369,7 @@ impl Stats {
         }
         // A command whose counts were all reset has no histogram (as
         // after Redis's RESETSTAT).
-        merged.retain(|(_, h)| h.len() > 0);
+        merged.retain(|(_, h)| !h.is_empty());
         merged.sort_by_key(|(id, _)| *id);
         merged
     }
