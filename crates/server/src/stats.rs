@@ -51,7 +51,9 @@ impl Counts {
     fn index(v: u64) -> usize {
         let bucket = 64 - HALF_MAGNITUDE - 1 - (v | SUB_MASK).leading_zeros();
         let sub = v >> bucket;
-        (((bucket + 1) as u64) << HALF_MAGNITUDE) as usize + (sub as usize - (1 << HALF_MAGNITUDE))
+        // Added before the subtraction: below 128 (bucket 0) `sub` is
+        // under the half count.
+        ((((bucket + 1) as usize) << HALF_MAGNITUDE) + sub as usize) - (1 << HALF_MAGNITUDE)
     }
 
     /// The lowest value counted at `index`.
