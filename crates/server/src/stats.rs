@@ -116,7 +116,6 @@ pub struct ThreadStats {
     /// map under a lock.
     errors: Mutex<HashMap<Box<[u8]>, u64>>,
     pub error_replies: AtomicU64,
-    pub unknown_commands: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
     pub reads: AtomicU64,
@@ -150,7 +149,6 @@ impl ThreadStats {
             hists: (0..commands).map(|_| OnceLock::new()).collect(),
             errors: Mutex::new(HashMap::new()),
             error_replies: AtomicU64::new(0),
-            unknown_commands: AtomicU64::new(0),
             net_input_bytes: AtomicU64::new(0),
             net_output_bytes: AtomicU64::new(0),
             reads: AtomicU64::new(0),
@@ -187,9 +185,9 @@ impl ThreadStats {
 
     /// A command refused before it ran (None: unknown command).
     pub fn rejected(&self, id: Option<usize>) {
-        match id.and_then(|id| self.cmds.get(id)) {
-            Some(s) => bump(&s.rejected, 1),
-            None => bump(&self.unknown_commands, 1),
+        // An unknown command is counted only in errorstats, as Redis.
+        if let Some(s) = id.and_then(|id| self.cmds.get(id)) {
+            bump(&s.rejected, 1);
         }
     }
 
@@ -242,7 +240,6 @@ impl ThreadStats {
         self.errors.lock().clear();
         for a in [
             &self.error_replies,
-            &self.unknown_commands,
             &self.net_input_bytes,
             &self.net_output_bytes,
             &self.reads,
@@ -266,7 +263,6 @@ pub struct CmdTotals {
 #[derive(Default, Clone, Copy)]
 pub struct Totals {
     pub error_replies: u64,
-    pub unknown_commands: u64,
     pub net_input_bytes: u64,
     pub net_output_bytes: u64,
     pub reads: u64,
@@ -393,7 +389,6 @@ impl Stats {
         let mut t = Totals::default();
         for s in self.threads.lock().iter() {
             t.error_replies += s.error_replies.load(Relaxed);
-            t.unknown_commands += s.unknown_commands.load(Relaxed);
             t.net_input_bytes += s.net_input_bytes.load(Relaxed);
             t.net_output_bytes += s.net_output_bytes.load(Relaxed);
             t.reads += s.reads.load(Relaxed);
