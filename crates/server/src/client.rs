@@ -93,7 +93,15 @@ pub struct ClientInfo {
     pub multi_len: AtomicI64,
     /// Waiting in a blocking command.
     pub blocked: AtomicBool,
+    /// What the connection is: [`KIND_NORMAL`], [`KIND_REPLICA`] (a
+    /// replica's connection to this primary) or [`KIND_PRIMARY`] (this
+    /// replica's link to its primary).
+    pub kind: AtomicU8,
 }
+
+pub const KIND_NORMAL: u8 = 0;
+pub const KIND_REPLICA: u8 = 1;
+pub const KIND_PRIMARY: u8 = 2;
 
 impl ClientInfo {
     /// A client's shared state at connection time (`fd` -1 for the
@@ -134,6 +142,7 @@ impl ClientInfo {
             sub_counts: Default::default(),
             multi_len: AtomicI64::new(-1),
             blocked: AtomicBool::new(false),
+            kind: AtomicU8::new(KIND_NORMAL),
         }
     }
 
@@ -252,6 +261,20 @@ pub struct Client {
     /// The request was held back by CLIENT PAUSE: the connection waits for
     /// the pause to end and sends it again.
     pub postponed: bool,
+    /// The primary's link on a replica: its commands obey (no read-only,
+    /// memory or pause gate; expired keys are still there) and reach the
+    /// log but not the stream, which gets the primary's bytes as sent.
+    pub from_primary: bool,
+    /// What REPLCONF said before PSYNC (a replica's connection).
+    pub repl_conf: Option<crate::replication::master::ReplConf>,
+    /// PSYNC/SYNC: the connection becomes a replica's once the replies
+    /// before it are written.
+    pub sync_request: Option<crate::replication::master::SyncRequest>,
+    /// The replication stream's end after this client's last write (what
+    /// WAIT waits for replicas to acknowledge).
+    pub repl_offset: u64,
+    /// WAIT: replicas wanted, and the deadline (None: forever).
+    pub wait_replicas: Option<(usize, Option<std::time::Instant>)>,
 }
 
 impl Client {
@@ -280,6 +303,11 @@ impl Client {
             script_slowlog: Vec::new(),
             blocked_run: None,
             postponed: false,
+            from_primary: false,
+            repl_conf: None,
+            sync_request: None,
+            repl_offset: 0,
+            wait_replicas: None,
         }
     }
 

@@ -1335,6 +1335,14 @@ impl Config {
             .unwrap_or("")
     }
 
+    /// Records a value the server changed itself (REPLICAOF's
+    /// `replicaof`), unchecked: CONFIG GET and REWRITE show it.
+    pub fn set_internal(&mut self, name: &str, value: String) {
+        if let Some(p) = param(name) {
+            self.values.insert(p.name, value);
+        }
+    }
+
     pub fn get_int(&self, name: &str) -> i64 {
         let v = self.get(name);
         match param(name).map(|p| p.kind) {

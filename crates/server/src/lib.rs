@@ -29,6 +29,7 @@ pub mod notify;
 pub mod pause;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod server;
 pub mod slowlog;
 pub mod stats;

@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
 use crate::persistence::aof::{Aof, Fsync};
+use crate::persistence::snapshot::Target;
 use crate::stats::Stats;
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::EncodingLimits;
@@ -95,6 +96,8 @@ pub struct Server {
     pub slowlog: crate::slowlog::SlowLog,
     /// The latency monitor (LATENCY), shared with the log's threads.
     pub latency: Arc<crate::latency::Monitor>,
+    /// Replication in both roles (see `replication`).
+    pub repl: crate::replication::Replication,
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
@@ -121,6 +124,17 @@ pub enum StartError {
     Load(String),
     #[error("{0}")]
     Acl(String),
+}
+
+/// The hard limit of `client-output-buffer-limit`'s replica class, in
+/// bytes (normalised to `slave <hard> <soft> <secs>` by the parameter).
+fn replica_hard_limit(spec: &str) -> u64 {
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    words
+        .chunks(4)
+        .find(|c| c.len() == 4 && (c[0] == "slave" || c[0] == "replica"))
+        .and_then(|c| c[1].parse().ok())
+        .unwrap_or(0)
 }
 
 fn run_id() -> String {
@@ -187,6 +201,9 @@ impl Server {
             memory: Default::default(),
             eviction_pool: Default::default(),
             slowlog: Default::default(),
+            repl: crate::replication::Replication::new(
+                config.get_int("repl-backlog-size").max(1) as usize
+            ),
             config: RwLock::new(config),
         };
         server.config_changed();
@@ -260,6 +277,22 @@ impl Server {
             .lock()
             .trim(c.get_int("acllog-max-len").max(0) as usize);
         crate::net::idle_poll::set_budget_us(c.get_int("idle-poll-us") as u64);
+        self.repl
+            .set_backlog_size(c.get_int("repl-backlog-size").max(1) as usize);
+        self.repl
+            .min_replicas
+            .store(c.get_int("min-replicas-to-write").max(0) as usize, Relaxed);
+        self.repl
+            .min_replicas_max_lag
+            .store(c.get_int("min-replicas-max-lag").max(0) as u64, Relaxed);
+        self.repl
+            .read_only
+            .store(c.get("replica-read-only") == "yes", Relaxed);
+        self.repl
+            .serve_stale
+            .store(c.get("replica-serve-stale-data") == "yes", Relaxed);
+        self.repl
+            .set_hard_limit(replica_hard_limit(c.get("client-output-buffer-limit")));
         self.notify_flags.store(
             crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
             Relaxed,
@@ -426,7 +459,7 @@ impl Server {
     /// `held`: as for [`Server::rewrite_aof`].
     pub fn save_rdb(&self, held: &mut View) -> Result<(), String> {
         self.snapshots
-            .start(self, held)
+            .start(self, held, Target::DbFile)
             .map_err(|e| e.to_string())?;
         self.snapshots.finish(self).map_err(|e| e.to_string())
     }
@@ -435,7 +468,7 @@ impl Server {
     /// (`held`: as for [`Server::rewrite_aof`]).
     pub fn bgsave(self: &Arc<Self>, held: &mut View) -> Result<(), String> {
         self.snapshots
-            .start(self, held)
+            .start(self, held, Target::DbFile)
             .map_err(|e| e.to_string())?;
         tracing::info!("Background saving started");
         let server = self.clone();
@@ -489,10 +522,15 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
             }
         };
         let start = Instant::now();
-        let keys = crate::persistence::snapshot::load_image(server, &data, &path)
+        let image = crate::persistence::snapshot::load_image(server, &data, &path)
             .map_err(StartError::Load)?;
+        // A replica restarted continues its primary's history from where
+        // the image was taken: PSYNC can then resume partially.
+        if let (Some((id, offset, db)), true) = (image.repl, server.repl.is_replica()) {
+            server.repl.restore_history(&id, offset, db);
+        }
         tracing::info!(
-            keys,
+            keys = image.keys,
             "DB loaded from disk: {:.3} seconds",
             start.elapsed().as_secs_f64()
         );
@@ -529,6 +567,10 @@ pub fn run(config: Config) -> Result<(), StartError> {
     command::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
     server.memory.mark_startup();
+    let replicaof = server.config.read().get("replicaof").to_string();
+    if !replicaof.is_empty() {
+        crate::replication::replica::set_primary_at_start(&server, &replicaof);
+    }
     load_persistence(&server)?;
     crate::memory::purge();
     crate::memory::start_background_purge();
@@ -565,6 +607,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
             tokio::spawn(net::accept_loop(server.clone(), l));
         }
         tokio::spawn(cron(server.clone()));
+        crate::replication::replica::start_link(&server);
         wait_for_shutdown(&server).await;
         tracing::info!("shutting down");
         let save = match server.shutdown_save.load(Relaxed) {
@@ -744,6 +787,7 @@ async fn cron(server: Arc<Server>) {
     let mut next_shard = 0;
     let mut balancer = Balancer::new(server.workers.len());
     let mut last_balance = Instant::now();
+    let mut last_repl_cron = Instant::now();
     loop {
         if last_balance.elapsed() >= Duration::from_millis(250) {
             balancer.tick(&server);
@@ -751,6 +795,11 @@ async fn cron(server: Arc<Server>) {
             auto_rewrite(&server);
             scheduled_save(&server);
             net::close_idle_clients(&server);
+        }
+        if last_repl_cron.elapsed() >= Duration::from_secs(1) {
+            last_repl_cron = Instant::now();
+            let period = server.config.read().get_int("repl-ping-replica-period");
+            server.repl.cron(command::unix_ms(), period.max(0) as u64);
         }
         let hz = cron_hz(&server);
         tokio::select! {
@@ -773,7 +822,7 @@ async fn cron(server: Arc<Server>) {
         // BCAST invalidations of what the last round evicted or expired
         // (gathered on this thread, as a command's are on its worker).
         server.tracking.flush_broadcast(&server.clients);
-        if !server.active_expire.load(Relaxed) {
+        if !server.active_expire.load(Relaxed) || server.keyspace.is_replica() {
             continue;
         }
         // 25% of one core per second at most, as Redis's slow cycle.

@@ -205,6 +205,11 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
     if c.monitor.load(Relaxed) {
         flags.push('O');
     }
+    match c.kind.load(Relaxed) {
+        crate::client::KIND_REPLICA => flags.push('S'),
+        crate::client::KIND_PRIMARY => flags.push('M'),
+        _ => {}
+    }
     if c.subscribed.load(Relaxed) {
         flags.push('P');
     }
@@ -270,23 +275,9 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
 /// CLIENT LIST [TYPE NORMAL | MASTER | REPLICA | PUBSUB] [ID client-id ...]
 fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut ids: Option<Vec<u64>> = None;
+    let mut only_type = None;
     if argv.len() == 4 && is(argv[2], "TYPE") {
-        let t = argv[3];
-        let only_normal;
-        if is(t, "normal") {
-            only_normal = true;
-        } else if is(t, "master") || is(t, "replica") || is(t, "slave") || is(t, "pubsub") {
-            only_normal = false;
-        } else {
-            return Err(CmdError::new(format!(
-                "ERR Unknown client type '{}'",
-                args::lossy(t)
-            )));
-        }
-        if !only_normal {
-            cx.verbatim(b"");
-            return Ok(());
-        }
+        only_type = Some(parse_client_type(argv[3])?);
     } else if argv.len() > 3 && is(argv[2], "ID") {
         let mut v = Vec::new();
         for a in &argv[3..] {
@@ -302,13 +293,48 @@ fn client_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let mut text = String::new();
     for c in cx.server.clients.snapshot() {
-        if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id))
+            || only_type.is_some_and(|t| t != client_type(&c))
+        {
             continue;
         }
         text.push_str(&describe(cx.server, &c));
     }
     cx.verbatim(text.as_bytes());
     Ok(())
+}
+
+/// A client's class, as Redis's getClientType: the primary's link, a
+/// replica (not a MONITOR), a subscriber, or normal.
+const TYPE_NORMAL: u8 = 0;
+const TYPE_REPLICA: u8 = 1;
+const TYPE_MASTER: u8 = 2;
+const TYPE_PUBSUB: u8 = 3;
+
+fn client_type(c: &ClientInfo) -> u8 {
+    match c.kind.load(Relaxed) {
+        crate::client::KIND_PRIMARY => TYPE_MASTER,
+        crate::client::KIND_REPLICA => TYPE_REPLICA,
+        _ if c.subscribed.load(Relaxed) => TYPE_PUBSUB,
+        _ => TYPE_NORMAL,
+    }
+}
+
+fn parse_client_type(t: &[u8]) -> Result<u8, CmdError> {
+    if is(t, "normal") {
+        Ok(TYPE_NORMAL)
+    } else if is(t, "master") {
+        Ok(TYPE_MASTER)
+    } else if is(t, "replica") || is(t, "slave") {
+        Ok(TYPE_REPLICA)
+    } else if is(t, "pubsub") {
+        Ok(TYPE_PUBSUB)
+    } else {
+        Err(CmdError::new(format!(
+            "ERR Unknown client type '{}'",
+            args::lossy(t)
+        )))
+    }
 }
 
 /// CLIENT INFO
@@ -345,7 +371,7 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut laddr: Option<&[u8]> = None;
     let mut user: Option<&[u8]> = None;
     let mut maxage: Option<u64> = None;
-    let mut normal_type = true;
+    let mut only_type = None;
     let mut skipme = true;
     let mut j = 2;
     while j < argv.len() {
@@ -359,20 +385,7 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
                 _ => return Err(CmdError::new("ERR client-id should be greater than 0")),
             }
         } else if is(opt, "TYPE") {
-            if is(val, "normal") {
-                normal_type = true;
-            } else if is(val, "master")
-                || is(val, "replica")
-                || is(val, "slave")
-                || is(val, "pubsub")
-            {
-                normal_type = false;
-            } else {
-                return Err(CmdError::new(format!(
-                    "ERR Unknown client type '{}'",
-                    args::lossy(val)
-                )));
-            }
+            only_type = Some(parse_client_type(val)?);
         } else if is(opt, "ADDR") {
             addr = Some(val);
         } else if is(opt, "LADDR") {
@@ -404,7 +417,7 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let mut killed_self = false;
     let mut n = cx.server.clients.kill_where(|c| {
-        let hit = normal_type
+        let hit = only_type.is_none_or(|t| t == client_type(c))
             && id.is_none_or(|i| i == c.id)
             && addr.is_none_or(|a| a == c.addr.as_bytes())
             && laddr.is_none_or(|a| a == c.laddr.as_bytes())

@@ -9,10 +9,12 @@
 //! 5. cluster redirection (MOVED/ASK/CROSSSLOT);
 //! 6. out of memory (`denyoom`; inside MULTI anything queued);
 //! 7. disk errors, MISCONF (writes, and PING);
-//! 8. read-only replica (`write`);
+//! 8. too few good replicas, NOREPLICAS (`write`);
+//!    read-only replica (`write`);
 //! 9. RESP2 subscribed mode (keel's `SUBSCRIBED_OK` column);
 //! 10. a replica's or MONITOR's connection touching the keyspace
 //!     (`readonly`, `write`, and Redis's internal `may_replicate`);
+//!     a stale replica, MASTERDOWN (everything but `stale`);
 //! 11. loading (`loading`);
 //! 12. a script past busy-reply-threshold (`allow_busy`);
 //! 13. CLIENT PAUSE (everything for ALL; `write` and Redis's internal
@@ -76,6 +78,15 @@ pub trait World {
     fn readonly_replica(&self) -> bool {
         false
     }
+    /// Fewer replicas acknowledged lately than `min-replicas-to-write`.
+    fn too_few_replicas(&self) -> bool {
+        false
+    }
+    /// A replica whose link to its primary is down, with
+    /// `replica-serve-stale-data no`.
+    fn stale_replica(&self) -> bool {
+        false
+    }
     /// A RESP2 client with subscriptions.
     fn subscribed_resp2(&self) -> bool;
     /// CLIENT PAUSE holds this command back (Redis's blockPostponeClient).
@@ -103,6 +114,12 @@ pub const NOT_IN_MULTI: CmdError = CmdError(std::borrow::Cow::Borrowed(
 ));
 pub const OOM: CmdError = CmdError(std::borrow::Cow::Borrowed(
     "OOM command not allowed when used memory > 'maxmemory'.",
+));
+pub const NOREPLICAS: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "NOREPLICAS Not enough good replicas to write.",
+));
+pub const MASTERDOWN: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
 ));
 pub const READONLY_REPLICA: CmdError = CmdError(std::borrow::Cow::Borrowed(
     "READONLY You can't write against a read only replica.",
@@ -143,6 +160,9 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
             return reject(e);
         }
     }
+    if writes && w.too_few_replicas() {
+        return reject(NOREPLICAS);
+    }
     if writes && w.readonly_replica() {
         return reject(READONLY_REPLICA);
     }
@@ -156,6 +176,9 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
         return reject(CmdError::new(
             "ERR Replica can't interact with the keyspace",
         ));
+    }
+    if !cmd.has(flag::STALE) && w.stale_replica() {
+        return reject(MASTERDOWN);
     }
     if !cmd.has(flag::LOADING) && w.loading() {
         return reject(LOADING);

@@ -32,6 +32,7 @@ mod multi;
 pub use multi::discard_transaction;
 pub mod propagate;
 pub mod pubsub;
+mod replication;
 pub mod scripting;
 mod server;
 mod set;
@@ -81,6 +82,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     memory::register(&mut r);
     lolwut::register(&mut r);
     slowlog::register(&mut r);
+    replication::register(&mut r);
     latency::register(&mut r);
     CommandTable::build(r)
 }
@@ -391,6 +393,7 @@ impl gates::World for Gates<'_> {
         // busy-reply-threshold holds shards eviction would wait for; Redis
         // too skips eviction while one runs.
         let oom = self.server.memory.maxmemory() != 0
+            && !self.client.from_primary
             && !scripting::any_busy()
             && evict::perform(self.server) == evict::Outcome::Fail;
         evict::set_pre_command_oom(oom);
@@ -400,7 +403,9 @@ impl gates::World for Gates<'_> {
     #[inline]
     fn disk_error(&self) -> Option<CmdError> {
         // Three loads in the common case; the error path is out of line.
-        if self.server.snapshots.last_ok.load(Relaxed) && self.server.aof.write_ok() {
+        if (self.server.snapshots.last_ok.load(Relaxed) && self.server.aof.write_ok())
+            || self.client.from_primary
+        {
             return None;
         }
         disk_error(self.server)
@@ -410,7 +415,7 @@ impl gates::World for Gates<'_> {
     fn paused(&self, cmd: &Command) -> bool {
         match self.server.pause.mode() {
             crate::pause::NONE => false,
-            _ if self.client.info.monitor.load(Relaxed) => false,
+            _ if self.client.info.monitor.load(Relaxed) || self.client.from_primary => false,
             crate::pause::ALL => true,
             _ => {
                 cmd.has(table::flag::WRITE | table::flag::REPLICATES)
@@ -421,6 +426,27 @@ impl gates::World for Gates<'_> {
 
     fn replica_client(&self) -> bool {
         self.client.info.monitor.load(Relaxed)
+            || self.client.info.kind.load(Relaxed) == crate::client::KIND_REPLICA
+    }
+
+    #[inline]
+    fn readonly_replica(&self) -> bool {
+        self.server.keyspace.is_replica()
+            && !self.client.from_primary
+            && self.server.repl.read_only.load(Relaxed)
+    }
+
+    #[inline]
+    fn too_few_replicas(&self) -> bool {
+        self.server.repl.too_few_replicas()
+    }
+
+    #[inline]
+    fn stale_replica(&self) -> bool {
+        self.server.keyspace.is_replica()
+            && !self.client.from_primary
+            && self.server.repl.link_state.load(Relaxed) != crate::replication::LINK_UP
+            && !self.server.repl.serve_stale.load(Relaxed)
     }
 
     fn subscribed_resp2(&self) -> bool {
@@ -661,6 +687,9 @@ pub fn execute<'s>(
         };
     };
     let mut view = view;
+    if client.from_primary {
+        view.obey_primary();
+    }
     // A rewrite in progress must capture these shards as they are before
     // this command changes them (see persistence::aof).
     // (A read-only command changes nothing an image holds: keys it finds

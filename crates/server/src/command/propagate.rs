@@ -15,7 +15,8 @@
 //!   commands' records are gathered and leave as one `MULTI ... EXEC`.
 //!
 //! The sinks, each fed from here and nowhere else:
-//! - records: the append-only log (the replication stream is the next sink);
+//! - records: the append-only log and the replication stream
+//!   (`crate::replication`);
 //! - changed keys: WATCH invalidation at once (under the writer's shard
 //!   locks, so EXEC cannot miss it), client-side caching invalidations
 //!   (`crate::tracking`), and clients blocked on the key,
@@ -60,11 +61,11 @@ pub fn wake(server: &Server, ready: Vec<Ready>) {
     }
 }
 
-/// Whether any sink takes records (the log now; replicas later). When
+/// Whether any sink takes records (the log, the replication stream). When
 /// none does, no record is built.
 #[inline]
 fn records_wanted(server: &Server) -> bool {
-    server.aof.enabled()
+    server.aof.enabled() || server.repl.active()
 }
 
 /// Opens a transaction for `client`: the records of the commands it runs
@@ -83,7 +84,25 @@ pub fn begin_transaction(server: &Server, client: &mut Client) -> bool {
 /// as one `MULTI ... EXEC` block (nothing if it wrote nothing).
 pub fn end_transaction(server: &Server, client: &mut Client) {
     if let Some(records) = client.tx_records.take().filter(|r| !r.is_empty()) {
-        client.aof_offset = server.aof.append_transaction(&records);
+        to_sinks(server, client, &records);
+    }
+}
+
+/// One command's records (several: one transaction) to the log and the
+/// replication stream. The primary's stream applied on a replica reaches
+/// the log only: the replica passes the primary's bytes on itself.
+fn to_sinks(server: &Server, client: &mut Client, records: &[Record]) {
+    if server.aof.enabled() {
+        client.aof_offset = if records.len() > 1 {
+            server.aof.append_transaction(records)
+        } else {
+            let (db, argv) = &records[0];
+            let v: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            server.aof.append(*db, &v)
+        };
+    }
+    if server.repl.active() && !client.from_primary {
+        client.repl_offset = server.repl.feed_records(records);
     }
 }
 
@@ -95,20 +114,20 @@ fn emit(server: &Server, client: Option<&mut Client>, records: Vec<Record>) {
         return;
     }
     let Some(client) = client else {
-        for (db, argv) in &records {
-            let v: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-            server.aof.append(*db, &v);
+        for record in &records {
+            if server.aof.enabled() {
+                let v: Vec<&[u8]> = record.1.iter().map(Vec::as_slice).collect();
+                server.aof.append(record.0, &v);
+            }
+            if server.repl.active() {
+                server.repl.feed_records(std::slice::from_ref(record));
+            }
         }
         return;
     };
     match client.tx_records.as_mut() {
         Some(tx) => tx.extend(records),
-        None if records.len() > 1 => client.aof_offset = server.aof.append_transaction(&records),
-        None => {
-            let (db, argv) = &records[0];
-            let v: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-            client.aof_offset = server.aof.append(*db, &v);
-        }
+        None => to_sinks(server, client, &records),
     }
 }
 

@@ -204,15 +204,20 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 let tracking = server.tracking.totals();
                 let _ = write!(
                     o,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:{}.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{}\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
                     server.stats.connections_received.load(Relaxed),
                     total_cmds,
                     ops_per_sec,
                     net.net_input_bytes,
                     net.net_output_bytes,
+                    server.repl.net_in.load(Relaxed),
+                    server.repl.net_out.load(Relaxed),
                     input_kbps,
                     output_kbps,
                     server.stats.rejected_connections.load(Relaxed),
+                    server.repl.sync_full.load(Relaxed),
+                    server.repl.sync_partial_ok.load(Relaxed),
+                    server.repl.sync_partial_err.load(Relaxed),
                     kstats.expired,
                     server.expired_stale_perc.load(Relaxed),
                     server.expire_cycle.time_cap_reached.load(Relaxed),
@@ -231,11 +236,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 );
             }
             "replication" => {
-                let _ = write!(
-                    o,
-                    "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-                    server.run_id,
-                );
+                let _ = write!(o, "{}", crate::replication::info::section(server),);
             }
             "cpu" => {
                 let ((u, s), (tu, ts)) = cpu_times();
@@ -1021,18 +1022,7 @@ fn debug_reload(cx: &mut Ctx, opts: &[&[u8]]) -> CmdResult {
     })?;
     let mut view = server.keyspace.lock_all();
     if flush {
-        let now = cx.now_ms;
-        let mut maps = Vec::new();
-        for db in 0..server.keyspace.databases() {
-            let v = &mut view;
-            server
-                .watches
-                .touch_db(db, |k| v.peek(db, k, now).is_some());
-            maps.extend(view.flush(db));
-        }
-        drop(maps);
-        server.tracking.flushed(&server.clients);
-        crate::command::scripting::flush_libraries(server);
+        crate::persistence::snapshot::empty_dataset(server, &mut view, cx.now_ms);
     }
     crate::persistence::snapshot::load_into(server, &mut view, &data, &path).map_err(|e| {
         tracing::error!("DEBUG RELOAD: {e}");

@@ -859,6 +859,28 @@ async fn session_loop<S: Stream>(
                         clock = command::Clock::start();
                         command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     }
+                    if client.sync_request.is_some() || client.wait_replicas.is_some() {
+                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                            .await?;
+                        if let Some(req) = client.sync_request.take() {
+                            // From here on the connection is a replica's.
+                            let served =
+                                crate::replication::master::serve(server, stream, client, req)
+                                    .await;
+                            if let Err(e) = served {
+                                tracing::warn!("Replica {}: {e}", client.info.addr);
+                            }
+                            return Ok(Exit::Closed);
+                        }
+                        if let Some((wanted, deadline)) = client.wait_replicas.take() {
+                            let acked = server
+                                .repl
+                                .wait_acks(client.repl_offset, wanted, deadline)
+                                .await;
+                            resp::encode::integer(&mut out, acked as i64);
+                        }
+                        clock = command::Clock::start();
+                    }
                     take_inbox(client, &mut out);
                     if out.len() > limit.hard {
                         // Redis closes the client as the reply goes over,

@@ -100,16 +100,15 @@ pub fn replay_bytes(
     // RDB image, possibly followed by commands (old single-file logs).
     if data.starts_with(b"REDIS") {
         let mut view = server.keyspace.lock_all();
-        let (keys, consumed) =
-            super::snapshot::load_into(server, &mut view, data, path).map_err(|why| {
-                AofError::Corrupt {
-                    file: path.display().to_string(),
-                    offset: 0,
-                    why,
-                }
-            })?;
-        count += keys;
-        pos = consumed;
+        let image = super::snapshot::load_into(server, &mut view, data, path).map_err(|why| {
+            AofError::Corrupt {
+                file: path.display().to_string(),
+                offset: 0,
+                why,
+            }
+        })?;
+        count += image.keys;
+        pos = image.consumed;
     }
     // Where the last complete transaction ends, to cut an unfinished
     // MULTI block on truncation: at first the end of the preamble, so a

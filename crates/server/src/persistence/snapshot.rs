@@ -47,7 +47,9 @@ type ShardCopy = Vec<(usize, Box<[u8]>, Entry)>;
 struct Job {
     out: rdb::Writer<BufWriter<File>>,
     tmp: PathBuf,
-    target: PathBuf,
+    /// Where the image is installed; `None`: an image for a replica, left
+    /// at `tmp` for the replication module to send and delete.
+    target: Option<PathBuf>,
     started: Instant,
     /// `dirty` when the image was taken: what a successful save clears.
     dirty_at_start: u64,
@@ -110,6 +112,15 @@ impl Default for Snapshots {
             scheduled: AtomicBool::new(false),
         }
     }
+}
+
+/// What a snapshot is for.
+pub enum Target {
+    /// `dir`/`dbfilename` (SAVE, BGSAVE, save points, shutdown).
+    DbFile,
+    /// An image for replicas' full sync, written to this temporary file
+    /// and not installed: no save is recorded.
+    Replicas(PathBuf),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -246,8 +257,20 @@ impl Snapshots {
     /// `held`: the caller's shards, every one (BGSAVE inside EXEC: the
     /// image is the dataset at that point of the transaction) or none
     /// (see `Keyspace::with_every_shard`).
-    pub fn start(&self, server: &Server, held: &mut View) -> Result<(), SnapshotError> {
-        let target = rdb_path(server);
+    /// Returns the replication offset the image is taken at.
+    pub fn start(
+        &self,
+        server: &Server,
+        held: &mut View,
+        what: Target,
+    ) -> Result<u64, SnapshotError> {
+        let (target, tmp) = match what {
+            Target::DbFile => (Some(rdb_path(server)), None),
+            Target::Replicas(tmp) => (None, Some(tmp)),
+        };
+        let target_dir = target
+            .clone()
+            .unwrap_or_else(|| tmp.clone().unwrap_or_default());
         let (compress, checksum) = {
             let c = server.config.read();
             (
@@ -255,11 +278,16 @@ impl Snapshots {
                 c.get("rdbchecksum") == "yes",
             )
         };
-        let dir = target
+        let dir = target_dir
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf();
+        // A replica's link applies nothing meanwhile (see
+        // `Replication::apply_lock`; taken before the shards, as the link
+        // does; inside EXEC the shards are held already and the link
+        // waits for them).
+        let _apply = (!held.holds_all()).then(|| server.repl.apply_lock.lock());
         // Everything held: no command is half-way through while the
         // snapshot's starting point is fixed.
         server.keyspace.with_every_shard(held, |all| {
@@ -267,9 +295,17 @@ impl Snapshots {
             if slot.is_some() {
                 return Err(SnapshotError::InProgress);
             }
-            let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+            let tmp = tmp.unwrap_or_else(|| dir.join(format!("temp-{}.rdb", std::process::id())));
             let file = File::create(&tmp)?;
             let mut out = rdb::Writer::new(BufWriter::new(file), compress, checksum, false)?;
+            // The history the image belongs to, so a replica (or this
+            // server restarted) continues the stream from here.
+            let offset = server.repl.image_taken();
+            if let Some((id, db)) = server.repl.image_aux() {
+                out.aux(b"repl-stream-db", db.to_string().as_bytes())?;
+                out.aux(b"repl-id", id.as_bytes())?;
+                out.aux(b"repl-offset", offset.to_string().as_bytes())?;
+            }
             for code in crate::command::scripting::library_codes(server) {
                 out.function_library(&code)?;
             }
@@ -295,7 +331,7 @@ impl Snapshots {
             });
             self.active.store(true, Relaxed);
             drop(slot);
-            Ok(())
+            Ok(offset)
         })
     }
 
@@ -339,7 +375,13 @@ impl Snapshots {
 
     /// Installs a finished image as `dbfilename` and records the save.
     fn install(&self, server: &Server, job: Job) -> Result<(), SnapshotError> {
-        let result = install(job.out, job.error, &job.tmp, &job.target);
+        let Some(target) = &job.target else {
+            // An image for replicas: complete at `tmp`, nothing to record.
+            return finish_file(job.out, job.error)
+                .map(drop)
+                .map_err(SnapshotError::from);
+        };
+        let result = install(job.out, job.error, &job.tmp, target);
         let secs = job.started.elapsed().as_secs() as i64;
         self.last_secs.store(secs, Relaxed);
         match result {
@@ -398,37 +440,54 @@ fn install(
     tmp: &Path,
     target: &Path,
 ) -> std::io::Result<()> {
+    let file = finish_file(out, error)?;
+    super::atomic_file::install(file, tmp, target)
+}
+
+/// Ends the image (end mark, checksum) and flushes it to its file.
+fn finish_file(
+    out: rdb::Writer<BufWriter<File>>,
+    error: Option<std::io::Error>,
+) -> std::io::Result<File> {
     if let Some(e) = error {
         return Err(e);
     }
     let mut buf = out.finish()?;
     buf.flush()?;
-    let file = buf.into_inner().map_err(|e| e.into_error())?;
-    super::atomic_file::install(file, tmp, target)
+    buf.into_inner().map_err(|e| e.into_error())
 }
 
 /// Loads an RDB image into the (empty) keyspace: keys already expired are
 /// skipped, as a primary does; function libraries are installed. Returns
 /// the number of keys loaded.
-pub fn load_image(server: &Server, data: &[u8], what: &Path) -> Result<u64, String> {
+pub fn load_image(server: &Server, data: &[u8], what: &Path) -> Result<LoadedImage, String> {
     let mut view = server.keyspace.lock_all();
-    load_into(server, &mut view, data, what).map(|(keys, _)| keys)
+    load_into(server, &mut view, data, what)
 }
 
-/// [`load_image`] into shards the caller holds (all of them); returns the
-/// keys loaded and the bytes the image took (a log may go on after it).
+/// What [`load_into`] loaded.
+pub struct LoadedImage {
+    pub keys: u64,
+    /// Bytes the image took (a log may go on after it).
+    pub consumed: usize,
+    /// The replication history it was taken at: id, offset, database.
+    pub repl: Option<(String, u64, usize)>,
+}
+
+/// [`load_image`] into shards the caller holds (all of them).
 pub fn load_into(
     server: &Server,
     view: &mut View,
     data: &[u8],
     what: &Path,
-) -> Result<(u64, usize), String> {
+) -> Result<LoadedImage, String> {
     let now = crate::command::unix_ms();
     let databases = server.keyspace.databases();
     let (mut loaded, mut expired) = (0u64, 0u64);
     let mut bad_db = None;
     let mut bad_fn = None;
     let limits = server.encoding_limits();
+    let replica = server.keyspace.is_replica();
     let result = rdb::load(
         data,
         &limits,
@@ -437,7 +496,10 @@ pub fn load_into(
                 bad_db = Some(db);
                 return;
             }
-            if expire_at != 0 && expire_at <= now {
+            // A replica keeps what its primary sent, expired or not: the
+            // primary's DEL follows (as Redis, which skips expired keys
+            // only as a primary).
+            if expire_at != 0 && expire_at <= now && !replica {
                 expired += 1;
                 return;
             }
@@ -450,8 +512,8 @@ pub fn load_into(
             }
         },
     );
-    let consumed = match result {
-        Ok(l) => l.consumed,
+    let (consumed, repl) = match result {
+        Ok(l) => (l.consumed, l.repl),
         Err(e) => {
             return Err(format!(
                 "Short read or OOM loading DB. Unrecoverable error, aborting now. ({} in {})",
@@ -474,7 +536,11 @@ pub fn load_into(
     }
     server.snapshots.loaded_keys.store(loaded, Relaxed);
     server.snapshots.loaded_expired.store(expired, Relaxed);
-    Ok((loaded, consumed))
+    Ok(LoadedImage {
+        keys: loaded,
+        consumed,
+        repl,
+    })
 }
 
 /// Whether a `save <seconds> <changes>` point is due: enough changes and
@@ -501,4 +567,21 @@ pub fn save_point_due(server: &Server, now_secs: u64) -> bool {
     points
         .chunks_exact(2)
         .any(|p| dirty >= p[1] && since_save >= p[0])
+}
+
+/// Empties every database and the function libraries, in shards the caller
+/// holds (all of them): WATCHers of present keys are marked and tracking
+/// clients told, as FLUSHALL does (DEBUG RELOAD, a replica's full sync).
+pub fn empty_dataset(server: &Server, view: &mut View, now_ms: u64) {
+    let mut maps = Vec::new();
+    for db in 0..server.keyspace.databases() {
+        let v = &mut *view;
+        server
+            .watches
+            .touch_db(db, |k| v.peek(db, k, now_ms).is_some());
+        maps.extend(view.flush(db));
+    }
+    drop(maps);
+    server.tracking.flushed(&server.clients);
+    crate::command::scripting::flush_libraries(server);
 }

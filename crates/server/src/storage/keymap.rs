@@ -339,6 +339,16 @@ impl KeyMap {
         }
     }
 
+    /// The entry for `key` unless it is missing or expired; an expired
+    /// entry stays (a replica's lookups, see `keyspace::Expiry`).
+    pub fn get_unexpired(&mut self, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
+        let n = self.table.find_mut(hash_key(key), |n| n.key() == key)?;
+        if is_expired(n.expire_at(), now_ms) {
+            return None;
+        }
+        Some(n.entry_mut())
+    }
+
     /// Stores `entry` under `key`, returning the entry it replaces.
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
         let hash = hash_key(key);

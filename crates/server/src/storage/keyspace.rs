@@ -120,6 +120,9 @@ pub struct Keyspace {
     /// the contended path only), for INFO keel.
     waits: Box<[AtomicU64]>,
     databases: usize,
+    /// Set while this server is a replica: views start in
+    /// [`Expiry::Hide`].
+    replica: std::sync::atomic::AtomicBool,
 }
 
 /// One database's figures, summed over the shards.
@@ -160,6 +163,7 @@ impl Keyspace {
             shards,
             waits,
             databases,
+            replica: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -182,10 +186,30 @@ impl Keyspace {
         self.databases
     }
 
+    /// Marks this server a replica (its views hide expired keys instead of
+    /// deleting them) or a primary.
+    pub fn set_replica(&self, on: bool) {
+        self.replica.store(on, Relaxed);
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Relaxed)
+    }
+
+    #[inline]
+    fn expiry(&self) -> Expiry {
+        if self.replica.load(Relaxed) {
+            Expiry::Hide
+        } else {
+            Expiry::Delete
+        }
+    }
+
     /// A view with no shard locked, for commands that touch no key.
     pub fn none(&self) -> View<'_> {
         View {
             guards: Guards::None,
+            expiry: self.expiry(),
         }
     }
 
@@ -195,6 +219,7 @@ impl Keyspace {
         let shard = shard_of(key_slot(key));
         View {
             guards: Guards::One(shard, self.lock(shard)),
+            expiry: self.expiry(),
         }
     }
 
@@ -215,6 +240,7 @@ impl Keyspace {
             0 => self.none(),
             1 => View {
                 guards: Guards::One(last, self.lock(last)),
+                expiry: self.expiry(),
             },
             _ => {
                 let guards = wanted
@@ -224,6 +250,7 @@ impl Keyspace {
                     .collect();
                 View {
                     guards: Guards::Many(guards),
+                    expiry: self.expiry(),
                 }
             }
         }
@@ -233,6 +260,7 @@ impl Keyspace {
     pub fn lock_shard(&self, shard: usize) -> View<'_> {
         View {
             guards: Guards::One(shard, self.shards[shard].lock()),
+            expiry: self.expiry(),
         }
     }
 
@@ -240,6 +268,7 @@ impl Keyspace {
     pub fn lock_all(&self) -> View<'_> {
         View {
             guards: Guards::Many((0..SHARDS).map(|i| Some(self.lock(i))).collect()),
+            expiry: self.expiry(),
         }
     }
 
@@ -418,6 +447,22 @@ enum Guards<'a> {
 /// key specification, not something input can cause.
 pub struct View<'a> {
     guards: Guards<'a>,
+    /// How lookups treat an expired key (see [`Expiry`]).
+    expiry: Expiry,
+}
+
+/// How a view treats keys past their expiry time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Expiry {
+    /// A primary: an expired key is deleted when found (lazy expiry).
+    Delete,
+    /// A replica's clients: an expired key reads as missing but stays,
+    /// until the primary's DEL comes (Redis replicas do not expire keys on
+    /// their own clock, so both copies change in the stream's order).
+    Hide,
+    /// The primary's stream applied on a replica: keys are as the primary
+    /// has them, expired or not.
+    Ignore,
 }
 
 impl<'a> View<'a> {
@@ -478,6 +523,9 @@ impl<'a> View<'a> {
     /// (lazy expiry). Counts a keyspace hit or miss.
     #[inline]
     pub fn get(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
+        if self.expiry != Expiry::Delete {
+            return self.get_on_replica(db, key, now_ms, true);
+        }
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -509,6 +557,9 @@ impl<'a> View<'a> {
     /// Like [`View::get`] but counts no hit/miss and does not update the
     /// access clock (Redis's LOOKUP_NOTOUCH: TYPE, EXISTS, TTL...).
     pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
+        if self.expiry != Expiry::Delete {
+            return self.get_on_replica(db, key, now_ms, false);
+        }
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -526,6 +577,58 @@ impl<'a> View<'a> {
         }
     }
 
+    /// [`View::get`] (`count`: hits and misses) and [`View::peek`] on a
+    /// replica: nothing is deleted; an expired key reads as missing to
+    /// the replica's clients and as present to its primary's stream.
+    #[cold]
+    fn get_on_replica(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        count: bool,
+    ) -> Option<EntryMut<'_>> {
+        let now_ms = if self.expiry == Expiry::Ignore {
+            0
+        } else {
+            now_ms
+        };
+        let slot = key_slot(key);
+        let shard = self.shard(shard_of(slot));
+        let found = shard.dbs[db]
+            .slots
+            .get_mut(slot / SHARDS)
+            .and_then(|m| m.get_unexpired(key, now_ms));
+        if count {
+            match found {
+                Some(_) => shard.stats.hits += 1,
+                None => shard.stats.misses += 1,
+            }
+        }
+        let e = found?;
+        if count {
+            access::touch(e.access, now_ms);
+        }
+        Some(e)
+    }
+
+    /// This view applies a primary's stream: expired keys are still there
+    /// (see [`Expiry::Ignore`]).
+    pub fn obey_primary(&mut self) {
+        self.expiry = Expiry::Ignore;
+    }
+
+    /// The clock expiry is judged by: 0 (nothing expires) for a primary's
+    /// stream on a replica.
+    #[inline]
+    fn expiry_now(&self, now_ms: u64) -> u64 {
+        if self.expiry == Expiry::Ignore {
+            0
+        } else {
+            now_ms
+        }
+    }
+
     /// Stores `value` under `key` with the given expiry (0 = none),
     /// replacing any previous value. Returns the previous live entry.
     pub fn set(
@@ -536,6 +639,7 @@ impl<'a> View<'a> {
         expire_at: u64,
         now_ms: u64,
     ) -> Option<Entry> {
+        let self_expiry_ignore = self.expiry == Expiry::Ignore;
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -554,8 +658,9 @@ impl<'a> View<'a> {
         if expire_at != 0 {
             sdb.volatile += 1;
         }
+        let expiry_now = if self_expiry_ignore { 0 } else { now_ms };
         match old {
-            Some(o) if o.is_expired(now_ms) => {
+            Some(o) if o.is_expired(expiry_now) => {
                 shard.stats.expired += 1;
                 shard.pending_expired.push((db, key.to_vec()));
                 None
@@ -566,6 +671,7 @@ impl<'a> View<'a> {
 
     /// Removes `key`; returns its entry if it was live.
     pub fn remove(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<Entry> {
+        let now_ms = self.expiry_now(now_ms);
         let slot = key_slot(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -836,9 +942,11 @@ impl<'a> View<'a> {
             }
             match found {
                 Some((k, false)) => return Some(k),
-                Some((k, true)) => {
+                // A replica leaves expired keys to its primary's DEL.
+                Some((k, true)) if self.expiry == Expiry::Delete => {
                     self.remove(db, &k, now_ms);
                 }
+                Some(_) => {}
                 None => return None,
             }
         }

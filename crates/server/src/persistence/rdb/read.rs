@@ -39,6 +39,9 @@ pub struct Loaded {
     pub expires: u64,
     /// Bytes of the image, checksum included (an AOF goes on after it).
     pub consumed: usize,
+    /// The replication history the image was taken at (aux fields
+    /// `repl-id`, `repl-offset`, `repl-stream-db`), if it says.
+    pub repl: Option<(String, u64, usize)>,
 }
 
 /// Reads the image at the start of `data`: `on_key(db, key, value,
@@ -74,6 +77,17 @@ pub fn check(data: &[u8]) -> Result<String, (String, RdbError)> {
             Ok(report)
         }
         Err(e) => Err((report, e)),
+    }
+}
+
+/// Gathers the replication aux fields into `(id, offset, db)`.
+fn repl_aux(repl: &mut (Option<String>, Option<u64>, usize), k: &[u8], v: &[u8]) {
+    let text = || std::str::from_utf8(v).ok();
+    match k {
+        b"repl-id" if v.len() == 40 => repl.0 = text().map(str::to_string),
+        b"repl-offset" => repl.1 = text().and_then(|t| t.parse().ok()),
+        b"repl-stream-db" => repl.2 = text().and_then(|t| t.parse().ok()).unwrap_or(0),
+        _ => {}
     }
 }
 
@@ -208,6 +222,7 @@ fn parse(
     };
     let mut db = 0usize;
     let mut expire_at = 0u64;
+    let mut repl = (None, None, 0);
     loop {
         let at = r.pos;
         let op = r.u8()?;
@@ -235,6 +250,7 @@ fn parse(
             OP_AUX => {
                 let k = r.string()?;
                 let v = r.string()?;
+                repl_aux(&mut repl, &k, &v);
                 if let Some(rep) = report.as_deref_mut() {
                     let _ = writeln!(
                         rep,
@@ -286,6 +302,9 @@ fn parse(
         }
     }
     loaded.consumed = r.pos;
+    if let (Some(id), Some(offset)) = (repl.0, repl.1) {
+        loaded.repl = Some((id, offset, repl.2));
+    }
     Ok(loaded)
 }
 

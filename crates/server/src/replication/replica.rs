@@ -1,0 +1,510 @@
+//! The replica's side: the link to the primary.
+//!
+//! One thread (`keel-repl-link`) per REPLICAOF, with blocking sockets: it
+//! connects, runs Redis 7.0's handshake (PING, AUTH, REPLCONF
+//! listening-port / ip-address / capa eof psync2, PSYNC), loads the image
+//! of a full sync or continues from its offset, then applies the stream as
+//! the primary's client (`Client::from_primary`) and acknowledges it
+//! (`REPLCONF ACK` every second and on `GETACK`). Each command's bytes go
+//! on, as received, to this server's own backlog (its replicas, chained,
+//! see the same stream and offsets). A new REPLICAOF bumps `link_gen`:
+//! the old thread sees it between reads and ends.
+//!
+//! A blocking thread rather than a worker task: applying the stream is
+//! one command after the other anyway (its order is the primary's), and
+//! the thread may wait on shard locks without stalling a worker's other
+//! connections.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Primary, LINK_CONNECTING, LINK_DOWN, LINK_SYNC, LINK_UP};
+use crate::client::{Client, ClientInfo, KIND_PRIMARY};
+use crate::command::{self, Clock};
+use crate::server::Server;
+use crate::stats::ThreadStats;
+
+/// Makes this server a replica of `primary` (or a primary again, with
+/// `None`), as REPLICAOF and the `replicaof` parameter do. The link
+/// thread starts only once the server runs (`start_link`).
+pub fn set_primary(server: &Server, primary: Option<Primary>) {
+    let was_replica = server.repl.is_replica();
+    server.repl.link_gen.fetch_add(1, Relaxed);
+    // The link thread holds the apply lock while it applies a command:
+    // taking it here waits for the command in progress.
+    let _apply = server.repl.apply_lock.lock();
+    server.repl.link_state.store(LINK_DOWN, Relaxed);
+    match &primary {
+        Some(_) => {
+            server.keyspace.set_replica(true);
+            // Redis's replicationCacheMasterUsingMyself: a primary turned
+            // replica keeps its history, so it can continue partially
+            // from the new primary if it was its replica before.
+            server.repl.ensure_backlog();
+        }
+        None => {
+            server.keyspace.set_replica(false);
+            if was_replica {
+                // A new history from here; the old one stays valid up to
+                // this offset for the old primary's other replicas.
+                server.repl.shift_replid();
+            }
+        }
+    }
+    server.repl.set_primary(primary);
+    server
+        .repl
+        .link_down_since_ms
+        .store(command::unix_ms(), Relaxed);
+    // Replicas of this server reconnect and continue partially (with
+    // `+CONTINUE <new id>`).
+    server.repl.disconnect_replicas();
+}
+
+/// The `replicaof` parameter at start: a replica from the first command
+/// (the link starts once the listeners are up). Its history, if any, comes
+/// from the RDB it loads (`restore_history`).
+pub fn set_primary_at_start(server: &Server, spec: &str) {
+    let mut parts = spec.split_whitespace();
+    if let (Some(host), Some(port)) = (parts.next(), parts.next().and_then(|p| p.parse().ok())) {
+        server.keyspace.set_replica(true);
+        server.repl.set_primary(Some(Primary {
+            host: host.to_string(),
+            port,
+        }));
+        server.repl.link_down_since_ms.store(0, Relaxed);
+    }
+}
+
+/// Starts the link thread for the current primary, if any.
+pub fn start_link(server: &Arc<Server>) {
+    if server.repl.primary().is_none() {
+        return;
+    }
+    let gen = server.repl.link_gen.load(Relaxed);
+    let server = server.clone();
+    let spawned = std::thread::Builder::new()
+        .name("keel-repl-link".into())
+        .spawn(move || link_main(&server, gen));
+    if let Err(e) = spawned {
+        tracing::error!("Can't start the replication link: {e}");
+    }
+}
+
+fn current(server: &Server, gen: u64) -> bool {
+    server.repl.link_gen.load(Relaxed) == gen
+}
+
+fn link_main(server: &Arc<Server>, gen: u64) {
+    let stats = server.stats.register_thread(server.commands.len());
+    let mut client = primary_client(server, -1);
+    client.db = server.repl.link_db.load(Relaxed);
+    while current(server, gen) {
+        let Some(primary) = server.repl.primary() else {
+            return;
+        };
+        tracing::info!("Connecting to MASTER {}:{}", primary.host, primary.port);
+        if let Err(e) = session(server, gen, &primary, &mut client, &stats) {
+            tracing::warn!("Replication with {}:{}: {e}", primary.host, primary.port);
+        }
+        if server.repl.link_state.swap(LINK_DOWN, Relaxed) == LINK_UP {
+            server
+                .repl
+                .link_down_since_ms
+                .store(command::unix_ms(), Relaxed);
+        }
+        server.clients.unregister(client.info.id);
+        // A half-received transaction is dropped (the primary sends it
+        // again, whole, after a resync).
+        client.multi = None;
+        for _ in 0..10 {
+            if !current(server, gen) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The primary's pseudo-client; `fd` is the link's socket (CLIENT KILL
+/// TYPE master shuts it down).
+fn primary_client(server: &Server, fd: i32) -> Client {
+    let info = ClientInfo::new(
+        server.clients.next_id(),
+        String::new(),
+        String::new(),
+        fd,
+        false,
+    );
+    info.kind.store(KIND_PRIMARY, Relaxed);
+    let mut c = Client::new(Arc::new(info));
+    c.from_primary = true;
+    c
+}
+
+type Link = BufReader<TcpStream>;
+
+fn err(msg: impl Into<String>) -> std::io::Error {
+    std::io::Error::other(msg.into())
+}
+
+/// Sends a command and reads its one-line reply (empty lines, the
+/// primary's keepalives, skipped).
+fn call(link: &mut Link, argv: &[&[u8]]) -> std::io::Result<String> {
+    let mut buf = Vec::new();
+    resp::encode::command(&mut buf, argv);
+    link.get_mut().write_all(&buf)?;
+    read_line(link)
+}
+
+fn read_line(link: &mut Link) -> std::io::Result<String> {
+    loop {
+        let mut line = String::new();
+        if link.read_line(&mut line)? == 0 {
+            return Err(err("the primary closed the connection"));
+        }
+        let line = line.trim_end_matches(['\r', '\n']);
+        if !line.is_empty() {
+            return Ok(line.to_string());
+        }
+    }
+}
+
+/// One connection to the primary: handshake, sync, stream.
+fn session(
+    server: &Arc<Server>,
+    gen: u64,
+    primary: &Primary,
+    client: &mut Client,
+    stats: &ThreadStats,
+) -> std::io::Result<()> {
+    server.repl.link_state.store(LINK_CONNECTING, Relaxed);
+    let (timeout, announce_ip, announce_port, user, pass) = {
+        let c = server.config.read();
+        (
+            c.get_int("repl-timeout").max(1) as u64,
+            c.get("replica-announce-ip").to_string(),
+            c.get_int("replica-announce-port"),
+            c.get("masteruser").to_string(),
+            c.get("masterauth").to_string(),
+        )
+    };
+    let addr = (primary.host.as_str(), primary.port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| err("no address for the primary"))?;
+    let sock = TcpStream::connect_timeout(&addr, Duration::from_secs(timeout))?;
+    sock.set_nodelay(true)?;
+    sock.set_read_timeout(Some(Duration::from_secs(timeout)))?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    let local = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let mut link = BufReader::with_capacity(64 * 1024, sock);
+
+    let pong = call(&mut link, &[b"PING"])?;
+    // An -NOAUTH (or -NOPERM) is fine here: AUTH comes next.
+    if pong.starts_with('-') && !pong.starts_with("-NOAUTH") && !pong.starts_with("-NOPERM") {
+        return Err(err(format!("Error reply to PING from master: '{pong}'")));
+    }
+    if !pass.is_empty() {
+        let reply = if user.is_empty() {
+            call(&mut link, &[b"AUTH", pass.as_bytes()])?
+        } else {
+            call(&mut link, &[b"AUTH", user.as_bytes(), pass.as_bytes()])?
+        };
+        if reply.starts_with('-') {
+            return Err(err(format!("Unable to AUTH to MASTER: {reply}")));
+        }
+    }
+    let port = if announce_port > 0 {
+        announce_port as usize
+    } else {
+        server.tcp_port.load(Relaxed)
+    };
+    // Errors of the REPLCONFs are not fatal (an old primary).
+    call(
+        &mut link,
+        &[b"REPLCONF", b"listening-port", port.to_string().as_bytes()],
+    )?;
+    if !announce_ip.is_empty() {
+        call(
+            &mut link,
+            &[b"REPLCONF", b"ip-address", announce_ip.as_bytes()],
+        )?;
+    }
+    call(
+        &mut link,
+        &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"],
+    )?;
+    if !current(server, gen) {
+        return Ok(());
+    }
+    // PSYNC with our history when we have one, else `? -1`.
+    let ids = server.repl.ids();
+    let have_history = server.repl.active();
+    let (id, from) = if have_history {
+        (ids.replid.clone(), (server.repl.offset() + 1).to_string())
+    } else {
+        ("?".to_string(), "-1".to_string())
+    };
+    let reply = call(&mut link, &[b"PSYNC", id.as_bytes(), from.as_bytes()])?;
+    let mut fresh = primary_client(server, fd);
+    fresh.db = client.db;
+    *client = fresh;
+    let info = ClientInfo::new(
+        client.info.id,
+        format!("{}:{}", primary.host, primary.port),
+        local,
+        fd,
+        false,
+    );
+    info.kind.store(KIND_PRIMARY, Relaxed);
+    client.info = Arc::new(info);
+    if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
+        let mut parts = rest.split(' ');
+        let (Some(id), Some(off)) = (parts.next(), parts.next().and_then(|o| o.parse().ok()))
+        else {
+            return Err(err(format!("Unexpected reply to PSYNC: {reply}")));
+        };
+        tracing::info!("Full resync from master: {id}:{off}");
+        server.repl.link_state.store(LINK_SYNC, Relaxed);
+        let db = receive_image(server, gen, &mut link, id, off)?;
+        client.db = db;
+    } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+        let id = rest.trim();
+        tracing::info!("Successful partial resynchronization with master.");
+        if !id.is_empty() && id != ids.replid {
+            tracing::info!("Master replication ID changed to {id}");
+            server.repl.adopt_replid(id);
+            server.repl.disconnect_replicas();
+        }
+    } else {
+        return Err(err(format!("Unexpected reply to PSYNC: {reply}")));
+    }
+    server.clients.register(client.info.clone());
+    server.repl.link_state.store(LINK_UP, Relaxed);
+    server
+        .repl
+        .link_last_io_ms
+        .store(command::unix_ms(), Relaxed);
+    tracing::info!("MASTER <-> REPLICA sync: Finished with success");
+    apply_stream(server, gen, &mut link, client, stats, timeout)
+}
+
+/// Reads the image (`$<len>` or `$EOF:<mark>`), stores it as
+/// `dbfilename` (unless `repl-diskless-load` says otherwise), and loads
+/// it in place of the dataset. Returns the stream's database.
+fn receive_image(
+    server: &Arc<Server>,
+    gen: u64,
+    link: &mut Link,
+    id: &str,
+    offset: u64,
+) -> std::io::Result<usize> {
+    let header = read_line(link)?;
+    let Some(size) = header.strip_prefix('$') else {
+        return Err(err(format!(
+            "Bad protocol from MASTER, the first byte is not '$' (we received '{header}')"
+        )));
+    };
+    let repl = &server.repl;
+    repl.sync_read.store(0, Relaxed);
+    let mut data = Vec::new();
+    if let Some(mark) = size.strip_prefix("EOF:") {
+        let mark = mark.as_bytes().to_vec();
+        if mark.len() != 40 {
+            return Err(err("Bad EOF mark from MASTER"));
+        }
+        repl.sync_total.store(-1, Relaxed);
+        let mut chunk = vec![0u8; 256 * 1024];
+        loop {
+            let n = link.read(&mut chunk)?;
+            if n == 0 {
+                return Err(err("the primary closed the connection during the sync"));
+            }
+            data.extend_from_slice(&chunk[..n]);
+            repl.sync_read.fetch_add(n as u64, Relaxed);
+            if data.ends_with(&mark) {
+                data.truncate(data.len() - 40);
+                break;
+            }
+            if !current(server, gen) {
+                return Err(err("REPLICAOF changed during the sync"));
+            }
+        }
+    } else {
+        let len: usize = size
+            .parse()
+            .map_err(|_| err(format!("Bad bulk length from MASTER: {size}")))?;
+        repl.sync_total.store(len as i64, Relaxed);
+        data.resize(len, 0);
+        let mut got = 0;
+        while got < len {
+            let n = link.read(&mut data[got..])?;
+            if n == 0 {
+                return Err(err("the primary closed the connection during the sync"));
+            }
+            got += n;
+            repl.sync_read.store(got as u64, Relaxed);
+            if !current(server, gen) {
+                return Err(err("REPLICAOF changed during the sync"));
+            }
+        }
+    }
+    repl.net_in.fetch_add(data.len() as u64, Relaxed);
+    tracing::info!(
+        "MASTER <-> REPLICA sync: receiving {} bytes from master",
+        data.len()
+    );
+    let path = crate::persistence::snapshot::rdb_path(server);
+    let store = server.config.read().get("repl-diskless-load") == "disabled";
+    if store {
+        // As Redis with diskless load disabled: the image becomes the
+        // replica's dump.rdb (a restart resumes from its offset).
+        let tmp = path.with_file_name(format!("temp-repl-in-{}.rdb", std::process::id()));
+        let written = std::fs::File::create(&tmp).and_then(|mut f| {
+            f.write_all(&data)?;
+            crate::persistence::atomic_file::install(f, &tmp, &path)
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(err(format!("Failed trying to store the image: {e}")));
+        }
+    }
+    tracing::info!("MASTER <-> REPLICA sync: Flushing old data");
+    let _apply = repl.apply_lock.lock();
+    if !current(server, gen) {
+        return Err(err("REPLICAOF changed during the sync"));
+    }
+    let mut view = server.keyspace.lock_all();
+    crate::persistence::snapshot::empty_dataset(server, &mut view, command::unix_ms());
+    tracing::info!("MASTER <-> REPLICA sync: Loading DB in memory");
+    let loaded =
+        crate::persistence::snapshot::load_into(server, &mut view, &data, &path).map_err(|e| {
+            err(format!(
+                "Failed trying to load the MASTER synchronization DB from socket: {e}"
+            ))
+        })?;
+    // The new history, whose bytes from `offset` on follow; this
+    // server's own replicas must sync again.
+    repl.reset_history(id, offset);
+    drop(view);
+    repl.disconnect_replicas();
+    let db = loaded.repl.map_or(0, |(_, _, db)| db);
+    repl.link_db.store(db, Relaxed);
+    Ok(db)
+}
+
+/// Applies the primary's stream until the link ends.
+fn apply_stream(
+    server: &Arc<Server>,
+    gen: u64,
+    link: &mut Link,
+    client: &mut Client,
+    stats: &ThreadStats,
+    timeout: u64,
+) -> std::io::Result<()> {
+    let repl = &server.repl;
+    link.get_ref()
+        .set_read_timeout(Some(Duration::from_millis(100)))?;
+    let mut dec = resp::RequestDecoder::new(usize::MAX);
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut start = 0;
+    let mut out = Vec::new();
+    let mut clock = Clock::start();
+    let mut last_ack = Instant::now();
+    let mut last_io = Instant::now();
+    loop {
+        if !current(server, gen) || client.info.killed.load(Relaxed) {
+            return Ok(());
+        }
+        if last_ack.elapsed() >= Duration::from_secs(1) {
+            send_ack(link, repl.offset())?;
+            last_ack = Instant::now();
+        }
+        if last_io.elapsed() >= Duration::from_secs(timeout) {
+            return Err(err("MASTER timeout: no data nor PING received..."));
+        }
+        if start == buf.len() {
+            buf.clear();
+            start = 0;
+        } else if start > 0 && start >= buf.len() / 2 {
+            buf.drain(..start);
+            start = 0;
+        }
+        let have = buf.len();
+        buf.resize(have + 64 * 1024, 0);
+        let n = match link.read(&mut buf[have..]) {
+            Ok(0) => {
+                buf.truncate(have);
+                return Err(err("the primary closed the connection"));
+            }
+            Ok(n) => n,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                buf.truncate(have);
+                continue;
+            }
+            Err(e) => {
+                buf.truncate(have);
+                return Err(e);
+            }
+        };
+        buf.truncate(have + n);
+        last_io = Instant::now();
+        repl.link_last_io_ms.store(command::unix_ms(), Relaxed);
+        repl.net_in.fetch_add(n as u64, Relaxed);
+        loop {
+            match dec.decode(&buf[start..]) {
+                Ok(Some(len)) => {
+                    let frame = &buf[start..start + len];
+                    start += len;
+                    if dec.argc() == 0 {
+                        repl.feed_raw(frame);
+                        continue;
+                    }
+                    let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
+                    if argv.len() >= 2
+                        && argv[0].eq_ignore_ascii_case(b"replconf")
+                        && argv[1].eq_ignore_ascii_case(b"getack")
+                    {
+                        // The offset before this request, as Redis answers.
+                        send_ack(link, repl.offset())?;
+                        last_ack = Instant::now();
+                        repl.feed_raw(frame);
+                        continue;
+                    }
+                    let _apply = repl.apply_lock.lock();
+                    if !current(server, gen) {
+                        return Ok(());
+                    }
+                    clock = Clock::start();
+                    command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    out.clear();
+                    repl.feed_raw(frame);
+                    repl.link_db.store(client.db, Relaxed);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(err(format!("Protocol error from MASTER: {e}"))),
+            }
+        }
+        let _ = &mut clock;
+    }
+}
+
+fn send_ack(link: &mut Link, offset: u64) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    resp::encode::command(
+        &mut buf,
+        &[
+            b"REPLCONF".as_slice(),
+            b"ACK",
+            offset.to_string().as_bytes(),
+        ],
+    );
+    link.get_mut().write_all(&buf)
+}
