@@ -7,7 +7,7 @@ use super::args::is;
 use super::table::Registry;
 use super::{CmdError, CmdResult, Ctx};
 use crate::replication::master::{ReplConf, SyncRequest};
-use crate::replication::{replica, Primary};
+use crate::replication::{failover, replica, Primary};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("replicaof", replicaof);
@@ -17,6 +17,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("sync", sync);
     r.add("wait", wait);
     r.add("role", role);
+    r.add("failover", failover);
 }
 
 /// REPLICAOF host port | NO ONE
@@ -130,14 +131,35 @@ fn apply_replconf(conf: &mut ReplConf, argv: &[&[u8]]) -> Result<bool, CmdError>
 /// A replica of a replica whose own link is down cannot sync from it.
 fn sync_refused(cx: &Ctx) -> Option<CmdError> {
     let repl = &cx.server.repl;
+    if repl.failover.state.load(Relaxed) != failover::NONE {
+        return Some(CmdError::new(
+            "NOMASTERLINK Can't SYNC while failing over",
+        ));
+    }
     (repl.is_replica() && repl.link_state.load(Relaxed) != crate::replication::LINK_UP)
         .then(|| CmdError::new("NOMASTERLINK Can't SYNC while not connected with my master"))
 }
 
-/// PSYNC replicationid offset
+/// PSYNC replicationid offset [FAILOVER]
 fn psync(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if cx.client.info.kind.load(Relaxed) == crate::client::KIND_REPLICA {
         return Ok(());
+    }
+    if argv.len() > 3 && is(argv[3], "failover") {
+        // Our primary hands over (its FAILOVER): we continue its history
+        // as the primary.
+        let server = cx.server;
+        if argv[1] != server.repl.ids().replid.as_bytes() {
+            return Err(CmdError::new(
+                "ERR PSYNC FAILOVER replid must match my replid.",
+            ));
+        }
+        tracing::info!(
+            "Failover request received for replid {}.",
+            String::from_utf8_lossy(argv[1])
+        );
+        replica::set_primary(server, None);
+        server.config.write().set_internal("replicaof", String::new());
     }
     if let Some(e) = sync_refused(cx) {
         return Err(e);
@@ -233,5 +255,93 @@ fn role(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             cx.int(if up { repl.offset() as i64 } else { -1 });
         }
     }
+    Ok(())
+}
+
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
+fn failover(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let repl = &cx.server.repl;
+    if argv.len() == 2 && is(argv[1], "abort") {
+        if repl.failover.state.load(Relaxed) == failover::NONE {
+            return Err(CmdError::new("ERR No failover in progress."));
+        }
+        repl.failover.request_abort();
+        cx.ok();
+        return Ok(());
+    }
+    let (mut target, mut timeout, mut force) = (None, None, false);
+    let mut j = 1;
+    while j < argv.len() {
+        if is(argv[j], "to") && j + 2 < argv.len() {
+            let port = resp::parse_i64(argv[j + 2])
+                .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
+            target = Some(Primary {
+                host: String::from_utf8_lossy(argv[j + 1]).into_owned(),
+                port: port.clamp(0, 65535) as u16,
+            });
+            j += 3;
+        } else if is(argv[j], "timeout") && j + 1 < argv.len() {
+            let ms = resp::parse_i64(argv[j + 1])
+                .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
+            if ms <= 0 {
+                return Err(CmdError::new("ERR FAILOVER timeout must be greater than 0"));
+            }
+            timeout = Some(std::time::Duration::from_millis(ms as u64));
+            j += 2;
+        } else if is(argv[j], "force") {
+            force = true;
+            j += 1;
+        } else {
+            return Err(super::error::SYNTAX);
+        }
+    }
+    if repl.failover.state.load(Relaxed) != failover::NONE {
+        return Err(CmdError::new("ERR FAILOVER already in progress."));
+    }
+    if repl.is_replica() {
+        return Err(CmdError::new(
+            "ERR FAILOVER is not valid when server is a replica.",
+        ));
+    }
+    if repl.replicas.read().is_empty() {
+        return Err(CmdError::new("ERR FAILOVER requires connected replicas."));
+    }
+    if force && (timeout.is_none() || target.is_none()) {
+        return Err(CmdError::new(
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
+        ));
+    }
+    if let Some(t) = &target {
+        let state = repl
+            .replicas
+            .read()
+            .iter()
+            .find(|r| r.ip == t.host && r.port.load(Relaxed) == t.port)
+            .map(|r| r.state.load(Relaxed));
+        match state {
+            None => {
+                return Err(CmdError::new(
+                    "ERR FAILOVER target HOST and PORT is not a replica.",
+                ))
+            }
+            Some(s) if s != crate::replication::ONLINE => {
+                return Err(CmdError::new("ERR FAILOVER target replica is not online."))
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(server) = cx.server.arc() else {
+        return Err(CmdError::new("ERR FAILOVER could not start"));
+    };
+    failover::start(
+        &server,
+        failover::Request {
+            target,
+            timeout,
+            force,
+        },
+    )
+    .map_err(|e| CmdError::new(format!("ERR FAILOVER could not start: {e}")))?;
+    cx.ok();
     Ok(())
 }

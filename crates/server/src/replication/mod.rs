@@ -21,6 +21,7 @@
 //! the old primary continue with `+CONTINUE`.
 
 pub mod backlog;
+pub mod failover;
 pub mod info;
 pub mod master;
 pub mod replica;
@@ -123,6 +124,8 @@ pub struct Replication {
     pub good_replicas: AtomicUsize,
     pub min_replicas: AtomicUsize,
     pub min_replicas_max_lag: AtomicU64,
+    /// FAILOVER's state.
+    pub failover: failover::Failover,
     /// `replica-read-only`.
     pub read_only: AtomicBool,
     /// `replica-serve-stale-data`.
@@ -181,6 +184,7 @@ impl Replication {
             good_replicas: AtomicUsize::new(0),
             min_replicas: AtomicUsize::new(0),
             min_replicas_max_lag: AtomicU64::new(10),
+            failover: Default::default(),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             full_sync: Mutex::new(None),
@@ -424,7 +428,11 @@ impl Replication {
     pub fn cron(&self, now_ms: u64, ping_period: u64) {
         self.refresh_good_replicas(now_ms);
         let secs = now_ms / 1000;
-        if self.is_replica() || self.replicas.read().is_empty() || ping_period == 0 {
+        if self.is_replica()
+            || self.replicas.read().is_empty()
+            || ping_period == 0
+            || self.failover.state.load(Relaxed) != failover::NONE
+        {
             return;
         }
         if secs.is_multiple_of(ping_period) {

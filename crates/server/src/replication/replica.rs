@@ -249,7 +249,15 @@ fn session(
     } else {
         ("?".to_string(), "-1".to_string())
     };
-    let reply = call(&mut link, &[b"PSYNC", id.as_bytes(), from.as_bytes()])?;
+    // A failover's demoted primary tells the target to take over.
+    let reply = if server.repl.failover.psync_failover.swap(false, Relaxed) {
+        call(
+            &mut link,
+            &[b"PSYNC", id.as_bytes(), from.as_bytes(), b"FAILOVER"],
+        )?
+    } else {
+        call(&mut link, &[b"PSYNC", id.as_bytes(), from.as_bytes()])?
+    };
     let mut fresh = primary_client(server, fd);
     fresh.db = client.db;
     *client = fresh;
