@@ -744,6 +744,10 @@ fn replicaof_at_startup(mk: Kind, rk: Kind) {
         ),
         other => panic!("CONFIG GET replicaof: {other:?}"),
     }
+    eqb!(
+        r.raw().cmd(&["REPLICAOF", "127.0.0.1", port.as_str()]),
+        b"+OK Already connected to specified master\r\n"
+    );
     line(&mut m.raw(), "SET later v");
     wait_in_sync(&m, &[&r]);
     eqb!(r.raw().cmd(&["GET", "later"]), b"$1\r\nv\r\n");
@@ -882,6 +886,7 @@ fn role(mk: Kind, rk: Kind) {
         r.raw().cmd(&["ROLE"]),
         b"*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"
     );
+    eqb!(m.raw().cmd(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
     r.replicate(&m);
     line(&mut m.raw(), "SET k v");
     wait_in_sync(&m, &[&r]);
@@ -925,18 +930,34 @@ fn role(mk: Kind, rk: Kind) {
 
     // The replica's ROLE: "slave", master host, port (integer), state,
     // offset processed.
-    let offset = wait_in_sync(&m, &[&r]);
-    let reply = parse(&r.raw().cmd(&["ROLE"]));
-    assert_eq!(
-        reply,
-        Value::Array(vec![
-            Value::Bulk(b"slave".to_vec()),
-            Value::Bulk(b"127.0.0.1".to_vec()),
-            Value::Integer(m.port() as i64),
-            Value::Bulk(b"connected".to_vec()),
-            Value::Integer(offset as i64),
-        ])
-    );
+    // (Polled: the master's periodic PING moves the offsets.)
+    wait_for("ROLE on the replica to show the master's offset", || {
+        let offset = wait_in_sync(&m, &[&r]);
+        let reply = parse(&r.raw().cmd(&["ROLE"]));
+        let want = |offset: i64| {
+            Value::Array(vec![
+                Value::Bulk(b"slave".to_vec()),
+                Value::Bulk(b"127.0.0.1".to_vec()),
+                Value::Integer(m.port() as i64),
+                Value::Bulk(b"connected".to_vec()),
+                Value::Integer(offset),
+            ])
+        };
+        match &reply {
+            Value::Array(v) if v.len() == 5 => {
+                let Value::Integer(got) = v[4] else {
+                    panic!("replica's ROLE: {reply:?}")
+                };
+                assert_eq!(reply, want(got), "replica's ROLE");
+                if got == offset as i64 {
+                    Ok(())
+                } else {
+                    Err(format!("ROLE {reply:?}, master offset {offset}"))
+                }
+            }
+            other => panic!("replica's ROLE: {other:?}"),
+        }
+    });
 
     // INFO replication, master side.
     let t = m.info("replication");
@@ -1118,6 +1139,56 @@ fn promotion(mk: Kind, rk: Kind) {
     assert_same_data(&r1, &r2);
 }
 
+/// Waits until R2, a replica of R1 which replicates M, is at M's offset.
+fn wait_chain_in_sync(m: &Node, r1: &Node, r2: &Node) {
+    wait_for("R2 in sync with M through R1", || {
+        let offset = wait_in_sync(r1, &[r2]);
+        let m_offset = u64_field(&m.info("replication"), "master_repl_offset")?;
+        if offset == m_offset {
+            Ok(())
+        } else {
+            Err(format!("M at {m_offset}, R1 and R2 at {offset}"))
+        }
+    });
+}
+
+/// A replica of a replica: R1 passes M's stream on to R2 (the same
+/// replication ID and offsets down the chain), also after R1's link to M
+/// was dropped and resumed.
+fn chained(mk: Kind, rk: Kind) {
+    let m = Node::start(mk, &[]);
+    let r1 = Node::start(rk, &[]);
+    let r2 = Node::start(rk, &[]);
+    let mut mc = m.raw();
+    populate(&mut mc, "a");
+    r1.replicate(&m);
+    r2.replicate(&r1);
+    wait_in_sync(&m, &[&r1]);
+    wait_chain_in_sync(&m, &r1, &r2);
+    let replid = info_field(&m.info("replication"), "master_replid");
+    assert_eq!(info_field(&r1.info("replication"), "master_replid"), replid);
+    assert_eq!(info_field(&r2.info("replication"), "master_replid"), replid);
+    assert_same_data(&m, &r2);
+
+    line(&mut mc, "SET through_chain 1");
+    eqb!(
+        m.raw().cmd(&["CLIENT", "KILL", "TYPE", "replica"]),
+        b":1\r\n"
+    );
+    line(&mut mc, "SET after_kill 2");
+    line(&mut mc, "SELECT 3");
+    line(&mut mc, "SET in_db3 3");
+    wait_partial_resync(&m, &r1, 1);
+    wait_chain_in_sync(&m, &r1, &r2);
+    assert_eq!(sync_stats(&m).0, 1, "one full sync from M");
+    eqb!(r2.raw().cmd(&["GET", "after_kill"]), b"$1\r\n2\r\n");
+    assert_same_data(&m, &r2);
+    eqb!(
+        r2.raw().cmd(&["SET", "x", "y"]),
+        b"-READONLY You can't write against a read only replica.\r\n"
+    );
+}
+
 /// A replica saved on shutdown (with its replication ID and offset in the
 /// RDB file) and restarted with `--replicaof` resumes with a partial
 /// resynchronisation.
@@ -1290,6 +1361,7 @@ pairs! {
     wait_command,
     min_replicas,
     promotion,
+    chained,
     restart_replica,
     kill9_master,
 }
