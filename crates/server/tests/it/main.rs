@@ -32,6 +32,7 @@ mod monitor;
 mod observability;
 mod propagation;
 mod protocol;
+mod replication;
 mod scripting;
 mod server;
 mod sets;
