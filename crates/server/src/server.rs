@@ -285,6 +285,7 @@ impl Server {
         self.repl
             .min_replicas_max_lag
             .store(c.get_int("min-replicas-max-lag").max(0) as u64, Relaxed);
+        self.repl.refresh_good_replicas(command::unix_ms());
         self.repl
             .read_only
             .store(c.get("replica-read-only") == "yes", Relaxed);

@@ -104,7 +104,7 @@ fn restore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     } else {
         ttl
     };
-    if expire_at != 0 && expire_at <= now as i64 {
+    if expire_at != 0 && cx.already_expired(expire_at) {
         // Already expired: nothing is created, but a key REPLACE removed
         // is gone, and replicas and the log must hear it.
         if deleted {

@@ -189,7 +189,7 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
         cx.int(0);
         return Ok(());
     }
-    if when <= now as i64 {
+    if cx.already_expired(when) {
         cx.view.remove(db, key, now);
         cx.notify(notify::GENERIC, "del", key);
         cx.propagate_instead(vec![vec![b"DEL".to_vec(), key.to_vec()]]);

@@ -211,6 +211,14 @@ impl Ctx<'_, '_> {
         self.client.woken
     }
 
+    /// Whether an expiry time `at` (unix ms) set now means the key is gone
+    /// at once, as Redis's checkAlreadyExpired: never for the primary's
+    /// stream on a replica, which keeps the key until the primary's DEL.
+    #[inline]
+    pub fn already_expired(&self, at: i64) -> bool {
+        at <= self.now_ms as i64 && !self.client.from_primary
+    }
+
     /// Logs `cmds` instead of the command as sent (see `propagate_as`).
     pub fn propagate_instead(&mut self, cmds: Vec<Vec<Vec<u8>>>) {
         self.propagate_as = Some(cmds);

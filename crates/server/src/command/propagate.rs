@@ -64,7 +64,7 @@ pub fn wake(server: &Server, ready: Vec<Ready>) {
 /// Whether any sink takes records (the log, the replication stream). When
 /// none does, no record is built.
 #[inline]
-fn records_wanted(server: &Server) -> bool {
+pub(crate) fn records_wanted(server: &Server) -> bool {
     server.aof.enabled() || server.repl.active()
 }
 

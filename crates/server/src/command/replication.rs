@@ -132,9 +132,7 @@ fn apply_replconf(conf: &mut ReplConf, argv: &[&[u8]]) -> Result<bool, CmdError>
 fn sync_refused(cx: &Ctx) -> Option<CmdError> {
     let repl = &cx.server.repl;
     if repl.failover.state.load(Relaxed) != failover::NONE {
-        return Some(CmdError::new(
-            "NOMASTERLINK Can't SYNC while failing over",
-        ));
+        return Some(CmdError::new("NOMASTERLINK Can't SYNC while failing over"));
     }
     (repl.is_replica() && repl.link_state.load(Relaxed) != crate::replication::LINK_UP)
         .then(|| CmdError::new("NOMASTERLINK Can't SYNC while not connected with my master"))
@@ -159,7 +157,10 @@ fn psync(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             String::from_utf8_lossy(argv[1])
         );
         replica::set_primary(server, None);
-        server.config.write().set_internal("replicaof", String::new());
+        server
+            .config
+            .write()
+            .set_internal("replicaof", String::new());
     }
     if let Some(e) = sync_refused(cx) {
         return Err(e);
@@ -243,7 +244,7 @@ fn role(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             let state = match repl.link_state.load(Relaxed) {
                 crate::replication::LINK_UP => "connected",
                 crate::replication::LINK_SYNC => "sync",
-                crate::replication::LINK_CONNECTING => "connecting",
+                crate::replication::LINK_CONNECTING => "handshake",
                 _ => "connect",
             };
             cx.array(5);

@@ -258,10 +258,10 @@ fn reply_opt_int(out: &mut Vec<u8>, v: Option<i64>, proto: u8) {
 // ---------------------------------------------------------------------------
 // Propagation (the AOF): commands that replay to the same effect.
 
-/// Whether writes are being logged, so rewritten commands are worth
-/// building. TODO(replication): include replicas when they exist.
+/// Whether writes are being logged or replicated, so rewritten commands
+/// are worth building.
 fn propagating(cx: &Ctx) -> bool {
-    cx.server.aof.enabled()
+    super::propagate::records_wanted(cx.server)
 }
 
 fn id_arg(id: StreamId) -> Vec<u8> {

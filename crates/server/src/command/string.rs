@@ -361,7 +361,7 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let expire = o.expire_at(cx, "getex")?;
     cx.bulk(&value);
     if let Some(at) = expire {
-        if at <= now {
+        if cx.already_expired(at as i64) {
             cx.view.remove(db, key, now);
             cx.notify(notify::GENERIC, "del", key);
             cx.propagate_instead(vec![vec![b"DEL".to_vec(), key.to_vec()]]);

@@ -130,7 +130,11 @@ fn run(server: &Arc<Server>, req: Request) {
         .set_internal("replicaof", format!("{} {}", target.host, target.port));
     replica::start_link(server);
     // Writes resume once the target has taken over (or refused).
-    let until = Instant::now() + req.timeout.unwrap_or(Duration::from_secs(10)).max(Duration::from_secs(5));
+    let until = Instant::now()
+        + req
+            .timeout
+            .unwrap_or(Duration::from_secs(10))
+            .max(Duration::from_secs(5));
     while Instant::now() < until {
         if repl.link_state.load(Relaxed) == LINK_UP {
             tracing::info!("Failover target accepted the PSYNC FAILOVER; now a replica.");
@@ -144,6 +148,9 @@ fn run(server: &Arc<Server>, req: Request) {
     // Refused or unreachable: a primary again, as before.
     repl.failover.psync_failover.store(false, Relaxed);
     replica::set_primary(server, None);
-    server.config.write().set_internal("replicaof", String::new());
+    server
+        .config
+        .write()
+        .set_internal("replicaof", String::new());
     end(server, "the target did not accept the PSYNC FAILOVER");
 }

@@ -350,11 +350,16 @@ where
         sent += n as u64;
     }
     server.repl.net_out.fetch_add(sent, Relaxed);
+    let diskless_framing = eof_mark.is_some();
     if let Some(mark) = eof_mark {
         stream.write_all(mark.as_bytes()).await?;
     }
     drop(image);
-    link.state.store(ONLINE, Relaxed);
+    // As Redis: a replica sent the image by length is online at once; one
+    // sent it diskless (EOF mark) once it acknowledges (`read_acks`).
+    if !diskless_framing {
+        link.state.store(ONLINE, Relaxed);
+    }
     link.ack_ms.store(crate::command::unix_ms(), Relaxed);
     tracing::info!("Synchronization with replica {} succeeded", link.info.addr);
     Ok(())
@@ -383,7 +388,15 @@ where
         fed.as_mut().enable();
         out.clear();
         let pos = link.sent.load(Relaxed);
-        match repl.read_from(pos, CHUNK, &mut out) {
+        // After a diskless image, nothing until the replica's first ACK:
+        // it finds the image's end by its last 40 bytes, so stream bytes
+        // in the same read would hide the mark (Redis waits the same way).
+        let online = link.state.load(Relaxed) == ONLINE;
+        match if online {
+            repl.read_from(pos, CHUNK, &mut out)
+        } else {
+            Some(0)
+        } {
             None => {
                 tracing::warn!(
                     "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
@@ -444,6 +457,7 @@ fn read_acks(
                         link.ack_ms.store(crate::command::unix_ms(), Relaxed);
                         // A diskless replica is online from its first ACK.
                         link.state.store(ONLINE, Relaxed);
+                        server.repl.refresh_good_replicas(crate::command::unix_ms());
                         server.repl.acked.notify_waiters();
                     }
                 }

@@ -409,6 +409,7 @@ impl Replication {
 
     pub fn unregister(&self, id: u64) {
         self.replicas.write().retain(|r| r.info.id != id);
+        self.refresh_good_replicas(crate::command::unix_ms());
         self.acked.notify_waiters();
     }
 

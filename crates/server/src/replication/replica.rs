@@ -107,7 +107,14 @@ fn link_main(server: &Arc<Server>, gen: u64) {
             return;
         };
         tracing::info!("Connecting to MASTER {}:{}", primary.host, primary.port);
-        if let Err(e) = session(server, gen, &primary, &mut client, &stats) {
+        let result = session(server, gen, &primary, &mut client, &stats);
+        server.clients.unregister(client.info.id);
+        // A newer REPLICAOF owns the link state now.
+        let _apply = server.repl.apply_lock.lock();
+        if !current(server, gen) {
+            return;
+        }
+        if let Err(e) = result {
             tracing::warn!("Replication with {}:{}: {e}", primary.host, primary.port);
         }
         if server.repl.link_state.swap(LINK_DOWN, Relaxed) == LINK_UP {
@@ -116,7 +123,7 @@ fn link_main(server: &Arc<Server>, gen: u64) {
                 .link_down_since_ms
                 .store(command::unix_ms(), Relaxed);
         }
-        server.clients.unregister(client.info.id);
+        drop(_apply);
         // A half-received transaction is dropped (the primary sends it
         // again, whole, after a resync).
         client.multi = None;
@@ -181,7 +188,13 @@ fn session(
     client: &mut Client,
     stats: &ThreadStats,
 ) -> std::io::Result<()> {
-    server.repl.link_state.store(LINK_CONNECTING, Relaxed);
+    {
+        let _apply = server.repl.apply_lock.lock();
+        if !current(server, gen) {
+            return Ok(());
+        }
+        server.repl.link_state.store(LINK_CONNECTING, Relaxed);
+    }
     let (timeout, announce_ip, announce_port, user, pass) = {
         let c = server.config.read();
         (
@@ -277,7 +290,9 @@ fn session(
             return Err(err(format!("Unexpected reply to PSYNC: {reply}")));
         };
         tracing::info!("Full resync from master: {id}:{off}");
-        server.repl.link_state.store(LINK_SYNC, Relaxed);
+        if current(server, gen) {
+            server.repl.link_state.store(LINK_SYNC, Relaxed);
+        }
         let db = receive_image(server, gen, &mut link, id, off)?;
         client.db = db;
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
@@ -292,7 +307,13 @@ fn session(
         return Err(err(format!("Unexpected reply to PSYNC: {reply}")));
     }
     server.clients.register(client.info.clone());
-    server.repl.link_state.store(LINK_UP, Relaxed);
+    {
+        let _apply = server.repl.apply_lock.lock();
+        if !current(server, gen) {
+            return Ok(());
+        }
+        server.repl.link_state.store(LINK_UP, Relaxed);
+    }
     server
         .repl
         .link_last_io_ms
