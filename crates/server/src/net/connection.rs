@@ -864,19 +864,25 @@ async fn session_loop<S: Stream>(
                             .await?;
                         if let Some(req) = client.sync_request.take() {
                             // From here on the connection is a replica's.
-                            let served =
-                                crate::replication::master::serve(server, stream, client, req)
-                                    .await;
+                            // Boxed: a rare path whose state (buffers
+                            // among it) would otherwise enlarge every
+                            // connection's task.
+                            let served = Box::pin(crate::replication::master::serve(
+                                server, stream, client, req,
+                            ))
+                            .await;
                             if let Err(e) = served {
                                 tracing::warn!("Replica {}: {e}", client.info.addr);
                             }
                             return Ok(Exit::Closed);
                         }
                         if let Some((wanted, deadline)) = client.wait_replicas.take() {
-                            let acked = server
-                                .repl
-                                .wait_acks(client.repl_offset, wanted, deadline)
-                                .await;
+                            let acked = Box::pin(server.repl.wait_acks(
+                                client.repl_offset,
+                                wanted,
+                                deadline,
+                            ))
+                            .await;
                             resp::encode::integer(&mut out, acked as i64);
                         }
                         clock = command::Clock::start();
