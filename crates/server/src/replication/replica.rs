@@ -440,9 +440,9 @@ fn apply_stream(
         .set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut dec = resp::RequestDecoder::new(usize::MAX);
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut chunk = vec![0u8; 64 * 1024];
     let mut start = 0;
     let mut out = Vec::new();
-    let mut clock = Clock::start();
     let mut last_ack = Instant::now();
     let mut last_io = Instant::now();
     loop {
@@ -456,72 +456,67 @@ fn apply_stream(
         if last_io.elapsed() >= Duration::from_secs(timeout) {
             return Err(err("MASTER timeout: no data nor PING received..."));
         }
-        if start == buf.len() {
-            buf.clear();
-            start = 0;
-        } else if start > 0 && start >= buf.len() / 2 {
-            buf.drain(..start);
-            start = 0;
-        }
-        let have = buf.len();
-        buf.resize(have + 64 * 1024, 0);
-        let n = match link.read(&mut buf[have..]) {
-            Ok(0) => {
-                buf.truncate(have);
-                return Err(err("the primary closed the connection"));
-            }
+        let n = match link.read(&mut chunk) {
+            Ok(0) => return Err(err("the primary closed the connection")),
             Ok(n) => n,
             Err(e)
                 if e.kind() == std::io::ErrorKind::WouldBlock
                     || e.kind() == std::io::ErrorKind::TimedOut =>
             {
-                buf.truncate(have);
                 continue;
             }
-            Err(e) => {
-                buf.truncate(have);
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         };
-        buf.truncate(have + n);
+        if start == buf.len() {
+            buf.clear();
+            start = 0;
+        } else if start > 0 {
+            buf.drain(..start);
+            start = 0;
+        }
+        buf.extend_from_slice(&chunk[..n]);
         last_io = Instant::now();
         repl.link_last_io_ms.store(command::unix_ms(), Relaxed);
         repl.net_in.fetch_add(n as u64, Relaxed);
+        // The complete commands of this read are applied as one batch:
+        // their bytes go on to the backlog together, under the apply lock
+        // (a snapshot's start sees the data and the offset agree).
+        let apply = repl.apply_lock.lock();
+        if !current(server, gen) {
+            return Ok(());
+        }
+        // Bytes of this batch not yet passed on to the backlog.
+        let mut fed_to = start;
+        let mut clock = Clock::start();
         loop {
             match dec.decode(&buf[start..]) {
                 Ok(Some(len)) => {
                     let frame = &buf[start..start + len];
-                    start += len;
-                    if dec.argc() == 0 {
-                        repl.feed_raw(frame);
-                        continue;
-                    }
                     let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
                     if argv.len() >= 2
                         && argv[0].eq_ignore_ascii_case(b"replconf")
                         && argv[1].eq_ignore_ascii_case(b"getack")
                     {
                         // The offset before this request, as Redis answers.
+                        repl.feed_raw(&buf[fed_to..start]);
                         send_ack(link, repl.offset())?;
                         last_ack = Instant::now();
-                        repl.feed_raw(frame);
-                        continue;
+                        fed_to = start;
+                    } else if !argv.is_empty() {
+                        command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                        out.clear();
                     }
-                    let _apply = repl.apply_lock.lock();
-                    if !current(server, gen) {
-                        return Ok(());
-                    }
-                    clock = Clock::start();
-                    command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
-                    out.clear();
-                    repl.feed_raw(frame);
-                    repl.link_db.store(client.db, Relaxed);
+                    start += len;
                 }
                 Ok(None) => break,
                 Err(e) => return Err(err(format!("Protocol error from MASTER: {e}"))),
             }
         }
-        let _ = &mut clock;
+        if start > fed_to {
+            repl.feed_raw(&buf[fed_to..start]);
+        }
+        repl.link_db.store(client.db, Relaxed);
+        drop(apply);
     }
 }
 
