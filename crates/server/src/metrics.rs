@@ -256,7 +256,7 @@ pub fn render(server: &Server) -> String {
     render_keyspace(server, &mut p);
     render_memory(server, &mut p);
     render_persistence(server, &mut p);
-    render_replication(&mut p);
+    render_replication(server, &mut p);
     p.o
 }
 
@@ -275,7 +275,7 @@ fn render_server(server: &Server, p: &mut Page) {
     p.sample(
         "redis_instance_info",
         &[
-            ("role", "master"),
+            ("role", if server.repl.is_replica() { "slave" } else { "master" }),
             ("redis_version", crate::REDIS_VERSION),
             ("keel_version", crate::KEEL_VERSION),
             ("redis_build_id", "0"),
@@ -613,13 +613,18 @@ fn render_persistence(server: &Server, p: &mut Page) {
     );
 }
 
-/// What INFO replication reports today (keel has no replicas yet).
-fn render_replication(p: &mut Page) {
-    p.gauge("redis_connected_slaves", "Connected replicas", 0);
+/// INFO replication's counts: replicas connected, the stream's offset.
+fn render_replication(server: &Server, p: &mut Page) {
+    let repl = &server.repl;
+    p.gauge(
+        "redis_connected_slaves",
+        "Connected replicas",
+        repl.replicas.read().len(),
+    );
     p.gauge(
         "redis_master_repl_offset",
         "Replication offset of this primary",
-        0,
+        repl.offset(),
     );
 }
 

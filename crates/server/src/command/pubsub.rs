@@ -177,6 +177,7 @@ fn sunsubscribe(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn publish(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let n = cx.server.pubsub.publish(false, argv[1], argv[2]);
     cx.int(n as i64);
+    to_replicas(cx, argv);
     Ok(())
 }
 
@@ -184,7 +185,18 @@ fn publish(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn spublish(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let n = cx.server.pubsub.publish(true, argv[1], argv[2]);
     cx.int(n as i64);
+    to_replicas(cx, argv);
     Ok(())
+}
+
+/// A message also goes to the replicas (not the log), whose subscribers
+/// get it too, as Redis's forceCommandPropagation(PROPAGATE_REPL).
+fn to_replicas(cx: &mut Ctx, argv: &[&[u8]]) {
+    let repl = &cx.server.repl;
+    if repl.active() && !cx.client.from_primary {
+        let record = (cx.client.db, argv.iter().map(|a| a.to_vec()).collect());
+        cx.client.repl_offset = repl.feed_records(&[record]);
+    }
 }
 
 fn channels_reply(cx: &mut Ctx, argv: &[&[u8]], shard: bool) -> CmdResult {

@@ -1,8 +1,9 @@
 //! Master/replica replication (Redis 7.0's PSYNC protocol): full
 //! synchronisation then the command stream, read-only replicas, partial
 //! resynchronisation after a dropped link, a promotion and a restart,
-//! expiry driven by the master, ROLE, WAIT, min-replicas-to-write, and
-//! acknowledged writes surviving a SIGKILL of the master.
+//! expiry driven by the master, ROLE, WAIT, min-replicas-to-write,
+//! acknowledged writes surviving a SIGKILL of the master and a FAILOVER,
+//! and PUBLISH reaching the replicas' subscribers.
 //!
 //! Every scenario is a function of the two server kinds and runs four
 //! ways: `redis_to_redis` (real redis-server on both sides: checks the
@@ -1324,6 +1325,88 @@ fn kill9_master(mk: Kind, rk: Kind) {
     }
 }
 
+/// PUBLISH on the master reaches the replica's subscribers (Redis
+/// propagates it to replicas, not to the log).
+fn publish(mk: Kind, rk: Kind) {
+    let m = Node::start(mk, &[]);
+    let r = Node::start(rk, &[]);
+    r.replicate(&m);
+    wait_in_sync(&m, &[&r]);
+    let mut sub = r.raw();
+    eqb!(
+        sub.cmd(&["SUBSCRIBE", "news"]),
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
+    );
+    let mut mc = m.raw();
+    eqb!(mc.cmd(&["PUBLISH", "news", "hello"]), b":0\r\n");
+    eqb!(
+        sub.read_reply(),
+        b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
+    );
+}
+
+/// FAILOVER under a writing client: every write the old master
+/// acknowledged is on the new one, which took over with a partial
+/// resynchronisation; the old master is then its replica.
+fn failover(mk: Kind, rk: Kind) {
+    let m = Node::start(mk, &[]);
+    let r = Node::start(rk, &[]);
+    r.replicate(&m);
+    wait_in_sync(&m, &[&r]);
+    let port = m.port();
+    let writer = std::thread::spawn(move || {
+        let mut c = Raw::connect(port);
+        let mut acked = Vec::new();
+        for i in 0u64.. {
+            match try_call(&mut c, &["SET", &format!("k_{i}"), &i.to_string()]) {
+                Ok(reply) if reply == b"+OK\r\n" => acked.push(i),
+                Ok(reply) if reply.starts_with(b"-READONLY") => break,
+                Ok(reply) => panic!("SET: {}", escape(&reply)),
+                Err(_) => break,
+            }
+        }
+        acked
+    });
+    wait_for("some writes before the failover", || {
+        let n = m.raw().cmd(&["DBSIZE"]);
+        if n.len() > 4 {
+            Ok(())
+        } else {
+            Err(escape(&n))
+        }
+    });
+    let to = r.port().to_string();
+    eqb!(
+        m.raw().cmd(&["FAILOVER", "TO", "127.0.0.1", &to, "TIMEOUT", "30000"]),
+        b"+OK\r\n"
+    );
+    let acked = writer.join().expect("writer");
+    assert!(!acked.is_empty());
+    wait_for("the old master to replicate from the new one", || {
+        let t = m.info("replication");
+        match (info_field(&t, "role"), info_field(&t, "master_link_status")) {
+            (Some(role), Some(link)) if role == "slave" && link == "up" => Ok(()),
+            _ => Err(t),
+        }
+    });
+    let mut rc = r.raw();
+    eqb!(rc.cmd(&["ROLE"])[..16], b"*3\r\n$6\r\nmaster\r\n"[..16]);
+    let stats = r.info("stats");
+    assert_eq!(info_field(&stats, "sync_full").as_deref(), Some("0"), "{stats}");
+    assert_eq!(info_field(&stats, "sync_partial_ok").as_deref(), Some("1"), "{stats}");
+    for i in acked {
+        eqb!(
+            rc.cmd(&["GET", &format!("k_{i}")]),
+            format!("${}\r\n{i}\r\n", i.to_string().len()).as_bytes(),
+            "k_{i} was acknowledged before the failover"
+        );
+    }
+    // Writes go to the new master and reach the old one.
+    eqb!(rc.cmd(&["SET", "after", "1"]), b"+OK\r\n");
+    wait_in_sync(&r, &[&m]);
+    eqb!(m.raw().cmd(&["GET", "after"]), b"$1\r\n1\r\n");
+}
+
 /// Each scenario, four ways.
 macro_rules! pairs {
     ($($name:ident,)*) => {$(
@@ -1364,4 +1447,6 @@ pairs! {
     chained,
     restart_replica,
     kill9_master,
+    publish,
+    failover,
 }
