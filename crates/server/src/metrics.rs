@@ -275,7 +275,14 @@ fn render_server(server: &Server, p: &mut Page) {
     p.sample(
         "redis_instance_info",
         &[
-            ("role", if server.repl.is_replica() { "slave" } else { "master" }),
+            (
+                "role",
+                if server.repl.is_replica() {
+                    "slave"
+                } else {
+                    "master"
+                },
+            ),
             ("redis_version", crate::REDIS_VERSION),
             ("keel_version", crate::KEEL_VERSION),
             ("redis_build_id", "0"),

@@ -1377,7 +1377,8 @@ fn failover(mk: Kind, rk: Kind) {
     });
     let to = r.port().to_string();
     eqb!(
-        m.raw().cmd(&["FAILOVER", "TO", "127.0.0.1", &to, "TIMEOUT", "30000"]),
+        m.raw()
+            .cmd(&["FAILOVER", "TO", "127.0.0.1", &to, "TIMEOUT", "30000"]),
         b"+OK\r\n"
     );
     let acked = writer.join().expect("writer");
@@ -1392,8 +1393,16 @@ fn failover(mk: Kind, rk: Kind) {
     let mut rc = r.raw();
     eqb!(rc.cmd(&["ROLE"])[..16], b"*3\r\n$6\r\nmaster\r\n"[..16]);
     let stats = r.info("stats");
-    assert_eq!(info_field(&stats, "sync_full").as_deref(), Some("0"), "{stats}");
-    assert_eq!(info_field(&stats, "sync_partial_ok").as_deref(), Some("1"), "{stats}");
+    assert_eq!(
+        info_field(&stats, "sync_full").as_deref(),
+        Some("0"),
+        "{stats}"
+    );
+    assert_eq!(
+        info_field(&stats, "sync_partial_ok").as_deref(),
+        Some("1"),
+        "{stats}"
+    );
     for i in acked {
         eqb!(
             rc.cmd(&["GET", &format!("k_{i}")]),
