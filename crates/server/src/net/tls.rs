@@ -134,6 +134,48 @@ pub fn build(c: &Config) -> Result<ServerConfig, String> {
     Ok(config)
 }
 
+/// The rustls client configuration of a replica's link to its primary
+/// under `tls-replication yes`, as Redis's: the primary is checked
+/// against `tls-ca-cert-file`/`-dir`; the replica shows
+/// `tls-client-cert-file` (and key) if set, else `tls-cert-file`.
+pub fn client_config(c: &Config) -> Result<rustls::ClientConfig, String> {
+    let roots = load_roots(c.get("tls-ca-cert-file"), c.get("tls-ca-cert-dir"))?;
+    let mut provider = (*provider()).clone();
+    restrict_ciphers(
+        &mut provider,
+        c.get("tls-ciphers"),
+        c.get("tls-ciphersuites"),
+    )?;
+    let versions = protocols(c.get("tls-protocols"))?;
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?
+        .with_root_certificates(roots);
+    let (cert_file, key_file, pass) = if c.get("tls-client-cert-file").is_empty() {
+        (
+            c.get("tls-cert-file"),
+            c.get("tls-key-file"),
+            c.get("tls-key-file-pass"),
+        )
+    } else {
+        (
+            c.get("tls-client-cert-file"),
+            c.get("tls-client-key-file"),
+            c.get("tls-client-key-file-pass"),
+        )
+    };
+    if cert_file.is_empty() || key_file.is_empty() {
+        return Ok(builder.with_no_client_auth());
+    }
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_file)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
+    let key = load_key(key_file, pass)?;
+    builder
+        .with_client_auth_cert(certs, key)
+        .map_err(|e| format!("Private key does not match the certificate: {e}"))
+}
+
 /// The private key, decrypted with `tls-key-file-pass` when it is an
 /// encrypted PKCS#8 key (`ENCRYPTED PRIVATE KEY`).
 fn load_key(path: &str, pass: &str) -> Result<PrivateKeyDer<'static>, String> {

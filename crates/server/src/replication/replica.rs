@@ -10,6 +10,9 @@
 //! see the same stream and offsets). A new REPLICAOF bumps `link_gen`:
 //! the old thread sees it between reads and ends.
 //!
+//! Under `tls-replication yes` the link is TLS (rustls, the client
+//! configuration from the `tls-*` parameters, `net::tls::client_config`).
+//!
 //! A blocking thread rather than a worker task: applying the stream is
 //! one command after the other anyway (its order is the primary's), and
 //! the thread may wait on shard locks without stalling a worker's other
@@ -152,7 +155,12 @@ fn primary_client(server: &Server, fd: i32) -> Client {
     c
 }
 
-type Link = BufReader<TcpStream>;
+/// The link's byte stream: the socket, or TLS over it
+/// (`tls-replication`).
+trait Conn: Read + Write + Send {}
+impl<T: Read + Write + Send> Conn for T {}
+
+type Link = BufReader<Box<dyn Conn>>;
 
 fn err(msg: impl Into<String>) -> std::io::Error {
     std::io::Error::other(msg.into())
@@ -214,7 +222,20 @@ fn session(
     sock.set_read_timeout(Some(Duration::from_secs(timeout)))?;
     let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
     let local = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    let mut link = BufReader::with_capacity(64 * 1024, sock);
+    // The same socket, for read timeouts under TLS too.
+    let timeouts = sock.try_clone()?;
+    let tls = server.config.read().get("tls-replication") == "yes";
+    let conn: Box<dyn Conn> = if tls {
+        let config = crate::net::tls::client_config(&server.config.read()).map_err(err)?;
+        let name = rustls::pki_types::ServerName::try_from(primary.host.clone())
+            .map_err(|e| err(format!("Invalid primary host for TLS: {e}")))?;
+        let conn = rustls::ClientConnection::new(Arc::new(config), name)
+            .map_err(|e| err(format!("TLS: {e}")))?;
+        Box::new(rustls::StreamOwned::new(conn, sock))
+    } else {
+        Box::new(sock)
+    };
+    let mut link = BufReader::with_capacity(64 * 1024, conn);
 
     let pong = call(&mut link, &[b"PING"])?;
     // An -NOAUTH (or -NOPERM) is fine here: AUTH comes next.
@@ -319,7 +340,7 @@ fn session(
         .link_last_io_ms
         .store(command::unix_ms(), Relaxed);
     tracing::info!("MASTER <-> REPLICA sync: Finished with success");
-    apply_stream(server, gen, &mut link, client, stats, timeout)
+    apply_stream(server, gen, &mut link, &timeouts, client, stats, timeout)
 }
 
 /// Reads the image (`$<len>` or `$EOF:<mark>`), stores it as
@@ -431,13 +452,13 @@ fn apply_stream(
     server: &Arc<Server>,
     gen: u64,
     link: &mut Link,
+    timeouts: &TcpStream,
     client: &mut Client,
     stats: &ThreadStats,
     timeout: u64,
 ) -> std::io::Result<()> {
     let repl = &server.repl;
-    link.get_ref()
-        .set_read_timeout(Some(Duration::from_millis(100)))?;
+    timeouts.set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut dec = resp::RequestDecoder::new(usize::MAX);
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];

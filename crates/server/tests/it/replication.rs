@@ -1283,8 +1283,12 @@ fn kill9_master(mk: Kind, rk: Kind) {
                     let v = n.to_string();
                     resp::encode::command(&mut out, &["SET", k.as_str(), v.as_str()]);
                 }
+                // Paced by the replica (a WAIT after each batch): a master
+                // far faster than its replica (a debug build of keel)
+                // would otherwise leave every WAIT of the writer short.
+                resp::encode::command(&mut out, &["WAIT", "1", "1000"]);
                 c.send_lossy(&out);
-                for _ in 0..100 {
+                for _ in 0..101 {
                     if c.try_read_reply().is_err() {
                         break 'outer;
                     }

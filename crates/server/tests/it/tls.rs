@@ -343,3 +343,49 @@ async fn tls_connections_move_between_workers() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tls-replication yes`: a keel replica reaches its primary's `tls-port`
+/// with the CA and a client certificate, and the stream flows over TLS.
+#[test]
+fn replica_over_tls() {
+    let dir = pki();
+    let tls_port = free_port();
+    let primary = tls_server(&dir, tls_port, &[]);
+    let (cert, key, ca) = (
+        p(&dir, "client.crt"),
+        p(&dir, "client.key"),
+        p(&dir, "ca.crt"),
+    );
+    let replica = Server::keel_with(&[
+        "--tls-replication",
+        "yes",
+        "--tls-ca-cert-file",
+        &ca,
+        "--tls-client-cert-file",
+        &cert,
+        "--tls-client-key-file",
+        &key,
+    ]);
+    let mut r = replica.raw();
+    eqb!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &tls_port.to_string()]),
+        b"+OK\r\n"
+    );
+    let mut m = primary.raw();
+    eqb!(m.cmd(&["SET", "k", "over tls"]), b"+OK\r\n");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let link = info_field(&info(&mut r, "replication"), "master_link_status");
+        if link.as_deref() == Some("up") && r.cmd(&["GET", "k"]) == b"$8\r\nover tls\r\n" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica never synced over TLS: {:?}",
+            link
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let list = String::from_utf8(m.cmd(&["CLIENT", "LIST", "TYPE", "replica"])).unwrap();
+    assert!(list.contains("flags=S"), "{list}");
+}
