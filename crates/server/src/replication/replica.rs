@@ -128,8 +128,9 @@ fn link_main(server: &Arc<Server>, gen: u64) {
         }
         drop(_apply);
         // A half-received transaction is dropped (the primary sends it
-        // again, whole, after a resync).
-        client.multi = None;
+        // again, whole, after a partial resync: the offset stopped at its
+        // MULTI).
+        command::discard_transaction(server, &mut client);
         for _ in 0..10 {
             if !current(server, gen) {
                 return;
@@ -460,9 +461,11 @@ fn apply_stream(
     let repl = &server.repl;
     timeouts.set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut dec = resp::RequestDecoder::new(usize::MAX);
+    // buf[..fed]: applied and passed on; buf[fed..start]: applied, not
+    // passed on yet (a transaction still open); buf[start..]: not decoded.
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
-    let mut start = 0;
+    let (mut fed, mut start) = (0, 0);
     let mut out = Vec::new();
     let mut last_ack = Instant::now();
     let mut last_io = Instant::now();
@@ -488,12 +491,12 @@ fn apply_stream(
             }
             Err(e) => return Err(e),
         };
-        if start == buf.len() {
+        if fed == buf.len() {
             buf.clear();
-            start = 0;
-        } else if start > 0 {
-            buf.drain(..start);
-            start = 0;
+            (fed, start) = (0, 0);
+        } else if fed > 0 {
+            buf.drain(..fed);
+            (fed, start) = (0, start - fed);
         }
         buf.extend_from_slice(&chunk[..n]);
         last_io = Instant::now();
@@ -501,13 +504,15 @@ fn apply_stream(
         repl.net_in.fetch_add(n as u64, Relaxed);
         // The complete commands of this read are applied as one batch:
         // their bytes go on to the backlog together, under the apply lock
-        // (a snapshot's start sees the data and the offset agree).
+        // (a snapshot's start sees the data and the offset agree). As
+        // Redis counts a replica's offset, an open MULTI is not passed on
+        // (nor acknowledged) until its EXEC: a link lost in between
+        // resumes from the MULTI, the half-queued transaction discarded.
         let apply = repl.apply_lock.lock();
         if !current(server, gen) {
             return Ok(());
         }
-        // Bytes of this batch not yet passed on to the backlog.
-        let mut fed_to = start;
+        let mut done = if client.multi.is_none() { start } else { fed };
         let mut clock = Clock::start();
         loop {
             match dec.decode(&buf[start..]) {
@@ -519,22 +524,26 @@ fn apply_stream(
                         && argv[1].eq_ignore_ascii_case(b"getack")
                     {
                         // The offset before this request, as Redis answers.
-                        repl.feed_raw(&buf[fed_to..start]);
+                        repl.feed_raw(&buf[fed..done]);
+                        fed = done;
                         send_ack(link, repl.offset())?;
                         last_ack = Instant::now();
-                        fed_to = start;
                     } else if !argv.is_empty() {
                         command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                         out.clear();
                     }
                     start += len;
+                    if client.multi.is_none() {
+                        done = start;
+                    }
                 }
                 Ok(None) => break,
                 Err(e) => return Err(err(format!("Protocol error from MASTER: {e}"))),
             }
         }
-        if start > fed_to {
-            repl.feed_raw(&buf[fed_to..start]);
+        if done > fed {
+            repl.feed_raw(&buf[fed..done]);
+            fed = done;
         }
         repl.link_db.store(client.db, Relaxed);
         drop(apply);
