@@ -636,6 +636,33 @@ pub fn reply_error(out: &mut Vec<u8>, stats: &ThreadStats, msg: &[u8]) {
     encode::error(out, msg);
 }
 
+/// The one shard every key of `argv` lives in, for a command that touches
+/// nothing but its keys; `None` for anything else (no keys, several
+/// shards, the whole keyspace, an unknown command). A replica applies
+/// commands of different shards in parallel (`replication::replica`).
+pub fn single_shard(server: &Server, argv: &[&[u8]]) -> Option<usize> {
+    let cmd = server.commands.lookup(argv[0])?;
+    let n = argv.len() as i64;
+    let arity_ok = if cmd.arity >= 0 {
+        n == cmd.arity
+    } else {
+        n >= -cmd.arity
+    };
+    if !cmd.subcommands.is_empty() || cmd.access != Access::Keys || !arity_ok {
+        return None;
+    }
+    let mut pos = Vec::new();
+    cmd.key_positions(argv, &mut pos);
+    let shard = |i: &usize| -> Option<usize> {
+        let key = argv.get(*i)?;
+        Some(crate::storage::keyspace::shard_of(resp::slot::key_slot(
+            key,
+        )))
+    };
+    let first = shard(pos.first()?)?;
+    pos.iter().all(|i| shard(i) == Some(first)).then_some(first)
+}
+
 /// Locks the shards `cmd` needs for `argv`.
 pub fn lock_for<'s>(server: &'s Server, cmd: &Command, argv: &[&[u8]]) -> View<'s> {
     match cmd.access {

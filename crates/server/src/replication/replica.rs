@@ -101,8 +101,26 @@ fn current(server: &Server, gen: u64) -> bool {
     server.repl.link_gen.load(Relaxed) == gen
 }
 
+/// One lane of the parallel apply: its own client (the primary's, with the
+/// database each command ran in) and counters.
+struct Lane {
+    client: Client,
+    stats: Arc<ThreadStats>,
+    /// Frames queued: database and range in the read buffer.
+    queue: Vec<(usize, std::ops::Range<usize>)>,
+}
+
 fn link_main(server: &Arc<Server>, gen: u64) {
     let stats = server.stats.register_thread(server.commands.len());
+    // As many lanes as workers: commands of different shards apply at
+    // once, each shard's in the stream's order.
+    let mut lanes: Vec<Lane> = (0..server.threads.max(1))
+        .map(|_| Lane {
+            client: primary_client(server, -1),
+            stats: server.stats.register_thread(server.commands.len()),
+            queue: Vec::new(),
+        })
+        .collect();
     let mut client = primary_client(server, -1);
     client.db = server.repl.link_db.load(Relaxed);
     while current(server, gen) {
@@ -110,7 +128,7 @@ fn link_main(server: &Arc<Server>, gen: u64) {
             return;
         };
         tracing::info!("Connecting to MASTER {}:{}", primary.host, primary.port);
-        let result = session(server, gen, &primary, &mut client, &stats);
+        let result = session(server, gen, &primary, &mut client, &stats, &mut lanes);
         server.clients.unregister(client.info.id);
         // A newer REPLICAOF owns the link state now.
         let _apply = server.repl.apply_lock.lock();
@@ -196,6 +214,7 @@ fn session(
     primary: &Primary,
     client: &mut Client,
     stats: &ThreadStats,
+    lanes: &mut [Lane],
 ) -> std::io::Result<()> {
     {
         let _apply = server.repl.apply_lock.lock();
@@ -341,7 +360,9 @@ fn session(
         .link_last_io_ms
         .store(command::unix_ms(), Relaxed);
     tracing::info!("MASTER <-> REPLICA sync: Finished with success");
-    apply_stream(server, gen, &mut link, &timeouts, client, stats, timeout)
+    apply_stream(
+        server, gen, &mut link, &timeouts, client, stats, lanes, timeout,
+    )
 }
 
 /// Reads the image (`$<len>` or `$EOF:<mark>`), stores it as
@@ -456,6 +477,7 @@ fn apply_stream(
     timeouts: &TcpStream,
     client: &mut Client,
     stats: &ThreadStats,
+    lanes: &mut [Lane],
     timeout: u64,
 ) -> std::io::Result<()> {
     let repl = &server.repl;
@@ -523,12 +545,28 @@ fn apply_stream(
                         && argv[0].eq_ignore_ascii_case(b"replconf")
                         && argv[1].eq_ignore_ascii_case(b"getack")
                     {
-                        // The offset before this request, as Redis answers.
+                        // The offset before this request, as Redis answers
+                        // (what is queued counts once applied).
+                        run_lanes(server, &buf, lanes);
                         repl.feed_raw(&buf[fed..done]);
                         fed = done;
                         send_ack(link, repl.offset())?;
                         last_ack = Instant::now();
-                    } else if !argv.is_empty() {
+                    } else if argv.is_empty() {
+                    } else if let Some(shard) = client
+                        .multi
+                        .is_none()
+                        .then(|| command::single_shard(server, &argv))
+                        .flatten()
+                    {
+                        // One shard's keys, outside a transaction: queued
+                        // in its lane, applied with the lanes below.
+                        let lane = shard % lanes.len();
+                        lanes[lane].queue.push((client.db, start..start + len));
+                    } else {
+                        // Anything else waits for what is queued before
+                        // it, and runs alone.
+                        run_lanes(server, &buf, lanes);
                         command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                         out.clear();
                     }
@@ -541,12 +579,62 @@ fn apply_stream(
                 Err(e) => return Err(err(format!("Protocol error from MASTER: {e}"))),
             }
         }
+        run_lanes(server, &buf, lanes);
         if done > fed {
             repl.feed_raw(&buf[fed..done]);
             fed = done;
         }
         repl.link_db.store(client.db, Relaxed);
         drop(apply);
+    }
+}
+
+/// Below this many queued commands a lane runs on the link's thread (a
+/// thread's start costs more than a few commands).
+const LANE_THREAD_MIN: usize = 64;
+
+/// Applies the lanes' queues: each lane in order, the lanes at once (their
+/// shards differ). Returns once every queue is applied and empty.
+fn run_lanes(server: &Server, buf: &[u8], lanes: &mut [Lane]) {
+    let busy = lanes.iter().filter(|l| !l.queue.is_empty()).count();
+    if busy == 0 {
+        return;
+    }
+    if busy == 1 || lanes.iter().all(|l| l.queue.len() < LANE_THREAD_MIN) {
+        for lane in lanes.iter_mut() {
+            run_lane(server, buf, lane);
+        }
+        return;
+    }
+    std::thread::scope(|scope| {
+        let (first, rest) = lanes.split_first_mut().expect("one lane at least");
+        for lane in rest.iter_mut().filter(|l| !l.queue.is_empty()) {
+            scope.spawn(move || run_lane(server, buf, lane));
+        }
+        run_lane(server, buf, first);
+    });
+}
+
+fn run_lane(server: &Server, buf: &[u8], lane: &mut Lane) {
+    let mut dec = resp::RequestDecoder::new(usize::MAX);
+    let mut out = Vec::new();
+    let mut clock = Clock::start();
+    for (db, range) in lane.queue.drain(..) {
+        let frame = &buf[range];
+        if !matches!(dec.decode(frame), Ok(Some(_))) {
+            continue;
+        }
+        let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
+        lane.client.db = db;
+        command::dispatch(
+            server,
+            &mut lane.client,
+            &argv,
+            &mut out,
+            &lane.stats,
+            &mut clock,
+        );
+        out.clear();
     }
 }
 
