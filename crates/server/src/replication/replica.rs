@@ -360,9 +360,7 @@ fn session(
         .link_last_io_ms
         .store(command::unix_ms(), Relaxed);
     tracing::info!("MASTER <-> REPLICA sync: Finished with success");
-    apply_stream(
-        server, gen, &mut link, &timeouts, client, stats, lanes, timeout,
-    )
+    apply_stream(server, gen, &mut link, &timeouts, client, stats, lanes)
 }
 
 /// Reads the image (`$<len>` or `$EOF:<mark>`), stores it as
@@ -478,9 +476,9 @@ fn apply_stream(
     client: &mut Client,
     stats: &ThreadStats,
     lanes: &mut [Lane],
-    timeout: u64,
 ) -> std::io::Result<()> {
     let repl = &server.repl;
+    let timeout = server.config.read().get_int("repl-timeout").max(1) as u64;
     timeouts.set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut dec = resp::RequestDecoder::new(usize::MAX);
     // buf[..fed]: applied and passed on; buf[fed..start]: applied, not
@@ -607,7 +605,9 @@ fn run_lanes(server: &Server, buf: &[u8], lanes: &mut [Lane]) {
         return;
     }
     std::thread::scope(|scope| {
-        let (first, rest) = lanes.split_first_mut().expect("one lane at least");
+        let Some((first, rest)) = lanes.split_first_mut() else {
+            return;
+        };
         for lane in rest.iter_mut().filter(|l| !l.queue.is_empty()) {
             scope.spawn(move || run_lane(server, buf, lane));
         }
