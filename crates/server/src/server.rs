@@ -126,15 +126,19 @@ pub enum StartError {
     Acl(String),
 }
 
-/// The hard limit of `client-output-buffer-limit`'s replica class, in
-/// bytes (normalised to `slave <hard> <soft> <secs>` by the parameter).
-fn replica_hard_limit(spec: &str) -> u64 {
+/// `client-output-buffer-limit`'s replica class (normalised to `slave
+/// <hard> <soft> <seconds>` by the parameter): hard and soft bytes, soft
+/// seconds.
+fn replica_limits(spec: &str) -> (u64, u64, u64) {
     let words: Vec<&str> = spec.split_whitespace().collect();
     words
         .chunks(4)
         .find(|c| c.len() == 4 && (c[0] == "slave" || c[0] == "replica"))
-        .and_then(|c| c[1].parse().ok())
-        .unwrap_or(0)
+        .map(|c| {
+            let n = |s: &str| s.parse().unwrap_or(0);
+            (n(c[1]), n(c[2]), n(c[3]))
+        })
+        .unwrap_or((0, 0, 0))
 }
 
 fn run_id() -> String {
@@ -293,7 +297,10 @@ impl Server {
             .serve_stale
             .store(c.get("replica-serve-stale-data") == "yes", Relaxed);
         self.repl
-            .set_hard_limit(replica_hard_limit(c.get("client-output-buffer-limit")));
+            .set_limits(replica_limits(c.get("client-output-buffer-limit")));
+        self.repl
+            .backlog_ttl
+            .store(c.get_int("repl-backlog-ttl").max(0) as u64, Relaxed);
         self.notify_flags.store(
             crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
             Relaxed,

@@ -379,8 +379,18 @@ where
     let mut out = Vec::with_capacity(64 * 1024);
     let mut input: Vec<u8> = Vec::with_capacity(1024);
     let mut dec = resp::RequestDecoder::new(64 * 1024);
+    // Since when the replica has been over the soft output limit.
+    let mut over_since = None;
     loop {
         if link.info.killed.load(Relaxed) {
+            return Ok(());
+        }
+        let behind = repl.offset().saturating_sub(link.sent.load(Relaxed));
+        if repl.over_soft_limit(behind, &mut over_since) {
+            tracing::warn!(
+                "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                link.info.addr
+            );
             return Ok(());
         }
         let fed = repl.fed.notified();

@@ -135,8 +135,14 @@ pub struct Replication {
     /// Bytes sent to and received from replication peers.
     pub net_out: AtomicU64,
     pub net_in: AtomicU64,
-    /// `client-output-buffer-limit replica`'s hard limit in bytes (0: none).
+    /// `client-output-buffer-limit replica` (bytes, 0: none; seconds).
     hard_limit: AtomicU64,
+    soft_limit: AtomicU64,
+    soft_secs: AtomicU64,
+    /// `repl-backlog-ttl` (seconds), and since when (unix ms) this
+    /// primary has had no replica (0: it has some).
+    pub backlog_ttl: AtomicU64,
+    alone_since_ms: AtomicU64,
     /// Held by a replica's link while it applies one command of the
     /// primary's stream and passes its bytes on, and by a snapshot's
     /// start (before the shards): the image and its offset then agree.
@@ -191,6 +197,10 @@ impl Replication {
             net_out: AtomicU64::new(0),
             net_in: AtomicU64::new(0),
             hard_limit: AtomicU64::new(256 << 20),
+            soft_limit: AtomicU64::new(64 << 20),
+            soft_secs: AtomicU64::new(60),
+            backlog_ttl: AtomicU64::new(3600),
+            alone_since_ms: AtomicU64::new(0),
             apply_lock: Mutex::new(()),
             link_db: AtomicUsize::new(0),
         }
@@ -428,6 +438,7 @@ impl Replication {
     /// dead one), as Redis's replicationCron.
     pub fn cron(&self, now_ms: u64, ping_period: u64) {
         self.refresh_good_replicas(now_ms);
+        self.expire_backlog(now_ms);
         let secs = now_ms / 1000;
         if self.is_replica()
             || self.replicas.read().is_empty()
@@ -498,9 +509,54 @@ impl Replication {
 }
 
 impl Replication {
-    /// The replicas' output limit: `client-output-buffer-limit replica`'s
-    /// hard limit, how far behind the backlog keeps a connected replica.
-    pub fn set_hard_limit(&self, bytes: u64) {
-        self.hard_limit.store(bytes, Relaxed);
+    /// `client-output-buffer-limit replica`: the hard limit is how far
+    /// behind the backlog keeps a connected replica; one behind by more
+    /// than the soft limit for longer than its seconds is cut off too.
+    pub fn set_limits(&self, (hard, soft, secs): (u64, u64, u64)) {
+        self.hard_limit.store(hard, Relaxed);
+        self.soft_limit.store(soft, Relaxed);
+        self.soft_secs.store(secs, Relaxed);
+    }
+
+    /// A replica `lag` bytes behind, over the soft limit since `since`
+    /// (updated here): whether it must be cut off.
+    pub fn over_soft_limit(&self, lag: u64, since: &mut Option<std::time::Instant>) -> bool {
+        let soft = self.soft_limit.load(Relaxed);
+        if soft == 0 || lag <= soft {
+            *since = None;
+            return false;
+        }
+        let start = *since.get_or_insert_with(std::time::Instant::now);
+        start.elapsed().as_secs() >= self.soft_secs.load(Relaxed)
+    }
+
+    /// `repl-backlog-ttl`: a primary without replicas for that long frees
+    /// its backlog and starts a new history (Redis's replicationCron), so
+    /// a replica that comes back syncs in full.
+    fn expire_backlog(&self, now_ms: u64) {
+        let ttl = self.backlog_ttl.load(Relaxed);
+        if self.is_replica() || !self.replicas.read().is_empty() {
+            self.alone_since_ms.store(0, Relaxed);
+            return;
+        }
+        let since = self.alone_since_ms.load(Relaxed);
+        if since == 0 {
+            self.alone_since_ms.store(now_ms, Relaxed);
+            return;
+        }
+        if ttl == 0 || !self.active() || now_ms.saturating_sub(since) < ttl * 1000 {
+            return;
+        }
+        let mut s = self.stream.lock();
+        let at = s.end();
+        s.reset(at);
+        s.active = false;
+        self.active.store(false, Relaxed);
+        drop(s);
+        let mut ids = self.ids.lock();
+        ids.replid = new_replid();
+        ids.replid2 = NO_ID.into();
+        ids.second_offset = -1;
+        tracing::info!("Replication backlog freed after {ttl} seconds without connected replicas.");
     }
 }

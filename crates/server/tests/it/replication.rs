@@ -1420,6 +1420,33 @@ fn failover(mk: Kind, rk: Kind) {
     eqb!(m.raw().cmd(&["GET", "after"]), b"$1\r\n1\r\n");
 }
 
+/// `repl-backlog-ttl`: a master left without replicas for that long
+/// frees its backlog and starts a new replication id.
+fn backlog_ttl(mk: Kind, rk: Kind) {
+    let m = Node::start(mk, &["--repl-backlog-ttl", "1"]);
+    let r = Node::start(rk, &[]);
+    r.replicate(&m);
+    wait_in_sync(&m, &[&r]);
+    let before = m.info("replication");
+    assert_eq!(
+        info_field(&before, "repl_backlog_active").as_deref(),
+        Some("1"),
+        "{before}"
+    );
+    let id = info_field(&before, "master_replid");
+    eqb!(r.raw().cmd(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
+    wait_for("the master to free its backlog", || {
+        let t = m.info("replication");
+        if info_field(&t, "repl_backlog_active").as_deref() == Some("0")
+            && info_field(&t, "master_replid") != id
+        {
+            Ok(())
+        } else {
+            Err(t)
+        }
+    });
+}
+
 /// Each scenario, four ways.
 macro_rules! pairs {
     ($($name:ident,)*) => {$(
@@ -1462,4 +1489,5 @@ pairs! {
     kill9_master,
     publish,
     failover,
+    backlog_ttl,
 }
