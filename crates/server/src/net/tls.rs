@@ -71,6 +71,18 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// The crypto provider with the cipher suites `tls-ciphers` and
+/// `tls-ciphersuites` allow.
+fn configured_provider(c: &Config) -> Result<Arc<rustls::crypto::CryptoProvider>, String> {
+    let mut provider = (*provider()).clone();
+    restrict_ciphers(
+        &mut provider,
+        c.get("tls-ciphers"),
+        c.get("tls-ciphersuites"),
+    )?;
+    Ok(Arc::new(provider))
+}
+
 /// The rustls server configuration for Redis's `tls-*` parameters.
 pub fn build(c: &Config) -> Result<ServerConfig, String> {
     let cert_file = c.get("tls-cert-file");
@@ -90,13 +102,7 @@ pub fn build(c: &Config) -> Result<ServerConfig, String> {
     }
     let key = load_key(key_file, c.get("tls-key-file-pass"))?;
 
-    let mut provider = (*provider()).clone();
-    restrict_ciphers(
-        &mut provider,
-        c.get("tls-ciphers"),
-        c.get("tls-ciphersuites"),
-    )?;
-    let provider = Arc::new(provider);
+    let provider = configured_provider(c)?;
     let versions = protocols(c.get("tls-protocols"))?;
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
@@ -140,14 +146,8 @@ pub fn build(c: &Config) -> Result<ServerConfig, String> {
 /// `tls-client-cert-file` (and key) if set, else `tls-cert-file`.
 pub fn client_config(c: &Config) -> Result<rustls::ClientConfig, String> {
     let roots = load_roots(c.get("tls-ca-cert-file"), c.get("tls-ca-cert-dir"))?;
-    let mut provider = (*provider()).clone();
-    restrict_ciphers(
-        &mut provider,
-        c.get("tls-ciphers"),
-        c.get("tls-ciphersuites"),
-    )?;
     let versions = protocols(c.get("tls-protocols"))?;
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+    let builder = rustls::ClientConfig::builder_with_provider(configured_provider(c)?)
         .with_protocol_versions(&versions)
         .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?
         .with_root_certificates(roots);
