@@ -265,6 +265,12 @@ pub struct Client {
     /// memory or pause gate; expired keys are still there) and reach the
     /// log but not the stream, which gets the primary's bytes as sent.
     pub from_primary: bool,
+    /// Cluster mode: ASKING was sent; the next command (or transaction)
+    /// may use a slot this node is importing.
+    pub asking: bool,
+    /// Cluster mode: READONLY was sent; a replica serves this client's
+    /// reads of its shard's slots.
+    pub cluster_readonly: bool,
     /// What REPLCONF said before PSYNC (a replica's connection).
     pub repl_conf: Option<crate::replication::master::ReplConf>,
     /// PSYNC/SYNC: the connection becomes a replica's once the replies
@@ -304,6 +310,8 @@ impl Client {
             blocked_run: None,
             postponed: false,
             from_primary: false,
+            asking: false,
+            cluster_readonly: false,
             repl_conf: None,
             sync_request: None,
             repl_offset: 0,

@@ -716,8 +716,18 @@ const PARAMS: &[Param] = &[
         "ignore",
         true,
     ),
-    // Cluster: stored until cluster mode lands.
+    // Cluster (see `crate::cluster`). keel's own: where the etcd holding
+    // the topology is, the cluster's name there, and the TTL of the lease
+    // a node holds while it serves (its fencing deadline).
     p("cluster-enabled", Kind::Bool, "no", false),
+    p("cluster-etcd-endpoints", Kind::Str, "", false),
+    p("cluster-name", Kind::Str, "keel", false),
+    p(
+        "cluster-lease-ttl",
+        Kind::Int { min: 2, max: 3600 },
+        "2",
+        false,
+    ),
     p("cluster-config-file", Kind::Str, "nodes.conf", false),
     p("cluster-port", Kind::Int { min: 0, max: 65535 }, "0", false),
     p(

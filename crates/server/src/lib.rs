@@ -14,6 +14,7 @@
 pub mod acl;
 pub mod blocking;
 pub mod client;
+pub mod cluster;
 pub mod command;
 pub mod config;
 #[doc(hidden)]

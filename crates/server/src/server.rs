@@ -98,6 +98,8 @@ pub struct Server {
     pub latency: Arc<crate::latency::Monitor>,
     /// Replication in both roles (see `replication`).
     pub repl: crate::replication::Replication,
+    /// Cluster mode: the topology from etcd and the lease deadline.
+    pub cluster: crate::cluster::Cluster,
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
@@ -124,6 +126,8 @@ pub enum StartError {
     Load(String),
     #[error("{0}")]
     Acl(String),
+    #[error("{0}")]
+    Cluster(String),
 }
 
 /// `client-output-buffer-limit`'s replica class (normalised to `slave
@@ -208,6 +212,7 @@ impl Server {
             repl: crate::replication::Replication::new(
                 config.get_int("repl-backlog-size").max(1) as usize
             ),
+            cluster: Default::default(),
             config: RwLock::new(config),
         };
         server.config_changed();
@@ -599,6 +604,8 @@ pub fn run(config: Config) -> Result<(), StartError> {
         .build()?;
     rt.block_on(async move {
         let listeners = net::listen(&server).await?;
+        // Cluster mode needs the bound port to announce.
+        crate::cluster::control::init(&server).map_err(StartError::Cluster)?;
         // `metrics-port`: the Prometheus endpoint, on a thread of its own.
         crate::metrics::start(&server)?;
         let c = server.config.read().clone();
@@ -616,6 +623,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         }
         tokio::spawn(cron(server.clone()));
         crate::replication::replica::start_link(&server);
+        crate::cluster::control::start(&server);
         wait_for_shutdown(&server).await;
         tracing::info!("shutting down");
         let save = match server.shutdown_save.load(Relaxed) {

@@ -88,6 +88,9 @@ fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// SELECT index
 fn select(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if cx.server.cluster.enabled() && resp::parse_i64(argv[1]).is_some_and(|n| n != 0) {
+        return Err(CmdError::new("ERR SELECT is not allowed in cluster mode"));
+    }
     let n = args::db_index(argv[1], cx.server.keyspace.databases())?;
     cx.client.set_db(n);
     cx.ok();

@@ -40,6 +40,10 @@ pub enum Stop {
     Queue,
     /// Held back by CLIENT PAUSE until it ends.
     Postpone,
+    /// Cluster mode: served elsewhere, or not now (MOVED, ASK, CROSSSLOT,
+    /// TRYAGAIN, CLUSTERDOWN). Inside MULTI it dooms the transaction; on
+    /// EXEC it discards it and answers the plain error, as Redis.
+    Redirect(CmdError),
 }
 
 /// What the gates need to know about the server and the requesting
@@ -55,6 +59,8 @@ pub trait World {
     fn acl_denied(&self, _cmd: &Command, _argv: &[&[u8]]) -> Option<CmdError> {
         None
     }
+    /// Cluster mode: MOVED, ASK, CROSSSLOT, TRYAGAIN or CLUSTERDOWN
+    /// when this node does not serve the request's keys.
     fn redirect(&self, _cmd: &Command, _argv: &[&[u8]]) -> Option<CmdError> {
         None
     }
@@ -143,7 +149,7 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
         return reject(e);
     }
     if let Some(e) = w.redirect(cmd, argv) {
-        return reject(e);
+        return Some(Stop::Redirect(e));
     }
     let queued = in_multi && !cmd.has(flag::TX_CONTROL);
     if w.out_of_memory() {
@@ -270,7 +276,9 @@ mod tests {
             None => "run".into(),
             Some(Stop::Queue) => "queued".into(),
             Some(Stop::Postpone) => "postponed".into(),
-            Some(Stop::Reject(e)) => e.0.split(' ').next().unwrap_or_default().to_string(),
+            Some(Stop::Reject(e)) | Some(Stop::Redirect(e)) => {
+                e.0.split(' ').next().unwrap_or_default().to_string()
+            }
         }
     }
 

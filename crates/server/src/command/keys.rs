@@ -350,6 +350,11 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         j += 1;
     }
+    if cx.server.cluster.enabled() && dst_db != db {
+        return Err(CmdError::new(
+            "ERR Copying to another database is not allowed in cluster mode",
+        ));
+    }
     if src == dst && db == dst_db {
         return Err(error::SAME_OBJECT);
     }
@@ -375,6 +380,9 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// MOVE key db
 fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if cx.server.cluster.enabled() {
+        return Err(CmdError::new("ERR MOVE is not allowed in cluster mode"));
+    }
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let dst_db = args::db_index(argv[2], cx.server.keyspace.databases())?;
     if dst_db == db {
@@ -518,6 +526,9 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// SWAPDB index1 index2
 fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if cx.server.cluster.enabled() {
+        return Err(CmdError::new("ERR SWAPDB is not allowed in cluster mode"));
+    }
     let as_int =
         |a: &[u8]| resp::parse_i64(a).filter(|n| (i32::MIN as i64..=i32::MAX as i64).contains(n));
     let a = as_int(argv[1]).ok_or_else(|| CmdError::new("ERR invalid first DB index"))?;

@@ -30,6 +30,7 @@ pub mod long_double;
 pub(crate) mod memory;
 mod multi;
 pub use multi::discard_transaction;
+mod cluster;
 pub mod propagate;
 pub mod pubsub;
 mod replication;
@@ -83,6 +84,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     lolwut::register(&mut r);
     slowlog::register(&mut r);
     replication::register(&mut r);
+    cluster::register(&mut r);
     latency::register(&mut r);
     CommandTable::build(r)
 }
@@ -432,6 +434,14 @@ impl gates::World for Gates<'_> {
         }
     }
 
+    #[inline]
+    fn redirect(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+        if !self.server.cluster.enabled() {
+            return None;
+        }
+        crate::cluster::redirect::check(self.server, self.client, cmd, argv)
+    }
+
     fn replica_client(&self) -> bool {
         self.client.info.monitor.load(Relaxed)
             || self.client.info.kind.load(Relaxed) == crate::client::KIND_REPLICA
@@ -536,6 +546,19 @@ pub fn dispatch(
             finish_reply(client, out, mark);
             return;
         }
+        Some(gates::Stop::Redirect(e)) => {
+            stats.rejected(Some(cmd.id));
+            if client.multi.is_some() {
+                if cmd.has(table::flag::EXEC) {
+                    multi::discard_transaction(server, client);
+                } else {
+                    client.multi_error = true;
+                }
+            }
+            reply_error(out, stats, e.0.as_bytes());
+            finish_reply(client, out, mark);
+            return;
+        }
         Some(gates::Stop::Postpone) => {
             client.postponed = true;
             return;
@@ -554,6 +577,11 @@ pub fn dispatch(
         clock.unix_ms_at(start),
     );
     drop(run.view);
+    // ASKING covers the next command (or transaction), as Redis's
+    // resetClient.
+    if client.asking && client.multi.is_none() && cmd.name != "asking" {
+        client.asking = false;
+    }
     // After the shards are released, so a woken client does not wait on
     // the locks we held.
     propagate::wake(server, run.ready);

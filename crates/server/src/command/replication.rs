@@ -23,6 +23,9 @@ pub(super) fn register(r: &mut Registry) {
 /// REPLICAOF host port | NO ONE
 fn replicaof(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let server = cx.server;
+    if server.cluster.enabled() {
+        return Err(CmdError::new("ERR REPLICAOF not allowed in cluster mode."));
+    }
     if is(argv[1], "no") && is(argv[2], "one") {
         if server.repl.is_replica() {
             replica::set_primary(server, None);

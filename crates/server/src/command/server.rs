@@ -258,7 +258,10 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             }
             "latencystats" => latencystats(server, &cfg, &mut o),
             "keel" => keel_section(server, &cx.view, &mut o),
-            "cluster" => o.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            "cluster" => {
+                let on = u8::from(cx.server.cluster.enabled());
+                let _ = write!(o, "# Cluster\r\ncluster_enabled:{on}\r\n");
+            }
             "commandstats" => {
                 o.push_str("# Commandstats\r\n");
                 for (cmd, t) in server.commands.all().iter().zip(&totals) {

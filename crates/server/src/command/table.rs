@@ -487,6 +487,12 @@ impl Command {
         self.positions(argv, out, true)
     }
 
+    /// Whether the command has key specs at all (SPUBLISH's channel
+    /// counts): cluster mode routes it by them.
+    pub fn has_key_specs(&self) -> bool {
+        self.keys_proc.is_some() || !self.key_specs.is_empty()
+    }
+
     /// Whether the command takes key arguments, as Redis's
     /// doesCommandHaveKeys: a key spec not flagged `not_key` (SPUBLISH's
     /// channel is not a key).

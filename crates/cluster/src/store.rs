@@ -1,0 +1,264 @@
+//! The cluster's state in etcd. Keys under `/keel/<cluster-name>/`:
+//!
+//! - `topology`: the [`Topology`] (JSON). Its etcd `mod_revision` is the
+//!   topology's version: every change is a transaction compared on the
+//!   revision the writer read ([`Store::replace_topology`]).
+//! - `nodes/<id>`: each node's [`Node`] (address), written by the node at
+//!   start and kept after it stops (a restarted node finds its id by its
+//!   address there).
+//! - `alive/<id>`: attached to the node's lease; gone once the node has not
+//!   renewed its lease for the lease's TTL. Failover waits for it to go.
+//! - `election/<shard>/<epoch>/<id>`: replicas' bids (their replication
+//!   offsets) to replace a primary whose lease expired.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, GetOptions, LeaseKeepAliveStream, LeaseKeeper,
+    PutOptions, Txn, TxnOp, WatchOptions, WatchStream,
+};
+
+use crate::topology::{Node, Topology};
+
+/// A lease and its open keep-alive stream.
+pub struct Lease {
+    pub id: i64,
+    keeper: LeaseKeeper,
+    stream: LeaseKeepAliveStream,
+}
+
+impl Lease {
+    /// Renews the lease once; returns the TTL etcd granted (0 or less: the
+    /// lease has expired).
+    pub async fn renew(&mut self) -> Result<i64> {
+        self.keeper.keep_alive().await?;
+        match self.stream.message().await? {
+            Some(resp) => Ok(resp.ttl()),
+            None => Ok(0),
+        }
+    }
+}
+
+pub struct Store {
+    client: Client,
+    prefix: String,
+}
+
+/// Everything under the cluster's prefix at one etcd revision.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub topology: Option<Topology>,
+    /// `mod_revision` of the topology key (0: no topology yet).
+    pub version: i64,
+    pub nodes: BTreeMap<String, Node>,
+    pub alive: BTreeSet<String>,
+    /// The etcd revision the snapshot was read at (watch from the next).
+    pub revision: i64,
+}
+
+impl Snapshot {
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.nodes.get(id)
+    }
+}
+
+impl Store {
+    /// Connects to `endpoints` (`host:port`, comma-separated lists split by
+    /// the caller); `timeout` bounds every request.
+    pub async fn connect(endpoints: &[String], cluster: &str, timeout: Duration) -> Result<Store> {
+        let urls: Vec<String> = endpoints
+            .iter()
+            .map(|e| {
+                if e.contains("://") {
+                    e.clone()
+                } else {
+                    format!("http://{e}")
+                }
+            })
+            .collect();
+        let options = ConnectOptions::new()
+            .with_connect_timeout(timeout)
+            .with_timeout(timeout)
+            .with_keep_alive(timeout, timeout);
+        let client = Client::connect(urls, Some(options))
+            .await
+            .with_context(|| format!("connecting to etcd at {}", endpoints.join(",")))?;
+        Ok(Store {
+            client,
+            prefix: format!("/keel/{cluster}/"),
+        })
+    }
+
+    fn key(&self, rest: &str) -> String {
+        format!("{}{rest}", self.prefix)
+    }
+
+    /// Reads the whole cluster state in one request.
+    pub async fn snapshot(&mut self) -> Result<Snapshot> {
+        let resp = self
+            .client
+            .get(self.prefix.clone(), Some(GetOptions::new().with_prefix()))
+            .await?;
+        let mut snap = Snapshot {
+            revision: resp.header().map(|h| h.revision()).unwrap_or(0),
+            ..Snapshot::default()
+        };
+        for kv in resp.kvs() {
+            let Some(rest) = kv.key().strip_prefix(self.prefix.as_bytes()) else {
+                continue;
+            };
+            let rest = String::from_utf8_lossy(rest);
+            if rest == "topology" {
+                snap.topology = Some(serde_json::from_slice(kv.value()).context("topology")?);
+                snap.version = kv.mod_revision();
+            } else if let Some(id) = rest.strip_prefix("nodes/") {
+                if let Ok(node) = serde_json::from_slice::<Node>(kv.value()) {
+                    snap.nodes.insert(id.to_string(), node);
+                }
+            } else if let Some(id) = rest.strip_prefix("alive/") {
+                snap.alive.insert(id.to_string());
+            }
+        }
+        Ok(snap)
+    }
+
+    /// Records (or updates) a node's address.
+    pub async fn register(&mut self, node: &Node) -> Result<()> {
+        let key = self.key(&format!("nodes/{}", node.id));
+        self.client
+            .put(key, serde_json::to_vec(node)?, None)
+            .await?;
+        Ok(())
+    }
+
+    /// Forgets a node (keel-ctl del-node).
+    pub async fn unregister(&mut self, id: &str) -> Result<()> {
+        let key = self.key(&format!("nodes/{id}"));
+        self.client.delete(key, None).await?;
+        Ok(())
+    }
+
+    /// A new lease of `ttl` seconds, with its keep-alive stream open.
+    pub async fn lease(&mut self, ttl: i64) -> Result<Lease> {
+        let id = self.client.lease_grant(ttl, None).await?.id();
+        let (keeper, stream) = self.client.lease_keep_alive(id).await?;
+        Ok(Lease { id, keeper, stream })
+    }
+
+    /// Marks `id` alive for as long as `lease` lives.
+    pub async fn set_alive(&mut self, id: &str, lease: i64) -> Result<()> {
+        let key = self.key(&format!("alive/{id}"));
+        self.client
+            .put(
+                key,
+                b"1".to_vec(),
+                Some(PutOptions::new().with_lease(lease)),
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub async fn revoke(&mut self, lease: i64) -> Result<()> {
+        self.client.lease_revoke(lease).await?;
+        Ok(())
+    }
+
+    /// Writes `topology` if the stored one is still at `version` (0: none
+    /// stored yet) and, when `dead` names a node, that node's `alive` key
+    /// is gone (a failover may not happen while the old primary's lease
+    /// lives). Returns whether it was written.
+    pub async fn replace_topology(
+        &mut self,
+        version: i64,
+        topology: &Topology,
+        dead: Option<&str>,
+    ) -> Result<bool> {
+        let key = self.key("topology");
+        let mut when = vec![if version == 0 {
+            Compare::create_revision(key.clone(), CompareOp::Equal, 0)
+        } else {
+            Compare::mod_revision(key.clone(), CompareOp::Equal, version)
+        }];
+        if let Some(id) = dead {
+            when.push(Compare::create_revision(
+                self.key(&format!("alive/{id}")),
+                CompareOp::Equal,
+                0,
+            ));
+        }
+        let txn = Txn::new().when(when).and_then(vec![TxnOp::put(
+            key,
+            serde_json::to_vec(topology)?,
+            None,
+        )]);
+        Ok(self.client.txn(txn).await?.succeeded())
+    }
+
+    /// A replica's bid to replace its shard's lost primary in election
+    /// `round` (`<shard id>/<epoch>`): its replication offset, under its
+    /// lease (a bidder that dies withdraws).
+    pub async fn bid(&mut self, round: &str, id: &str, offset: u64, lease: i64) -> Result<()> {
+        let key = self.key(&format!("election/{round}/{id}"));
+        self.client
+            .put(
+                key,
+                offset.to_string().into_bytes(),
+                Some(PutOptions::new().with_lease(lease)),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The bids of election `round`: node id and offset.
+    pub async fn bids(&mut self, round: &str) -> Result<Vec<(String, u64)>> {
+        let prefix = self.key(&format!("election/{round}/"));
+        let resp = self
+            .client
+            .get(prefix.clone(), Some(GetOptions::new().with_prefix()))
+            .await?;
+        Ok(resp
+            .kvs()
+            .iter()
+            .filter_map(|kv| {
+                let id = kv.key().strip_prefix(prefix.as_bytes())?;
+                let offset = std::str::from_utf8(kv.value()).ok()?.parse().ok()?;
+                Some((String::from_utf8_lossy(id).into_owned(), offset))
+            })
+            .collect())
+    }
+
+    /// Forgets every election of a shard.
+    pub async fn clear_bids(&mut self, shard: &str) -> Result<()> {
+        let prefix = self.key(&format!("election/{shard}/"));
+        self.client
+            .delete(
+                prefix,
+                Some(etcd_client::DeleteOptions::new().with_prefix()),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes the whole cluster's state (tests and `keel-ctl` reset).
+    pub async fn destroy(&mut self) -> Result<()> {
+        let prefix = self.prefix.clone();
+        self.client
+            .delete(
+                prefix,
+                Some(etcd_client::DeleteOptions::new().with_prefix()),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Watches every key of the cluster from etcd revision `from`.
+    pub async fn watch(&mut self, from: i64) -> Result<WatchStream> {
+        let options = WatchOptions::new().with_prefix().with_start_revision(from);
+        Ok(self
+            .client
+            .watch(self.prefix.clone(), Some(options))
+            .await?)
+    }
+}

@@ -1,0 +1,239 @@
+//! The verbs: each reads the cluster from etcd, changes it with one
+//! compare-and-swap transaction if it changes anything, and asks the nodes
+//! what only they know.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use keel_cluster::{Node, Snapshot, Store, Topology, SLOTS};
+
+use crate::nodes::Conn;
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(8)]
+}
+
+fn ranges_text(slots: &[[u16; 2]]) -> String {
+    slots
+        .iter()
+        .map(|r| format!("{}-{}", r[0], r[1]))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The topology as `redis-cli --cluster check` prints it.
+fn print_topology(snap: &Snapshot, t: &Topology) {
+    let addr = |id: &str| snap.node(id).map(Node::addr).unwrap_or_else(|| "?".into());
+    for s in &t.shards {
+        println!("M: {} {}", s.primary, addr(&s.primary));
+        println!(
+            "   slots:[{}] ({} slots) master",
+            ranges_text(&s.slots),
+            s.slot_count()
+        );
+        if !s.replicas.is_empty() {
+            println!("   {} additional replica(s)", s.replicas.len());
+        }
+    }
+    for s in &t.shards {
+        for r in &s.replicas {
+            println!("S: {r} {}", addr(r));
+            println!("   slots: (0 slots) slave");
+            println!("   replicates {}", s.primary);
+        }
+    }
+}
+
+/// The id each address's node has, once it is registered in etcd.
+async fn node_ids(store: &mut Store, addrs: &[String]) -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    for addr in addrs {
+        let id: String = Conn::open(addr)?.cmd(&["CLUSTER", "MYID"])?;
+        ids.push(id);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let snap = store.snapshot().await?;
+        let missing: Vec<&String> = addrs
+            .iter()
+            .zip(&ids)
+            .filter(|(_, id)| !snap.alive.contains(*id))
+            .map(|(a, _)| a)
+            .collect();
+        if missing.is_empty() {
+            return Ok(ids);
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "not registered in etcd (is cluster-name the same?): {}",
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+pub async fn create(store: &mut Store, addrs: &[String], replicas: usize) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    if snap.topology.is_some() {
+        bail!("this cluster already exists in etcd");
+    }
+    let primaries = addrs.len() / (replicas + 1);
+    if primaries == 0 {
+        bail!(
+            "{} nodes are too few for {replicas} replica(s) per primary",
+            addrs.len()
+        );
+    }
+    let ids = node_ids(store, addrs).await?;
+    for addr in addrs {
+        let keys: i64 = Conn::open(addr)?.cmd(&["DBSIZE"])?;
+        if keys != 0 {
+            bail!("Node {addr} is not empty. Either the node already knows other nodes (check with CLUSTER NODES) or contains some key in database 0.");
+        }
+    }
+    let t = Topology::create(&ids[..primaries], &ids[primaries..], replicas);
+    println!(
+        ">>> Performing hash slots allocation on {} nodes...",
+        addrs.len()
+    );
+    for (i, s) in t.shards.iter().enumerate() {
+        println!("Master[{i}] -> Slots {} - {}", s.slots[0][0], s.slots[0][1]);
+    }
+    for s in &t.shards {
+        let p = addrs[ids.iter().position(|x| *x == s.primary).unwrap_or(0)].clone();
+        for r in &s.replicas {
+            let ra = &addrs[ids.iter().position(|x| x == r).unwrap_or(0)];
+            println!("Adding replica {ra} to {p}");
+        }
+    }
+    let snap = store.snapshot().await?;
+    print_topology(&snap, &t);
+    println!(">>> Writing the topology to etcd");
+    if !store.replace_topology(0, &t, None).await? {
+        bail!("another writer created this cluster first");
+    }
+    println!(">>> Waiting for the cluster to join");
+    wait_joined(&snap, &t).await?;
+    println!("[OK] All {SLOTS} slots covered.");
+    Ok(true)
+}
+
+/// Until every node reports `cluster_state:ok` and every replica's link
+/// is up.
+async fn wait_joined(snap: &Snapshot, t: &Topology) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for s in &t.shards {
+        for (id, primary) in
+            std::iter::once((&s.primary, true)).chain(s.replicas.iter().map(|r| (r, false)))
+        {
+            let Some(node) = snap.node(id) else { continue };
+            loop {
+                let ok = Conn::open(&node.addr()).and_then(|mut c| {
+                    let state = c.info_field(&["CLUSTER", "INFO"], "cluster_state")?;
+                    let link = if primary {
+                        Some("up".to_string())
+                    } else {
+                        c.info_field(&["INFO", "replication"], "master_link_status")?
+                    };
+                    Ok(state.as_deref() == Some("ok") && link.as_deref() == Some("up"))
+                });
+                if matches!(ok, Ok(true)) {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    bail!("node {} did not join in 60 s", node.addr());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub async fn check(store: &mut Store) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    println!(
+        ">>> Performing Cluster Check (topology at etcd revision {})",
+        snap.version
+    );
+    print_topology(&snap, &t);
+    let mut good = true;
+    for s in &t.shards {
+        for id in std::iter::once(&s.primary).chain(&s.replicas) {
+            let addr = snap.node(id).map(Node::addr).unwrap_or_default();
+            if !snap.alive.contains(id) {
+                println!(
+                    "[ERR] Node {addr} ({}) has no live lease in etcd.",
+                    short(id)
+                );
+                good = false;
+                continue;
+            }
+            let seen = Conn::open(&addr)
+                .and_then(|mut c| c.info_field(&["CLUSTER", "INFO"], "cluster_current_epoch"));
+            match seen {
+                Ok(Some(e)) if e == t.current_epoch.to_string() => {}
+                Ok(e) => {
+                    println!(
+                        "[ERR] Node {addr} is at epoch {} instead of {}.",
+                        e.unwrap_or_default(),
+                        t.current_epoch
+                    );
+                    good = false;
+                }
+                Err(e) => {
+                    println!("[ERR] Node {addr}: {e:#}");
+                    good = false;
+                }
+            }
+        }
+    }
+    if good {
+        println!("[OK] All nodes agree about slots configuration.");
+    }
+    println!(">>> Check for open slots...");
+    println!(">>> Check slots coverage...");
+    let covered = t.slots_assigned();
+    if covered == SLOTS as usize {
+        println!("[OK] All {SLOTS} slots covered.");
+    } else {
+        println!("[ERR] Not all {SLOTS} slots are covered by nodes.");
+        good = false;
+    }
+    Ok(good)
+}
+
+pub async fn info(store: &mut Store) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    let mut total = 0i64;
+    for s in &t.shards {
+        let addr = snap.node(&s.primary).map(Node::addr).unwrap_or_default();
+        let keys: i64 = Conn::open(&addr)
+            .and_then(|mut c| c.cmd(&["DBSIZE"]))
+            .unwrap_or(0);
+        total += keys;
+        println!(
+            "{addr} ({}...) -> {keys} keys | {} slots | {} slaves.",
+            short(&s.primary),
+            s.slot_count(),
+            s.replicas.len()
+        );
+    }
+    println!("[OK] {total} keys in {} masters.", t.shards.len());
+    println!(
+        "{:.2} keys per slot on average.",
+        total as f64 / f64::from(SLOTS)
+    );
+    Ok(true)
+}

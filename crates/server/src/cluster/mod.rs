@@ -1,0 +1,182 @@
+//! Cluster mode (`cluster-enabled yes`): Redis Cluster's client protocol
+//! on a topology kept in etcd.
+//!
+//! - [`control`]: one thread per node talks to etcd: registers the node,
+//!   holds its lease, watches the topology and applies it (which shard's
+//!   primary or replica this node is, through `crate::replication`), and
+//!   promotes a replica when its primary's lease has expired.
+//! - [`redirect`]: the dispatch gate that answers MOVED, ASK, CROSSSLOT,
+//!   TRYAGAIN and CLUSTERDOWN, as Redis's getNodeByQuery.
+//! - `command::cluster`: CLUSTER, ASKING, READONLY, READWRITE.
+//!
+//! What the data plane reads is one immutable [`View`] (the topology at one
+//! etcd revision, and who is alive), swapped whole when etcd says
+//! something changed, and the lease deadline.
+//!
+//! Fencing: a node's lease in etcd lives `cluster-lease-ttl` seconds past
+//! its last renewal, counted by etcd from when the renewal arrived. The
+//! node counts its own deadline from when it *sent* the renewal, which is
+//! earlier, so its deadline passes before etcd can expire the lease and a
+//! replica be promoted. Past the deadline the node's cluster state is
+//! `fail`: it serves no key (CLUSTERDOWN), so a paused or partitioned
+//! primary cannot take writes a new primary does not have.
+
+pub mod control;
+pub mod failover;
+pub mod redirect;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use keel_cluster::topology::UNOWNED;
+use keel_cluster::{Node, Shard, Snapshot, Topology, SLOTS};
+use parking_lot::RwLock;
+
+/// The topology as this node last read it from etcd.
+pub struct View {
+    pub myself: Node,
+    pub snapshot: Snapshot,
+    /// `topology.owners()`: the shard index of each slot.
+    pub owner: Vec<u16>,
+    /// This node's shard and whether it is its primary.
+    pub me: Option<(usize, bool)>,
+}
+
+impl View {
+    pub fn new(myself: Node, snapshot: Snapshot) -> View {
+        let (owner, me) = match &snapshot.topology {
+            Some(t) => (t.owners(), t.role_of(&myself.id)),
+            None => (vec![UNOWNED; SLOTS as usize], None),
+        };
+        View {
+            myself,
+            snapshot,
+            owner,
+            me,
+        }
+    }
+
+    pub fn topology(&self) -> &Topology {
+        static EMPTY: Topology = Topology {
+            current_epoch: 0,
+            shards: Vec::new(),
+        };
+        self.snapshot.topology.as_ref().unwrap_or(&EMPTY)
+    }
+
+    /// The shard serving `slot`.
+    pub fn shard_of(&self, slot: usize) -> Option<(usize, &Shard)> {
+        let i = *self.owner.get(slot)?;
+        (i != UNOWNED).then(|| (i as usize, &self.topology().shards[i as usize]))
+    }
+
+    /// A node's address: this node's own as it announces it, the others'
+    /// as registered in etcd.
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        if id == self.myself.id {
+            return Some(&self.myself);
+        }
+        self.snapshot.nodes.get(id)
+    }
+
+    pub fn alive(&self, id: &str) -> bool {
+        id == self.myself.id || self.snapshot.alive.contains(id)
+    }
+
+    /// Slots whose shard's primary has lost its lease.
+    pub fn slots_failing(&self) -> usize {
+        self.topology()
+            .shards
+            .iter()
+            .filter(|s| !self.alive(&s.primary))
+            .map(Shard::slot_count)
+            .sum()
+    }
+}
+
+pub struct Cluster {
+    enabled: AtomicBool,
+    view: RwLock<Arc<View>>,
+    base: Instant,
+    /// Nanoseconds after `base` until which this node's lease certainly
+    /// lives (0: no lease yet).
+    deadline_ns: AtomicU64,
+    /// Whether `cluster-require-full-coverage` is on (hot copy).
+    pub full_coverage: AtomicBool,
+    /// Requests to and events from etcd (CLUSTER INFO's message counts).
+    pub sent: AtomicU64,
+    pub received: AtomicU64,
+}
+
+impl Default for Cluster {
+    fn default() -> Cluster {
+        let myself = Node {
+            id: keel_cluster::topology::new_id(),
+            ip: "127.0.0.1".into(),
+            port: 6379,
+            cport: 16379,
+            hostname: String::new(),
+        };
+        Cluster {
+            enabled: AtomicBool::new(false),
+            view: RwLock::new(Arc::new(View::new(myself, Snapshot::default()))),
+            base: Instant::now(),
+            deadline_ns: AtomicU64::new(0),
+            full_coverage: AtomicBool::new(true),
+            sent: AtomicU64::new(0),
+            received: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Cluster {
+    #[inline]
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    pub fn enable(&self, myself: Node) {
+        self.enabled.store(true, Ordering::Relaxed);
+        *self.view.write() = Arc::new(View::new(myself, Snapshot::default()));
+    }
+
+    pub fn view(&self) -> Arc<View> {
+        self.view.read().clone()
+    }
+
+    /// Installs a newer view (the deadline store after it publishes it to
+    /// a reader that sees the deadline).
+    pub fn set_view(&self, view: View) {
+        *self.view.write() = Arc::new(view);
+    }
+
+    pub fn myself(&self) -> Node {
+        self.view.read().myself.clone()
+    }
+
+    /// The lease lives at least until `until`.
+    pub fn extend_lease(&self, until: Instant) {
+        let ns = until.saturating_duration_since(self.base).as_nanos() as u64;
+        self.deadline_ns.fetch_max(ns, Ordering::Release);
+    }
+
+    /// Whether the lease certainly still lives.
+    #[inline]
+    pub fn lease_valid(&self) -> bool {
+        let deadline = self.deadline_ns.load(Ordering::Acquire);
+        deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
+    }
+
+    /// Redis's cluster state: `ok` while this node's lease lives and, with
+    /// `cluster-require-full-coverage`, every slot has a live primary.
+    pub fn state_ok(&self, view: &View) -> bool {
+        if !self.lease_valid() || view.me.is_none() && view.topology().shards.is_empty() {
+            return false;
+        }
+        if !self.full_coverage.load(Ordering::Relaxed) {
+            return true;
+        }
+        view.topology().slots_assigned() == SLOTS as usize && view.slots_failing() == 0
+    }
+}
