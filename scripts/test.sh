@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what it needs when missing:
 # redis-server and redis-tools (the differential tests and the redis-cli /
-# redis-benchmark compatibility tests drive the real ones), gcc, and the Python
-# client used by the redis-py tests.
+# redis-benchmark compatibility tests drive the real ones), etcd (the cluster
+# tests), gcc, and the Python client used by the redis-py tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null || need_apt+=(redis-tools)
+# The cluster tests start their own etcd (the topology store).
+command -v etcd >/dev/null || need_apt+=(etcd-server)
 # gcc builds the vendored Lua and the failing-disk shim of the AOF error tests.
 command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then

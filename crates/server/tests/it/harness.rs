@@ -20,6 +20,26 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a raw client waits for one reply.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How long a test waits for a state before it fails.
+pub const WAIT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Polls `probe` until it returns `Ok`, failing with its last `Err` (the
+/// state it saw) after [`WAIT_DEADLINE`].
+pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Instant::now() + WAIT_DEADLINE;
+    loop {
+        match probe() {
+            Ok(v) => return v,
+            Err(last) => {
+                if Instant::now() > deadline {
+                    panic!("waited {WAIT_DEADLINE:?} for {what}; last seen:\n{last}");
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     l.local_addr().expect("local_addr").port()
@@ -105,6 +125,28 @@ impl Server {
         )
     }
 
+    /// keel-server on a given port (a node restarted at its old address),
+    /// in a new scratch directory, with extra options.
+    pub fn keel_at(port: u16, extra: &[&str]) -> Server {
+        let dir = std::env::temp_dir().join(format!(
+            "keel-it-keel-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        let d = dir.to_string_lossy().into_owned();
+        let mut args = vec!["--save", "", "--dir", d.as_str()];
+        args.extend_from_slice(extra);
+        Server::start_on(
+            "keel-server",
+            env!("CARGO_BIN_EXE_keel-server"),
+            &args,
+            Some(dir.clone()),
+            &[],
+            Some(port),
+        )
+    }
+
     /// keel-server with the metrics endpoint on (`--metrics-port`, on a
     /// free port of its own) and extra options; returns the metrics port.
     pub fn keel_with_metrics(extra: &[&str]) -> (Server, u16) {
@@ -156,6 +198,11 @@ impl Server {
 
     /// A real redis-server (7.0) for the differential tests.
     pub fn redis() -> Server {
+        Server::redis_with(&[])
+    }
+
+    /// A real redis-server with extra options.
+    pub fn redis_with(extra: &[&str]) -> Server {
         require_tool("redis-server", "redis-server");
         let dir = std::env::temp_dir().join(format!(
             "keel-it-redis-{}-{}",
@@ -180,6 +227,8 @@ impl Server {
             "--logfile",
             "",
         ];
+        let mut args = args.to_vec();
+        args.extend_from_slice(extra);
         Server::start(
             "redis-server",
             "redis-server",
@@ -210,9 +259,23 @@ impl Server {
         dir: Option<std::path::PathBuf>,
         env: &[(&str, &str)],
     ) -> Server {
+        Server::start_on(name, program, args, dir, env, None)
+    }
+
+    /// As `start`, on `fixed_port` when given (one attempt: the caller
+    /// needs that address).
+    fn start_on(
+        name: &'static str,
+        program: &str,
+        args: &[&str],
+        dir: Option<std::path::PathBuf>,
+        env: &[(&str, &str)],
+        fixed_port: Option<u16>,
+    ) -> Server {
         let mut last_err = String::new();
-        for _attempt in 0..5 {
-            let port = free_port();
+        let attempts = if fixed_port.is_some() { 1 } else { 5 };
+        for _attempt in 0..attempts {
+            let port = fixed_port.unwrap_or_else(free_port);
             let mut cmd = Command::new(program);
             // A config file must be the first argument.
             let (file, rest) = match args.first() {

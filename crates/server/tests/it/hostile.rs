@@ -24,9 +24,6 @@ use crate::harness::*;
 const KB: u64 = 1 << 10;
 const MB: u64 = 1 << 20;
 
-/// How long a wait for a state may last: only a guard against hanging.
-const DEADLINE: Duration = Duration::from_secs(60);
-
 // ---------------------------------------------------------------------------
 // Helpers.
 
@@ -76,21 +73,6 @@ fn rss(s: &Server) -> u64 {
         * KB
 }
 
-/// Polls `probe` until it returns Ok; its Err describes the state seen.
-fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(state) => assert!(
-                Instant::now() < deadline,
-                "gave up waiting for {what}: {state}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// The side client's check that the server still answers right: a
 /// counter only it increments, and a value only it writes.
 struct Bystander {
@@ -125,7 +107,7 @@ impl Bystander {
 /// connection may still be on its way out), so client counts mean what a
 /// test makes of them.
 fn wait_alone(side: &mut Bystander) {
-    wait_until("the side client to be alone", || {
+    wait_for("the side client to be alone", || {
         match connected_clients(&mut side.r) {
             1 => Ok(()),
             n => Err(format!("{n} clients")),
@@ -170,7 +152,7 @@ fn queued(s: &TcpStream) -> usize {
 /// Reads a connection until the server closes it; returns the bytes read.
 fn drain_to_eof(r: &mut Raw) -> u64 {
     let mut total = r.pending().len() as u64;
-    let deadline = Instant::now() + DEADLINE;
+    let deadline = Instant::now() + WAIT_DEADLINE;
     let mut chunk = vec![0u8; 1 << 20];
     r.stream
         .set_read_timeout(Some(Duration::from_millis(200)))
@@ -429,7 +411,7 @@ fn declared_gigabyte_bulks_allocate_only_what_arrives() {
         hostile.push(r);
     }
     // Every byte sent has been read by the server.
-    wait_until("the server to read the partial bulks", || {
+    wait_for("the server to read the partial bulks", || {
         let read = info_u64(&mut side.r, "stats", "total_net_input_bytes");
         if read >= input_before + sent {
             Ok(())
@@ -450,7 +432,7 @@ fn declared_gigabyte_bulks_allocate_only_what_arrives() {
         "RSS grew by {resident} bytes for 2 MB of partial bulks declared at 8 GB"
     );
     drop(hostile);
-    wait_until(
+    wait_for(
         "the hostile clients to be gone",
         || match connected_clients(&mut side.r) {
             1 => Ok(()),
@@ -497,7 +479,7 @@ fn ten_thousand_idle_connections_cost_little() {
         c.read_exact(&mut pong).expect("read +PONG");
         assert_eq!(&pong, b"+PONG\r\n");
     }
-    wait_until(
+    wait_for(
         "every idle client to be registered",
         || match connected_clients(&mut side.r) {
             n if n == N as u64 + 1 => Ok(()),
@@ -528,7 +510,7 @@ fn ten_thousand_idle_connections_cost_little() {
         assert_eq!(&reply, b"$5\r\nhello\r\n");
     }
     drop(idle);
-    wait_until("the idle clients to be gone", || {
+    wait_for("the idle clients to be gone", || {
         match connected_clients(&mut side.r) {
             1 => Ok(()),
             n => Err(format!("{n} clients")),
@@ -560,7 +542,7 @@ fn pipelining_client_that_does_not_read_holds_little() {
     slow.send(&pipeline);
     // The server has started writing (and soon cannot write more: the
     // kernel's buffers take a few MB).
-    wait_until(
+    wait_for(
         "the replies to fill the slow client's socket",
         || match queued(&slow.stream) {
             n if n > 0 => Ok(()),
@@ -654,7 +636,7 @@ fn check_soft_output_limit(s: &Server) {
     wait_alone(&mut side);
     let mut slow = s.raw();
     eqb!(slow.cmd(&["PING"]), b"+PONG\r\n");
-    wait_until(
+    wait_for(
         "the slow client to be counted",
         || match connected_clients(&mut side.r) {
             2 => Ok(()),
@@ -664,7 +646,7 @@ fn check_soft_output_limit(s: &Server) {
     slow.send_cmd(&["GET", "big"]);
     // (keel's other clients on the slow one's worker may wait for its
     // unsent reply, up to 2 s: see `net::output_budget`.)
-    wait_until("the client over the soft limit to be closed", || {
+    wait_for("the client over the soft limit to be closed", || {
         slow.send_lossy(b"PING\r\n");
         side.check();
         match connected_clients(&mut side.r) {
@@ -709,7 +691,7 @@ fn check_flooded_subscriber(s: &Server, limits: &str, message: usize, burst: usi
     let mut publisher = s.raw();
     let mut published: u64 = 0;
     let mut peak = 0;
-    wait_until("PUBLISH to find no subscriber", || {
+    wait_for("PUBLISH to find no subscriber", || {
         publisher.send(&publish);
         let mut gone = false;
         for _ in 0..burst {
@@ -793,14 +775,14 @@ fn check_query_buffer_limit(s: &Server) {
     // A blocked client goes on reading: what it sends counts too.
     let mut blocked = s.raw();
     blocked.send_cmd(&["BLPOP", "nothing", "0"]);
-    wait_until("the client to block", || {
+    wait_for("the client to block", || {
         match info_u64(&mut side.r, "clients", "blocked_clients") {
             1 => Ok(()),
             n => Err(format!("{n} blocked")),
         }
     });
     let junk = vec![b'j'; 64 * KB as usize];
-    wait_until("the blocked client to be closed", || {
+    wait_for("the blocked client to be closed", || {
         for _ in 0..8 {
             blocked.send_lossy(&junk);
         }
@@ -850,7 +832,7 @@ fn check_maxclients(s: &Server) {
     );
     side.check();
     drop(a);
-    wait_until("a place to be free", || {
+    wait_for("a place to be free", || {
         match connected_clients(&mut side.r) {
             2 => Ok(()),
             n => Err(format!("{n} clients")),
@@ -930,7 +912,7 @@ fn check_timeout(s: &Server) {
     );
     let mut blocked = s.raw();
     blocked.send_cmd(&["BLPOP", "queue", "0"]);
-    wait_until("the client to block", || {
+    wait_for("the client to block", || {
         match info_u64(&mut side.r, "clients", "blocked_clients") {
             1 => Ok(()),
             n => Err(format!("{n} blocked")),
@@ -942,7 +924,7 @@ fn check_timeout(s: &Server) {
         ("half", half),
         ("unsubscribed", unsubscribed),
     ];
-    wait_until("the idle clients to be closed", || {
+    wait_for("the idle clients to be closed", || {
         side.check();
         open.retain_mut(|(_, r)| !closed(r));
         if open.is_empty() {

@@ -13,6 +13,7 @@ mod harness;
 
 mod acl;
 mod bitmaps;
+mod cluster;
 mod compat;
 mod config;
 mod connection;

@@ -13,17 +13,12 @@
 //! real redis-server 7.0. Tests on `Server::under_test()` also pass
 //! against Redis (`KEEL_IT_AGAINST_REDIS=1`).
 
-use std::time::{Duration, Instant};
-
 use resp::Value;
 
 use crate::eqb;
 use crate::harness::*;
 
 const MB: u64 = 1 << 20;
-
-/// How long a wait for a state may last: only a guard against hanging.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
 
@@ -75,21 +70,6 @@ fn int_reply(reply: &[u8]) -> i64 {
 
 fn dbsize(raw: &mut Raw) -> i64 {
     int_reply(&raw.cmd(&["DBSIZE"]))
-}
-
-/// Polls `probe` until it returns Ok; its Err describes the state seen.
-fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(state) => assert!(
-                Instant::now() < deadline,
-                "gave up waiting for {what}: {state}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Sets `policy` and a maxmemory `extra` bytes above what the server holds
@@ -164,7 +144,7 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
 /// Turns the append-only log on and waits until its first rewrite is done.
 fn log_on(raw: &mut Raw) {
     assert_ok(raw.cmd(&["CONFIG", "SET", "appendonly", "yes"]));
-    wait_until("the append-only log to be on", || {
+    wait_for("the append-only log to be on", || {
         let text = info(raw, "persistence");
         let f = |name: &str| info_field(&text, name).unwrap_or_default();
         if f("aof_enabled") == "1"
@@ -557,7 +537,7 @@ fn check_eviction_is_counted_published_and_logged(s: &Server) {
     assert_ok(raw.cmd(&["SET", "b", "2"]));
     // 1 byte: every key goes.
     assert_ok(raw.cmd(&["CONFIG", "SET", "maxmemory", "1"]));
-    wait_until("every key to be evicted", || {
+    wait_for("every key to be evicted", || {
         match (dbsize(&mut raw), evicted_keys(&mut raw)) {
             (0, 2..) => Ok(()),
             (n, e) => Err(format!("DBSIZE {n}, evicted_keys {e}")),
@@ -577,7 +557,7 @@ fn check_eviction_is_counted_published_and_logged(s: &Server) {
     assert_ok(raw.cmd(&["CONFIG", "SET", "maxmemory", "0"]));
     // With appendfsync everysec Redis may hold back its write to the file
     // (up to 2 s while an fsync runs): wait for the records.
-    wait_until("the evictions in the log", || {
+    wait_for("the evictions in the log", || {
         let log = incremental_log(&mut raw)?;
         for key in ["a", "b"] {
             let record = format!("*2\r\n$3\r\nDEL\r\n$1\r\n{key}\r\n").into_bytes();
@@ -627,7 +607,7 @@ fn resetstat_clears_the_eviction_counters() {
         assert_ok(raw.cmd(&["SET", "a", "1"]));
         assert_ok(raw.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]));
         assert_ok(raw.cmd(&["CONFIG", "SET", "maxmemory", "1"]));
-        wait_until("the key to be evicted", || {
+        wait_for("the key to be evicted", || {
             match (dbsize(&mut raw), evicted_keys(&mut raw)) {
                 (0, 1..) => Ok(()),
                 (n, e) => Err(format!("DBSIZE {n}, evicted_keys {e}")),
@@ -661,7 +641,7 @@ fn lowering_maxmemory_evicts_down_to_it() {
     fill(&mut raw, &keys, 1000);
     let limit = start + 8 * MB;
     assert_ok(raw.cmd(&["CONFIG", "SET", "maxmemory", limit.to_string().as_str()]));
-    wait_until("used_memory to drop to maxmemory", || {
+    wait_for("used_memory to drop to maxmemory", || {
         let used = used_memory(&mut raw);
         if used <= limit {
             Ok(())
@@ -699,7 +679,7 @@ fn lazyfree_eviction_frees_in_the_background() {
     }
     let limit = start + 8 * MB;
     assert_ok(raw.cmd(&["CONFIG", "SET", "maxmemory", limit.to_string().as_str()]));
-    wait_until("lazy frees to finish under the limit", || {
+    wait_for("lazy frees to finish under the limit", || {
         let text = info(&mut raw, "memory");
         let f = |name: &str| -> u64 { info_field(&text, name).unwrap().parse().unwrap() };
         if f("used_memory") <= limit && f("lazyfree_pending_objects") == 0 {
@@ -907,7 +887,7 @@ fn skewed_hit_rate(port: u16) -> f64 {
         // second of the server's clock, so both servers see the same
         // number of clock ticks whatever their speed.
         let now = server_secs(&mut raw);
-        wait_until("the server clock's next second", || {
+        wait_for("the server clock's next second", || {
             let t = server_secs(&mut raw);
             if t > now {
                 Ok(())
@@ -992,7 +972,7 @@ fn ttl_churn_under_maxmemory_gives_memory_back() {
         }
         // All expired once the last one written has (PTTL deletes it).
         let last = &keys[N - 1];
-        wait_until("the last key to expire", || {
+        wait_for("the last key to expire", || {
             let r = raw.cmd(&["PTTL", last.as_str()]);
             if r.as_slice() == b":-2\r\n" {
                 Ok(())
@@ -1004,7 +984,7 @@ fn ttl_churn_under_maxmemory_gives_memory_back() {
         for r in pipeline(&mut raw, &gets) {
             eqb!(r, b"$-1\r\n");
         }
-        wait_until("used_memory to come back", || {
+        wait_for("used_memory to come back", || {
             let used = used_memory(&mut raw);
             if used <= start + 8 * MB {
                 Ok(())
@@ -1135,7 +1115,7 @@ fn memory_usage_is_close_to_the_real_size() {
                 assert!(!r.starts_with(b"-"), "{kind}: {}", escape(&r));
             }
         }
-        wait_until("the writer connection to be gone", || {
+        wait_for("the writer connection to be gone", || {
             match info_u64(&mut raw, "clients", "connected_clients") {
                 1 => Ok(()),
                 n => Err(format!("connected_clients {n}")),

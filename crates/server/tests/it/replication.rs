@@ -19,16 +19,13 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use resp::Value;
 
 use crate::eqb;
 use crate::harness::{escape, free_port, info, info_field, parse, require_tool, Raw, ReadError};
-use crate::harness::{show, split, Server};
-
-/// How long any awaited state may take before the test fails.
-const DEADLINE: Duration = Duration::from_secs(60);
+use crate::harness::{show, split, wait_for, Server};
 
 /// The server program on one side of a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,23 +154,6 @@ impl Drop for Node {
         if !self.keep_dir {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
-    }
-}
-
-/// Polls `probe` until it returns `Ok`, failing with its last `Err` after
-/// DEADLINE.
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match probe() {
-            Ok(v) => return v,
-            Err(last) => {
-                if Instant::now() > deadline {
-                    panic!("waited {DEADLINE:?} for {what}; last seen:\n{last}");
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

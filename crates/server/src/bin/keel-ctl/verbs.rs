@@ -48,7 +48,7 @@ fn print_topology(snap: &Snapshot, t: &Topology) {
 async fn node_ids(store: &mut Store, addrs: &[String]) -> Result<Vec<String>> {
     let mut ids = Vec::new();
     for addr in addrs {
-        let id: String = Conn::open(addr)?.cmd(&["CLUSTER", "MYID"])?;
+        let id = Conn::open(addr)?.text(&["CLUSTER", "MYID"])?;
         ids.push(id);
     }
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -91,7 +91,7 @@ pub async fn create(store: &mut Store, addrs: &[String], replicas: usize) -> Res
     }
     let ids = node_ids(store, addrs).await?;
     for addr in addrs {
-        let keys: i64 = Conn::open(addr)?.cmd(&["DBSIZE"])?;
+        let keys = Conn::open(addr)?.int(&["DBSIZE"])?;
         if keys != 0 {
             bail!("Node {addr} is not empty. Either the node already knows other nodes (check with CLUSTER NODES) or contains some key in database 0.");
         }
@@ -219,8 +219,8 @@ pub async fn info(store: &mut Store) -> Result<bool> {
     let mut total = 0i64;
     for s in &t.shards {
         let addr = snap.node(&s.primary).map(Node::addr).unwrap_or_default();
-        let keys: i64 = Conn::open(&addr)
-            .and_then(|mut c| c.cmd(&["DBSIZE"]))
+        let keys = Conn::open(&addr)
+            .and_then(|mut c| c.int(&["DBSIZE"]))
             .unwrap_or(0);
         total += keys;
         println!(

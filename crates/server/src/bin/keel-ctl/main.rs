@@ -49,8 +49,7 @@ enum Verb {
 
 fn main() {
     let cli = Cli::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

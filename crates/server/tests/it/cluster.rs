@@ -1,0 +1,1215 @@
+//! Cluster mode: keel nodes on 127.0.0.x addresses with their topology in
+//! a real etcd started by the test, made into a cluster by keel-ctl, and
+//! driven by real cluster clients (the `redis` crate's, redis-py's
+//! RedisCluster, redis-benchmark --cluster, redis-cli --cluster). Reply
+//! shapes are compared with a real redis-server cluster made in the test.
+//!
+//! Failure cases: kill -9 of a primary under WAIT-acknowledged writes,
+//! SIGSTOP of a primary past its lease, a primary cut from etcd (its etcd
+//! traffic goes through a proxy the test cuts), and a node restarted with
+//! an empty directory. Every wait polls a state.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use resp::Value;
+
+use crate::harness::*;
+
+/// A single-member etcd on free ports, in a scratch directory.
+struct Etcd {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Etcd {
+    fn start() -> Etcd {
+        require_tool("etcd", "etcd-server");
+        let dir = std::env::temp_dir().join(format!(
+            "keel-it-etcd-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).expect("etcd dir");
+        let (client, peer) = (free_port(), free_port());
+        let c = format!("http://127.0.0.1:{client}");
+        let p = format!("http://127.0.0.1:{peer}");
+        let log = std::fs::File::create(dir.join("etcd.log")).expect("etcd log");
+        let child = Command::new("etcd")
+            .args(["--name", "it", "--data-dir"])
+            .arg(dir.join("data"))
+            .args(["--listen-client-urls", &c, "--advertise-client-urls", &c])
+            .args([
+                "--listen-peer-urls",
+                &p,
+                "--initial-advertise-peer-urls",
+                &p,
+            ])
+            .args(["--initial-cluster", &format!("it={p}")])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("spawn etcd");
+        let etcd = Etcd {
+            child,
+            port: client,
+            dir,
+        };
+        wait_for("etcd to answer /health", || {
+            let body = http_get(client, "/health")?;
+            if body.contains("\"health\":\"true\"") {
+                Ok(())
+            } else {
+                Err(body)
+            }
+        });
+        etcd
+    }
+
+    fn endpoint(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Etcd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn http_get(port: u16, path: &str) -> Result<String, String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+/// keel nodes of one cluster, node `i` bound to 127.0.0.(11+i) (and to
+/// 127.0.0.1, which the harness probes).
+struct KeelCluster {
+    etcd: Etcd,
+    name: String,
+    nodes: Vec<Option<Server>>,
+    ips: Vec<String>,
+    ports: Vec<u16>,
+}
+
+fn node_args(ip: &str, etcd: &str, name: &str) -> Vec<String> {
+    [
+        "--bind",
+        &format!("{ip} 127.0.0.1"),
+        "--cluster-enabled",
+        "yes",
+        "--cluster-etcd-endpoints",
+        etcd,
+        "--cluster-name",
+        name,
+        "--repl-diskless-sync-delay",
+        "0",
+        "--threads",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+impl KeelCluster {
+    /// `n` nodes, not yet a cluster.
+    fn start(n: usize) -> KeelCluster {
+        let etcd = Etcd::start();
+        KeelCluster::start_with(etcd, n, |_| None)
+    }
+
+    /// `n` nodes; `etcd_for(i)` may give node `i` another etcd address
+    /// (a proxy).
+    fn start_with(etcd: Etcd, n: usize, etcd_for: impl Fn(usize) -> Option<String>) -> KeelCluster {
+        let name = format!("it{}", free_port());
+        let mut c = KeelCluster {
+            etcd,
+            name,
+            nodes: Vec::new(),
+            ips: Vec::new(),
+            ports: Vec::new(),
+        };
+        for i in 0..n {
+            let ip = format!("127.0.0.{}", 11 + i);
+            let ep = etcd_for(i).unwrap_or_else(|| c.etcd.endpoint());
+            let args = node_args(&ip, &ep, &c.name);
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let s = Server::keel_with(&argv);
+            c.ports.push(s.port);
+            c.ips.push(ip);
+            c.nodes.push(Some(s));
+        }
+        c
+    }
+
+    fn addr(&self, i: usize) -> String {
+        format!("{}:{}", self.ips[i], self.ports[i])
+    }
+
+    fn raw(&self, i: usize) -> Raw {
+        Raw::connect(self.ports[i])
+    }
+
+    fn ctl(&self, args: &[&str]) -> (bool, String) {
+        keel_ctl(&self.etcd.endpoint(), &self.name, args)
+    }
+
+    /// keel-ctl create over every node, `replicas` per primary.
+    fn create(&self, replicas: usize) {
+        let addrs: Vec<String> = (0..self.nodes.len()).map(|i| self.addr(i)).collect();
+        let r = replicas.to_string();
+        let mut args = vec!["create"];
+        args.extend(addrs.iter().map(String::as_str));
+        args.extend(["--replicas", &r]);
+        let (ok, out) = self.ctl(&args);
+        assert!(ok, "keel-ctl create failed:\n{out}");
+        assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(s) = self.nodes[i].take() {
+            // SAFETY: kill(2) on our own child's pid, not yet reaped.
+            unsafe {
+                libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
+            }
+            drop(s);
+        }
+    }
+
+    /// Restarts node `i` at its old address, in a new empty directory.
+    fn restart_empty(&mut self, i: usize) {
+        let args = node_args(&self.ips[i], &self.etcd.endpoint(), &self.name);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.nodes[i] = Some(Server::keel_at(self.ports[i], &argv));
+    }
+
+    fn index_of_port(&self, port: u16) -> usize {
+        self.ports
+            .iter()
+            .position(|&p| p == port)
+            .expect("a node's port")
+    }
+
+    /// (node index, node id) of each shard's primary and its replicas, as
+    /// node `via` reports in CLUSTER SHARDS.
+    fn primary_of_slot(&self, via: usize, slot: usize) -> usize {
+        let nodes = cluster_nodes(&mut self.raw(via));
+        let line = nodes
+            .iter()
+            .find(|l| l.flags.contains("master") && !l.flags.contains("fail") && l.serves(slot))
+            .unwrap_or_else(|| panic!("no primary for slot {slot} in {nodes:?}"));
+        self.index_of_port(line.port)
+    }
+}
+
+fn keel_ctl(etcd: &str, name: &str, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_keel-ctl"))
+        .args(["--etcd", etcd, "--cluster", name])
+        .args(args)
+        .output()
+        .expect("run keel-ctl");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// One CLUSTER NODES line.
+#[derive(Debug, Clone)]
+struct NodeLine {
+    id: String,
+    ip: String,
+    port: u16,
+    flags: String,
+    master: String,
+    epoch: u64,
+    link: String,
+    slots: Vec<(usize, usize)>,
+}
+
+impl NodeLine {
+    fn serves(&self, slot: usize) -> bool {
+        self.slots.iter().any(|&(a, b)| a <= slot && slot <= b)
+    }
+}
+
+fn cluster_nodes(raw: &mut Raw) -> Vec<NodeLine> {
+    let text = match raw.call(&["CLUSTER", "NODES"]) {
+        Value::Bulk(b) | Value::Verbatim(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("CLUSTER NODES: {other:?}"),
+    };
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let addr = f[1].split('@').next().expect("addr");
+            let (ip, port) = addr.rsplit_once(':').expect("ip:port");
+            NodeLine {
+                id: f[0].to_string(),
+                ip: ip.to_string(),
+                port: port.parse().expect("port"),
+                flags: f[2].to_string(),
+                master: f[3].to_string(),
+                epoch: f[6].parse().expect("epoch"),
+                link: f[7].to_string(),
+                slots: f[8..]
+                    .iter()
+                    .map(|r| match r.split_once('-') {
+                        Some((a, b)) => (a.parse().expect("slot"), b.parse().expect("slot")),
+                        None => {
+                            let s = r.parse().expect("slot");
+                            (s, s)
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn cluster_info(raw: &mut Raw, field: &str) -> String {
+    let text = match raw.call(&["CLUSTER", "INFO"]) {
+        Value::Bulk(b) | Value::Verbatim(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("CLUSTER INFO: {other:?}"),
+    };
+    info_field(&text, field).unwrap_or_default()
+}
+
+/// Polls until node `i` says `cluster_state:ok` and, for a replica, its
+/// link is up.
+fn wait_ok(c: &KeelCluster, i: usize) {
+    wait_for(&format!("node {} to be ok", c.addr(i)), || {
+        let mut r = c.raw(i);
+        let state = cluster_info(&mut r, "cluster_state");
+        let repl = info(&mut r, "replication");
+        let link = info_field(&repl, "master_link_status");
+        if state == "ok" && link.as_deref().is_none_or(|l| l == "up") {
+            Ok(())
+        } else {
+            Err(format!("state {state}, link {link:?}"))
+        }
+    });
+}
+
+/// A key in the given slot, from the slot's own hash-tag table.
+fn key_in_slot(slot: usize, n: usize) -> String {
+    let tag = (0..)
+        .map(|i| format!("t{i}"))
+        .find(|t| resp::slot::key_slot(t.as_bytes()) == slot)
+        .expect("a tag for every slot");
+    format!("{{{tag}}}:{n}")
+}
+
+// ---------------------------------------------------------------------------
+// Real clients on a 3 + 3 cluster
+// ---------------------------------------------------------------------------
+
+#[test]
+fn three_primaries_three_replicas_serve_real_cluster_clients() {
+    let c = KeelCluster::start(6);
+    c.create(1);
+    for i in 0..6 {
+        wait_ok(&c, i);
+    }
+    // Roles as keel-ctl laid them out: the first three primaries.
+    let lines = cluster_nodes(&mut c.raw(0));
+    assert_eq!(lines.len(), 6);
+    for l in &lines {
+        let i = c.index_of_port(l.port);
+        assert_eq!(l.ip, c.ips[i], "announced address {l:?}");
+        assert_eq!(l.flags.contains("master"), i < 3, "{l:?}");
+        assert_eq!(l.link, "connected");
+    }
+
+    // The redis crate's cluster client: 100,000 keys written, read back.
+    let seeds: Vec<String> = (0..3).map(|i| format!("redis://{}/", c.addr(i))).collect();
+    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
+    let mut con = client.get_connection().expect("cluster connection");
+    for chunk in 0..100 {
+        let mut pipe = redis::cluster::cluster_pipe();
+        for n in chunk * 1000..(chunk + 1) * 1000 {
+            pipe.set(format!("rs:{n}"), n).ignore();
+        }
+        pipe.query::<()>(&mut con).expect("pipelined SETs");
+    }
+    for chunk in 0..100 {
+        let mut pipe = redis::cluster::cluster_pipe();
+        for n in chunk * 1000..(chunk + 1) * 1000 {
+            pipe.get(format!("rs:{n}"));
+        }
+        let got: Vec<u64> = pipe.query(&mut con).expect("pipelined GETs");
+        let want: Vec<u64> = (chunk * 1000..(chunk + 1) * 1000).collect();
+        assert_eq!(got, want);
+    }
+
+    // redis-py's RedisCluster: another 100,000 keys.
+    require_tool("python3", "python3");
+    let script = r#"
+import sys
+from redis.cluster import RedisCluster, ClusterNode
+host, port = sys.argv[1].split(':')
+rc = RedisCluster(startup_nodes=[ClusterNode(host, int(port))], decode_responses=True)
+for start in range(0, 100000, 1000):
+    p = rc.pipeline()
+    for n in range(start, start + 1000):
+        p.set(f"py:{n}", n)
+    p.execute()
+bad = 0
+for start in range(0, 100000, 1000):
+    p = rc.pipeline()
+    for n in range(start, start + 1000):
+        p.get(f"py:{n}")
+    got = p.execute()
+    bad += sum(1 for n, v in zip(range(start, start + 1000), got) if v != str(n))
+print(f"bad={bad} nodes={len(rc.get_nodes())}")
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, &c.addr(1)])
+        .output()
+        .expect("python3");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "redis-py failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.trim(), "bad=0 nodes=6");
+
+    // Each primary holds its slots' share; the replicas catch up.
+    let mut total = 0;
+    for i in 0..3 {
+        let n = as_i(&c.raw(i).call(&["DBSIZE"]));
+        assert!(n > 0);
+        total += n;
+    }
+    assert_eq!(total, 200_000);
+    for i in 3..6 {
+        let primary = lines
+            .iter()
+            .find(|l| c.index_of_port(l.port) == i)
+            .map(|l| l.master.clone())
+            .expect("replica line");
+        let p = lines
+            .iter()
+            .find(|l| l.id == primary)
+            .expect("primary line");
+        let pi = c.index_of_port(p.port);
+        wait_for("replica to catch up", || {
+            let (a, b) = (
+                as_i(&c.raw(pi).call(&["DBSIZE"])),
+                as_i(&c.raw(i).call(&["DBSIZE"])),
+            );
+            if a == b {
+                Ok(())
+            } else {
+                Err(format!("primary {a} keys, replica {b}"))
+            }
+        });
+    }
+
+    // redis-benchmark --cluster with the seed's tests: no error.
+    require_tool("redis-benchmark", "redis-tools");
+    let out = Command::new("redis-benchmark")
+        .args(["--cluster", "-h", &c.ips[0], "-p", &c.ports[0].to_string()])
+        .args(["-t", "set,get,incr,lpush,mset", "-n", "20000", "-q"])
+        .output()
+        .expect("redis-benchmark");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.to_lowercase().contains("error"), "{text}");
+    for t in ["SET:", "GET:", "INCR:", "LPUSH:", "MSET (10 keys):"] {
+        assert!(text.contains(t), "no {t} line in:\n{text}");
+    }
+
+    // redis-cli --cluster check / info, and keel-ctl's own.
+    require_tool("redis-cli", "redis-tools");
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "check", &c.addr(2)])
+        .output()
+        .expect("redis-cli");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("[OK] All nodes agree about slots configuration."),
+        "{text}"
+    );
+    assert!(text.contains("[OK] All 16384 slots covered."), "{text}");
+    assert_eq!(text.matches("M: ").count(), 3, "{text}");
+    assert_eq!(text.matches("S: ").count(), 3, "{text}");
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "info", &c.addr(0)])
+        .output()
+        .expect("redis-cli");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("keys in 3 masters."), "{text}");
+    let (ok, text) = c.ctl(&["check"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("[OK] All nodes agree about slots configuration."),
+        "{text}"
+    );
+    let (ok, text) = c.ctl(&["info"]);
+    assert!(ok && text.contains("keys in 3 masters."), "{text}");
+}
+
+fn as_i(v: &Value) -> i64 {
+    match v {
+        Value::Integer(n) => *n,
+        other => panic!("not an integer: {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reply shapes and errors against a real Redis Cluster
+// ---------------------------------------------------------------------------
+
+/// Three cluster-enabled redis-servers made a cluster by redis-cli.
+fn redis_cluster() -> Vec<Server> {
+    require_tool("redis-cli", "redis-tools");
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| {
+            Server::redis_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+        })
+        .collect();
+    let mut args = vec!["--cluster".to_string(), "create".to_string()];
+    args.extend(nodes.iter().map(|n| n.addr()));
+    args.push("--cluster-yes".into());
+    let out = Command::new("redis-cli")
+        .args(&args)
+        .output()
+        .expect("redis-cli");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for n in &nodes {
+        wait_for("redis cluster ok", || {
+            let state = cluster_info(&mut n.raw(), "cluster_state");
+            let known = cluster_info(&mut n.raw(), "cluster_known_nodes");
+            if state == "ok" && known == "3" {
+                Ok(())
+            } else {
+                Err(format!("{state} {known}"))
+            }
+        });
+    }
+    nodes
+}
+
+/// A reply with what differs between two clusters (ids, addresses,
+/// replication offsets) blanked, keeping types, lengths, keys and slots.
+fn shape(v: &Value, addrs: &[(String, String)]) -> String {
+    match v {
+        Value::Array(items) => {
+            let mut parts = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let after_offset =
+                    i > 0 && items[i - 1] == Value::Bulk(b"replication-offset".to_vec());
+                parts.push(if after_offset {
+                    ":offset".into()
+                } else {
+                    shape(item, addrs)
+                });
+            }
+            format!("[{}]", parts.join(","))
+        }
+        Value::Map(pairs) => format!(
+            "{{{}}}",
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    let value = if *k == Value::Bulk(b"replication-offset".to_vec()) {
+                        ":offset".into()
+                    } else {
+                        shape(v, addrs)
+                    };
+                    format!("{}:{value}", shape(k, addrs))
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        Value::Bulk(b) => {
+            let s = String::from_utf8_lossy(b).into_owned();
+            if s.len() == 40 && s.bytes().all(|c| c.is_ascii_hexdigit()) {
+                "$id".into()
+            } else if addrs.iter().any(|(ip, _)| *ip == s) {
+                "$ip".into()
+            } else {
+                format!("${s}")
+            }
+        }
+        Value::Integer(n) if addrs.iter().any(|(_, p)| *p == n.to_string()) => ":port".into(),
+        Value::Integer(n) => format!(":{n}"),
+        other => format!("{other:?}"),
+    }
+}
+
+fn addr_list(ips: &[String], ports: &[u16]) -> Vec<(String, String)> {
+    ips.iter()
+        .zip(ports)
+        .map(|(i, p)| (i.clone(), p.to_string()))
+        .collect()
+}
+
+/// Replaces each address with its node's index.
+fn normalize(text: &str, addrs: &[(String, String)]) -> String {
+    let mut t = text.to_string();
+    for (i, (ip, port)) in addrs.iter().enumerate() {
+        t = t.replace(&format!("{ip}:{port}"), &format!("node{i}"));
+    }
+    t
+}
+
+#[test]
+fn replies_and_errors_match_a_redis_cluster() {
+    let redis = redis_cluster();
+    let redis_addrs: Vec<(String, String)> = redis
+        .iter()
+        .map(|s| ("127.0.0.1".to_string(), s.port.to_string()))
+        .collect();
+    let c = KeelCluster::start(3);
+    c.create(0);
+    for i in 0..3 {
+        wait_ok(&c, i);
+    }
+    let keel_addrs = addr_list(&c.ips, &c.ports);
+
+    // CLUSTER SLOTS and SHARDS, RESP2 and RESP3: same shapes, same slots.
+    for hello in [None, Some("3")] {
+        let mut k = c.raw(0);
+        let mut r = redis[0].raw();
+        if let Some(v) = hello {
+            k.call(&["HELLO", v]);
+            r.call(&["HELLO", v]);
+        }
+        let ks = shape(&k.call(&["CLUSTER", "SLOTS"]), &keel_addrs);
+        let rs = shape(&r.call(&["CLUSTER", "SLOTS"]), &redis_addrs);
+        assert_eq!(ks, rs, "CLUSTER SLOTS (HELLO {hello:?})");
+        // SHARDS' order is Redis's dict order: compare as sorted sets.
+        let sorted = |v: Value, a: &[(String, String)]| {
+            let Value::Array(items) = v else {
+                panic!("SHARDS not an array")
+            };
+            let mut s: Vec<String> = items.iter().map(|i| shape(i, a)).collect();
+            s.sort();
+            s
+        };
+        assert_eq!(
+            sorted(k.call(&["CLUSTER", "SHARDS"]), &keel_addrs),
+            sorted(r.call(&["CLUSTER", "SHARDS"]), &redis_addrs),
+            "CLUSTER SHARDS (HELLO {hello:?})"
+        );
+    }
+
+    // CLUSTER NODES: the same fields, flags and slots per node.
+    let strip = |lines: Vec<NodeLine>| {
+        let mut v: Vec<String> = lines
+            .iter()
+            .map(|l| format!("{} {} {} {:?}", l.flags, l.master, l.link, l.slots))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        strip(cluster_nodes(&mut c.raw(0))),
+        strip(cluster_nodes(&mut redis[0].raw()))
+    );
+    let raw_line = |raw: &mut Raw| match raw.call(&["CLUSTER", "NODES"]) {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    let (kl, rl) = (raw_line(&mut c.raw(0)), raw_line(&mut redis[0].raw()));
+    assert!(kl.ends_with('\n') && rl.ends_with('\n') && !kl.contains('\r'));
+    assert_eq!(
+        kl.lines().map(|l| l.split(' ').count()).collect::<Vec<_>>(),
+        rl.lines().map(|l| l.split(' ').count()).collect::<Vec<_>>()
+    );
+
+    // CLUSTER INFO: the same fields, in the same order.
+    let fields = |raw: &mut Raw| -> Vec<String> {
+        match raw.call(&["CLUSTER", "INFO"]) {
+            Value::Bulk(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .filter_map(|l| l.split(':').next().map(str::to_string))
+                // Redis adds a line per gossip message type; keel has none.
+                .filter(|f| {
+                    !f.starts_with("cluster_stats_messages_")
+                        || f == "cluster_stats_messages_sent"
+                        || f == "cluster_stats_messages_received"
+                })
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(fields(&mut c.raw(0)), fields(&mut redis[0].raw()));
+    for f in [
+        "cluster_state",
+        "cluster_slots_assigned",
+        "cluster_known_nodes",
+        "cluster_size",
+    ] {
+        assert_eq!(
+            cluster_info(&mut c.raw(1), f),
+            cluster_info(&mut redis[1].raw(), f),
+            "{f}"
+        );
+    }
+
+    // The same requests on each node: the same replies, addresses aside.
+    let probes: Vec<Vec<&str>> = vec![
+        vec!["GET", "foo"],
+        vec!["SET", "foo", "bar"],
+        vec!["MSET", "k1", "v1", "k2", "v2"],
+        vec!["MSET", "{a}1", "x", "{a}2", "y"],
+        vec!["MGET", "{a}1", "{a}2"],
+        vec!["SELECT", "1"],
+        vec!["SELECT", "0"],
+        vec!["MOVE", "{a}1", "1"],
+        vec!["SWAPDB", "0", "1"],
+        vec!["COPY", "{a}1", "{a}3", "DB", "1"],
+        vec!["REPLICAOF", "127.0.0.1", "1"],
+        vec!["REPLICAOF", "NO", "ONE"],
+        vec!["CLUSTER", "KEYSLOT", "{user1}.a"],
+        vec!["CLUSTER", "COUNTKEYSINSLOT", "99999"],
+        vec!["CLUSTER", "COUNTKEYSINSLOT", "abc"],
+        vec!["CLUSTER", "GETKEYSINSLOT", "12182", "-1"],
+        vec!["CLUSTER", "GETKEYSINSLOT", "16384", "1"],
+        vec![
+            "CLUSTER",
+            "REPLICAS",
+            "0000000000000000000000000000000000000000",
+        ],
+        vec!["CLUSTER", "FOO"],
+        vec!["CLUSTER"],
+        vec!["READONLY"],
+        vec!["READWRITE"],
+        vec!["ASKING"],
+        vec!["SPUBLISH", "chan", "m"],
+        vec!["PUBLISH", "chan", "m"],
+        vec!["EVAL", "return redis.call('get',KEYS[1])", "1", "foo"],
+        vec!["MULTI"],
+        vec!["SET", "{a}1", "q"],
+        vec!["SET", "foo", "q"],
+        vec!["EXEC"],
+        vec!["MULTI"],
+        vec!["SET", "{a}1", "q"],
+        vec!["SET", "{b}1", "q"],
+        vec!["EXEC"],
+        vec!["EXEC"],
+    ];
+    for i in 0..3 {
+        let mut k = c.raw(i);
+        let mut r = redis[i].raw();
+        for p in &probes {
+            let kr = normalize(&escape(&k.cmd(p)), &keel_addrs);
+            let rr = normalize(&escape(&r.cmd(p)), &redis_addrs);
+            assert_eq!(kr, rr, "node {i}: {}", show(p));
+        }
+    }
+    // Keys of every slot answer where they live.
+    let mut k = c.raw(0);
+    for n in 0..200 {
+        let key = format!("key:{n}");
+        let reply = escape(&k.cmd(&["SET", key.as_str(), "v"]));
+        let slot = resp::slot::key_slot(key.as_bytes());
+        let owner = c.primary_of_slot(0, slot);
+        if owner == 0 {
+            assert_eq!(reply, "+OK\\r\\n");
+        } else {
+            assert_eq!(reply, format!("-MOVED {slot} {}\\r\\n", c.addr(owner)));
+        }
+    }
+    // COUNTKEYSINSLOT / GETKEYSINSLOT on the owner.
+    let slot = resp::slot::key_slot(b"foo");
+    let owner = c.primary_of_slot(0, slot);
+    let mut o = c.raw(owner);
+    for n in 0..3 {
+        o.call(&["SET", &key_in_slot(slot, n), "v"]);
+    }
+    assert_eq!(
+        o.call(&["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]),
+        Value::Integer(4)
+    );
+    match o.call(&["CLUSTER", "GETKEYSINSLOT", &slot.to_string(), "2"]) {
+        Value::Array(keys) => assert_eq!(keys.len(), 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Failover
+// ---------------------------------------------------------------------------
+
+/// Writes keys of one slot to whoever serves it, finding the new primary
+/// through the nodes' CLUSTER NODES after a failure. A write counts as
+/// acknowledged once `WAIT 1 100` says a replica has it.
+struct Writer {
+    acked: Arc<Mutex<Vec<String>>>,
+    /// Writes accepted (+OK) since `mark_kill`.
+    accepted_after_kill: Arc<std::sync::atomic::AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// How long after `mark_kill` the first write was accepted.
+    first_after_kill: Arc<Mutex<Option<Duration>>>,
+    killed_at: Arc<Mutex<Option<Instant>>>,
+}
+
+impl Writer {
+    fn start(c: &KeelCluster, slot: usize) -> Writer {
+        let w = Writer {
+            acked: Arc::default(),
+            accepted_after_kill: Arc::default(),
+            stop: Arc::default(),
+            thread: None,
+            first_after_kill: Arc::default(),
+            killed_at: Arc::default(),
+        };
+        let ports = c.ports.clone();
+        let (acked, accepted, stop, first, killed_at) = (
+            w.acked.clone(),
+            w.accepted_after_kill.clone(),
+            w.stop.clone(),
+            w.first_after_kill.clone(),
+            w.killed_at.clone(),
+        );
+        let thread = std::thread::spawn(move || {
+            let mut n = 0usize;
+            let mut target: Option<Raw> = None;
+            while !stop.load(Ordering::Relaxed) {
+                let Some(con) = target.as_mut() else {
+                    target = find_primary(&ports, slot)
+                        .and_then(|p| TcpStream::connect(("127.0.0.1", p)).ok())
+                        .map(Raw::from_stream);
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                };
+                con.timeout = Duration::from_secs(5);
+                let key = key_in_slot(slot, n);
+                n += 1;
+                match con.try_cmd(&["SET", key.as_str(), "v"]) {
+                    Ok(r) if r == b"+OK\r\n" => {}
+                    _ => {
+                        target = None;
+                        continue;
+                    }
+                }
+                if let Some(t) = *killed_at.lock().expect("kill time") {
+                    first.lock().expect("first").get_or_insert(t.elapsed());
+                    accepted.fetch_add(1, Ordering::Relaxed);
+                }
+                match con.try_cmd(&["WAIT", "1", "100"]).map(|r| parse(&r)) {
+                    Ok(Value::Integer(1..)) => acked.lock().expect("acked").push(key),
+                    Ok(_) => {}
+                    Err(_) => target = None,
+                }
+            }
+        });
+        Writer {
+            thread: Some(thread),
+            ..w
+        }
+    }
+
+    fn acked(&self) -> usize {
+        self.acked.lock().expect("acked").len()
+    }
+
+    fn accepted_after_kill(&self) -> usize {
+        self.accepted_after_kill.load(Ordering::Relaxed)
+    }
+
+    fn mark_kill(&self) {
+        *self.killed_at.lock().expect("kill time") = Some(Instant::now());
+    }
+
+    fn finish(mut self) -> (Vec<String>, Option<Duration>) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().expect("writer thread");
+        }
+        let first = *self.first_after_kill.lock().expect("first");
+        (self.acked.lock().expect("acked").clone(), first)
+    }
+}
+
+/// The port of the live node that says it is the primary serving `slot`,
+/// asking each node that answers.
+fn find_primary(ports: &[u16], slot: usize) -> Option<u16> {
+    for &p in ports {
+        let Ok(s) = TcpStream::connect_timeout(
+            &format!("127.0.0.1:{p}").parse().ok()?,
+            Duration::from_millis(200),
+        ) else {
+            continue;
+        };
+        let mut raw = Raw::from_stream(s);
+        raw.timeout = Duration::from_secs(2);
+        let Ok(reply) = raw.try_cmd(&["CLUSTER", "NODES"]) else {
+            continue;
+        };
+        let Value::Bulk(text) = parse(&reply) else {
+            continue;
+        };
+        for l in String::from_utf8_lossy(&text).lines() {
+            let f: Vec<&str> = l.split(' ').collect();
+            if f.len() < 9 || !f[2].contains("master") || f[2].contains("fail") {
+                continue;
+            }
+            let serves = f[8..].iter().any(|r| {
+                let (a, b) = r.split_once('-').unwrap_or((r, r));
+                a.parse::<usize>().is_ok_and(|a| a <= slot)
+                    && b.parse::<usize>().is_ok_and(|b| slot <= b)
+            });
+            if serves {
+                let port = f[1].split('@').next()?.rsplit_once(':')?.1.parse().ok()?;
+                return Some(port);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn kill_9_of_a_primary_promotes_a_replica_and_loses_no_acknowledged_write() {
+    let mut c = KeelCluster::start(6);
+    c.create(1);
+    for i in 0..6 {
+        wait_ok(&c, i);
+    }
+    let slot = 100;
+    let victim = c.primary_of_slot(0, slot);
+    let writer = Writer::start(&c, slot);
+    wait_for("acknowledged writes before the kill", || {
+        if writer.acked() >= 200 {
+            Ok(())
+        } else {
+            Err(format!("{} acked", writer.acked()))
+        }
+    });
+    writer.mark_kill();
+    c.kill(victim);
+    // The shard has no replica left to acknowledge with WAIT: what is
+    // waited for is writes the new primary accepts.
+    wait_for("writes accepted by the new primary", || {
+        if writer.accepted_after_kill() >= 100 {
+            Ok(())
+        } else {
+            Err(format!("{} accepted", writer.accepted_after_kill()))
+        }
+    });
+    let (acked, first) = writer.finish();
+    let first = first.expect("a write after the kill");
+    eprintln!("kill -9 to first acknowledged write: {first:?}");
+    let now = c.primary_of_slot((victim + 1) % 6, slot);
+    assert_ne!(now, victim);
+    // Every acknowledged write is on the new primary.
+    let mut raw = c.raw(now);
+    let mut missing = Vec::new();
+    for key in &acked {
+        if raw.call(&["EXISTS", key.as_str()]) != Value::Integer(1) {
+            missing.push(key.clone());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} of {} acknowledged writes lost: {:?}",
+        missing.len(),
+        acked.len(),
+        &missing[..missing.len().min(5)]
+    );
+    // The new primary's epoch is the cluster's highest.
+    let lines = cluster_nodes(&mut c.raw(now));
+    let me = lines
+        .iter()
+        .find(|l| l.flags.contains("myself"))
+        .expect("myself");
+    let top = lines.iter().map(|l| l.epoch).max().unwrap_or(0);
+    assert_eq!(me.epoch, top);
+    assert_eq!(
+        cluster_info(&mut c.raw(now), "cluster_current_epoch"),
+        top.to_string()
+    );
+}
+
+/// Node indexes of the shard serving `slot`: its primary and replica.
+fn shard_pair(c: &KeelCluster, slot: usize) -> (usize, usize) {
+    let lines = cluster_nodes(&mut c.raw(0));
+    let p = lines.iter().find(|l| l.serves(slot)).expect("owner");
+    let r = lines
+        .iter()
+        .find(|l| l.master == p.id)
+        .expect("its replica");
+    (c.index_of_port(p.port), c.index_of_port(r.port))
+}
+
+#[test]
+fn a_primary_paused_past_its_lease_accepts_no_write_after_it_resumes() {
+    let c = KeelCluster::start(2);
+    c.create(1);
+    wait_ok(&c, 0);
+    wait_ok(&c, 1);
+    let (p, r) = shard_pair(&c, 0);
+    let mut old = c.raw(p);
+    old.timeout = Duration::from_secs(30);
+    assert_eq!(old.cmd(&["SET", "before", "1"]), b"+OK\r\n");
+    assert_eq!(old.call(&["WAIT", "1", "0"]), Value::Integer(1));
+    let pid = c.nodes[p].as_ref().expect("primary").pid() as libc::pid_t;
+    // SAFETY: signals to our own child's pid, not yet reaped.
+    unsafe {
+        libc::kill(pid, libc::SIGSTOP);
+    }
+    wait_for("the replica's promotion", || {
+        let l = cluster_nodes(&mut c.raw(r));
+        let me = l
+            .iter()
+            .find(|l| l.flags.contains("myself"))
+            .expect("myself");
+        if me.flags.contains("master") {
+            Ok(())
+        } else {
+            Err(format!("{me:?}"))
+        }
+    });
+    // A write sent while it is stopped waits in its socket buffer.
+    old.send_cmd(&["SET", "while-stopped", "1"]);
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(pid, libc::SIGCONT);
+    }
+    let reply = old.read_reply();
+    assert!(
+        reply.starts_with(b"-CLUSTERDOWN") || reply.starts_with(b"-MOVED"),
+        "{}",
+        escape(&reply)
+    );
+    // Until it has become the new primary's replica, every write is
+    // refused; then it redirects.
+    wait_for("the old primary to redirect", || {
+        let reply = old.cmd(&["SET", "after", "1"]);
+        assert_ne!(reply, b"+OK\r\n", "the fenced primary took a write");
+        if reply.starts_with(b"-MOVED") {
+            Ok(())
+        } else {
+            Err(escape(&reply))
+        }
+    });
+    let mut new = c.raw(r);
+    assert_eq!(new.call(&["EXISTS", "while-stopped"]), Value::Integer(0));
+    assert_eq!(new.call(&["EXISTS", "after"]), Value::Integer(0));
+    assert_eq!(new.call(&["EXISTS", "before"]), Value::Integer(1));
+}
+
+/// A TCP proxy to etcd that the test can cut: the node behind it loses
+/// etcd and nothing else.
+struct Proxy {
+    port: u16,
+    cut: Arc<AtomicBool>,
+}
+
+impl Proxy {
+    fn start(to: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("proxy bind");
+        let port = listener.local_addr().expect("addr").port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let c = cut.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(inbound) = conn else { continue };
+                if c.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let Ok(outbound) = TcpStream::connect(("127.0.0.1", to)) else {
+                    continue;
+                };
+                for (mut from, mut to) in [
+                    (
+                        inbound.try_clone().expect("clone"),
+                        outbound.try_clone().expect("clone"),
+                    ),
+                    (outbound, inbound),
+                ] {
+                    let c = c.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16384];
+                        from.set_read_timeout(Some(Duration::from_millis(50))).ok();
+                        loop {
+                            if c.load(Ordering::Relaxed) {
+                                let _ = from.shutdown(std::net::Shutdown::Both);
+                                let _ = to.shutdown(std::net::Shutdown::Both);
+                                return;
+                            }
+                            match from.read(&mut buf) {
+                                Ok(0) => return,
+                                Ok(n) => {
+                                    if to.write_all(&buf[..n]).is_err() {
+                                        return;
+                                    }
+                                }
+                                Err(e)
+                                    if matches!(
+                                        e.kind(),
+                                        std::io::ErrorKind::WouldBlock
+                                            | std::io::ErrorKind::TimedOut
+                                    ) => {}
+                                Err(_) => return,
+                            }
+                        }
+                    });
+                }
+            }
+        });
+        Proxy { port, cut }
+    }
+}
+
+/// Whether node `id`'s `alive` key still exists in etcd.
+fn alive_in_etcd(etcd: &Etcd, name: &str, id: &str) -> bool {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let mut store =
+            keel_cluster::Store::connect(&[etcd.endpoint()], name, Duration::from_secs(5))
+                .await
+                .expect("etcd");
+        store.snapshot().await.expect("snapshot").alive.contains(id)
+    })
+}
+
+#[test]
+fn a_primary_cut_from_etcd_stops_taking_writes_before_its_lease_ends() {
+    let etcd = Etcd::start();
+    let proxy = Proxy::start(etcd.port);
+    let proxied = format!("127.0.0.1:{}", proxy.port);
+    // Node 0 (the primary) reaches etcd only through the proxy.
+    let c = KeelCluster::start_with(etcd, 2, |i| (i == 0).then(|| proxied.clone()));
+    c.create(1);
+    wait_ok(&c, 0);
+    wait_ok(&c, 1);
+    let mut p = c.raw(0);
+    assert_eq!(p.cmd(&["SET", "k", "1"]), b"+OK\r\n");
+    let id = match p.call(&["CLUSTER", "MYID"]) {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    proxy.cut.store(true, Ordering::Relaxed);
+    // It refuses writes while etcd still holds its lease: no replica can
+    // have been promoted yet, so there is no moment with two primaries.
+    let mut acked = vec!["k".to_string()];
+    let alive_when_fenced = wait_for("the primary to fence itself", || {
+        let key = format!("k{}", acked.len());
+        let reply = p.cmd(&["SET", key.as_str(), "1"]);
+        if reply == b"+OK\r\n" {
+            acked.push(key);
+            return Err("still taking writes".into());
+        }
+        if reply == b"-CLUSTERDOWN The cluster is down\r\n" {
+            Ok(alive_in_etcd(&c.etcd, &c.name, &id))
+        } else {
+            Err(escape(&reply))
+        }
+    });
+    assert!(
+        alive_when_fenced,
+        "the lease had expired before the primary stopped writing"
+    );
+    // Then the lease expires and the replica takes over.
+    wait_for("the replica's promotion", || {
+        let l = cluster_nodes(&mut c.raw(1));
+        let me = l
+            .iter()
+            .find(|l| l.flags.contains("myself"))
+            .expect("myself");
+        if me.flags.contains("master") {
+            Ok(())
+        } else {
+            Err(format!("{me:?}"))
+        }
+    });
+    // Everything it acknowledged before fencing itself is there.
+    let mut new = c.raw(1);
+    for key in &acked {
+        assert_eq!(
+            new.call(&["GET", key.as_str()]),
+            Value::Bulk(b"1".to_vec()),
+            "{key}"
+        );
+    }
+    // Reconnected, the old primary becomes the new one's replica.
+    proxy.cut.store(false, Ordering::Relaxed);
+    wait_for("the old primary to rejoin as a replica", || {
+        let role = c.raw(0).call(&["ROLE"]);
+        match &role {
+            Value::Array(v) if v.first() == Some(&Value::Bulk(b"slave".to_vec())) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    wait_ok(&c, 0);
+}
+
+#[test]
+fn a_node_restarted_with_an_empty_directory_rejoins_and_resyncs() {
+    let mut c = KeelCluster::start(2);
+    c.create(1);
+    wait_ok(&c, 0);
+    wait_ok(&c, 1);
+    let (p, r) = shard_pair(&c, 0);
+    let mut primary = c.raw(p);
+    for n in 0..1000 {
+        primary.call(&["SET", &format!("k{n}"), "v"]);
+    }
+    let id = |raw: &mut Raw| match raw.call(&["CLUSTER", "MYID"]) {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    let old_id = id(&mut c.raw(r));
+    c.kill(r);
+    for n in 1000..2000 {
+        primary.call(&["SET", &format!("k{n}"), "v"]);
+    }
+    c.restart_empty(r);
+    // Until it has reached etcd it goes by a provisional id.
+    wait_ok(&c, r);
+    assert_eq!(
+        id(&mut c.raw(r)),
+        old_id,
+        "the restarted node took its old id"
+    );
+    wait_for("the replica to resync", || {
+        let n = as_i(&c.raw(r).call(&["DBSIZE"]));
+        if n == 2000 {
+            Ok(())
+        } else {
+            Err(format!("{n} keys"))
+        }
+    });
+    let lines = cluster_nodes(&mut c.raw(p));
+    assert_eq!(lines.len(), 2);
+    let me = lines
+        .iter()
+        .find(|l| l.id == old_id)
+        .expect("the replica's line");
+    assert!(
+        me.flags.contains("slave") && me.link == "connected",
+        "{me:?}"
+    );
+}
