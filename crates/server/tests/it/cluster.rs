@@ -715,9 +715,9 @@ fn replies_and_errors_match_a_redis_cluster() {
         vec!["EXEC"],
         vec!["EXEC"],
     ];
-    for i in 0..3 {
+    for (i, node) in redis.iter().enumerate() {
         let mut k = c.raw(i);
-        let mut r = redis[i].raw();
+        let mut r = node.raw();
         for p in &probes {
             let kr = normalize(&escape(&k.cmd(p)), &keel_addrs);
             let rr = normalize(&escape(&r.cmd(p)), &redis_addrs);
