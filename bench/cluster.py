@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Cluster benchmarks: keel clusters (topology in a local etcd) against
+redis-server clusters made by redis-cli, in one run.
+
+  capacity  The seed capacity workload (`redis-benchmark --cluster -d SIZE
+            -P PIPE`, the default suite one test at a time) on one node and
+            on a 2-primary cluster, every node with the same --maxmemory:
+            per test, rps or the error that ended it.
+  scaling   redis-benchmark --cluster (SET and GET, -P 16) against 1, 2
+            and 3 primaries of each server, the client held constant.
+  failover  kill -9 of a primary under a client writing with WAIT 1 100
+            after each write: time from the kill to the first write the
+            new primary accepts, and acknowledged writes missing after.
+
+Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
+                                 [--maxmemory 600mb] [--runs 1]
+       bench/cluster.py scaling [-n 1000000] [--runs 3] [--threads 1]
+       bench/cluster.py failover [--runs 5]
+Needs etcd, redis-server, redis-tools, python redis; keel built with
+`cargo build --release`.
+"""
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import redis
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import KEEL, free_port  # noqa: E402
+
+CTL = os.path.join(os.path.dirname(KEEL), "keel-ctl")
+SUITE = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop",
+         "rpop", "sadd", "hset", "spop", "zadd", "zpopmin", "lrange", "mset"]
+
+
+def cli(port, *args):
+    return subprocess.run(["redis-cli", "-p", str(port), *args], capture_output=True, text=True).stdout
+
+
+def wait(cond, what, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            if cond():
+                return
+        except Exception:
+            pass
+        time.sleep(0.05)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+class Etcd:
+    def __init__(self, work):
+        self.port, peer = free_port(), free_port()
+        c, p = f"http://127.0.0.1:{self.port}", f"http://127.0.0.1:{peer}"
+        self.proc = subprocess.Popen(
+            ["etcd", "--name", "b", "--data-dir", os.path.join(work, "etcd"), "--listen-client-urls", c,
+             "--advertise-client-urls", c, "--listen-peer-urls", p, "--initial-advertise-peer-urls", p,
+             "--initial-cluster", f"b={p}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait(lambda: b'"health":"true"' in urllib.request.urlopen(f"{c}/health", timeout=1).read(), "etcd")
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+class Cluster:
+    """`primaries` primaries and `replicas` replicas each, of `kind`."""
+
+    def __init__(self, kind, work, primaries, replicas=0, extra=(), etcd=None):
+        self.kind, self.procs, self.ports = kind, [], []
+        n = primaries * (replicas + 1)
+        name = f"b{free_port()}"
+        for i in range(n):
+            port = free_port()
+            d = os.path.join(work, f"{kind}-{port}")
+            os.makedirs(d)
+            if kind == "keel":
+                cmd = [KEEL, "--port", str(port), "--save", "", "--dir", d, "--cluster-enabled", "yes",
+                       "--cluster-etcd-endpoints", f"127.0.0.1:{etcd.port}", "--cluster-name", name, *extra]
+            else:
+                cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", d,
+                       "--cluster-enabled", "yes", *extra]
+            self.procs.append(subprocess.Popen(cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            self.ports.append(port)
+        for p in self.ports:
+            wait(lambda p=p: redis.Redis(port=p).ping(), f"{kind} on {p}")
+        addrs = [f"127.0.0.1:{p}" for p in self.ports]
+        if kind == "keel":
+            r = subprocess.run([CTL, "--etcd", f"127.0.0.1:{etcd.port}", "--cluster", name, "create", *addrs,
+                                "--replicas", str(replicas)], capture_output=True, text=True)
+        elif n == 1:
+            # redis-cli --cluster create wants 3 primaries; one node takes
+            # every slot itself.
+            c = redis.Redis(port=self.ports[0])
+            c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            r = subprocess.CompletedProcess([], 0, "", "")
+        else:
+            r = subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", str(replicas),
+                                "--cluster-yes"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"{kind} cluster create failed: {r.stdout}{r.stderr}")
+        for p in self.ports:
+            wait(lambda p=p: "cluster_state:ok" in cli(p, "CLUSTER", "INFO"), f"{kind} {p} ok")
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def bench(port, args, cluster=True):
+    cmd = ["redis-benchmark", "-p", str(port), *(["--cluster"] if cluster else []), "--csv", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    rows = [l for l in r.stdout.splitlines() if l.startswith('"') and not l.startswith('"test"')]
+    err = [l for l in (r.stdout + r.stderr).splitlines() if "ERR" in l or "OOM" in l or "rror" in l]
+    return rows, err
+
+
+def capacity(a):
+    """Per test: rps or the error, single node vs 2-primary cluster."""
+    results = {}
+    for kind in ["keel", "redis"]:
+        for shape in ["single", "cluster"]:
+            work = tempfile.mkdtemp(prefix="keel-cap-")
+            etcd = Etcd(work) if kind == "keel" else None
+            try:
+                c = Cluster(kind, work, 1 if shape == "single" else 2,
+                            extra=["--maxmemory", a.maxmemory, "--maxmemory-policy", "noeviction"], etcd=etcd)
+                row = {}
+                for t in SUITE:
+                    n = a.n_lrange if t == "lrange" else a.n
+                    rows, err = bench(c.ports[0], ["-d", str(a.size), "-P", str(a.pipeline), "-c", "50",
+                                                   "-n", str(n), "-t", t])
+                    if err:
+                        row[t] = "OOM" if any("OOM" in e for e in err) else err[0][:40]
+                    else:
+                        row[t] = ", ".join(f"{r.split(',')[0].strip(chr(34))} {float(r.split(',')[1].strip(chr(34))):,.0f}"
+                                           for r in rows)
+                results[(kind, shape)] = row
+                c.stop()
+            finally:
+                if etcd:
+                    etcd.stop()
+                shutil.rmtree(work, ignore_errors=True)
+    print(f"\n-d {a.size} -P {a.pipeline} -n {a.n} (LRANGE -n {a.n_lrange}), maxmemory {a.maxmemory} per node, noeviction\n")
+    cols = [("keel", "single"), ("keel", "cluster"), ("redis", "single"), ("redis", "cluster")]
+    print("| test | " + " | ".join(f"{k} {'1 node' if s == 'single' else '2 primaries'}" for k, s in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for t in SUITE:
+        print(f"| {t} | " + " | ".join(results[c].get(t, "") for c in cols) + " |")
+
+
+def scaling(a):
+    out = {}
+    for run in range(a.runs):
+        for kind in (["keel", "redis"] if run % 2 == 0 else ["redis", "keel"]):
+            for n in [1, 2, 3]:
+                work = tempfile.mkdtemp(prefix="keel-scale-")
+                etcd = Etcd(work) if kind == "keel" else None
+                extra = ["--threads", str(a.threads)] if kind == "keel" else []
+                try:
+                    c = Cluster(kind, work, n, extra=extra, etcd=etcd)
+                    rows, err = bench(c.ports[0], ["-t", "set,get", "-P", "16", "-c", "50", "-r", "100000",
+                                                   "-n", str(a.n), "--threads", "2"])
+                    if err:
+                        raise SystemExit(f"{kind} x{n}: {err[:3]}")
+                    for r in rows:
+                        f = [x.strip('"') for x in r.split(",")]
+                        out.setdefault((kind, n, f[0]), []).append(float(f[1]))
+                    c.stop()
+                finally:
+                    if etcd:
+                        etcd.stop()
+                    shutil.rmtree(work, ignore_errors=True)
+    print(f"\nredis-benchmark --cluster -t set,get -P 16 -c 50 -r 100000 -n {a.n} --threads 2; "
+          f"keel nodes --threads {a.threads}; median of {a.runs}\n")
+    print("| test | primaries | keel rps | redis rps | keel/redis | keel vs its 1 primary |")
+    print("|---|---|---|---|---|---|")
+    for t in ["SET", "GET"]:
+        base = statistics.median(out[("keel", 1, t)])
+        for n in [1, 2, 3]:
+            k, r = statistics.median(out[("keel", n, t)]), statistics.median(out[("redis", n, t)])
+            print(f"| {t} | {n} | {k:,.0f} | {r:,.0f} | {k / r:.2f}x | {k / base:.2f}x |")
+
+
+def failover(a):
+    times, lost = [], []
+    for run in range(a.runs):
+        work = tempfile.mkdtemp(prefix="keel-fo-")
+        etcd = Etcd(work)
+        try:
+            c = Cluster("keel", work, 1, replicas=1, etcd=etcd)
+            primary = next(p for p in c.ports if cli(p, "ROLE").startswith("master"))
+            replica = next(p for p in c.ports if p != primary)
+            acked, stop, first = [], threading.Event(), []
+            killed = []
+
+            def connect(port):
+                # No client-side retries: redis-py's default backoff
+                # would be counted as failover time.
+                from redis.backoff import NoBackoff
+                from redis.retry import Retry
+                return redis.Redis(port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0))
+
+            def writer():
+                n, port = 0, primary
+                con = connect(port)
+                while not stop.is_set():
+                    key = f"k{n}"
+                    n += 1
+                    after_kill = bool(killed)
+                    try:
+                        con.set(key, "v")
+                    except redis.RedisError:
+                        port = replica
+                        con = connect(port)
+                        time.sleep(0.005)
+                        continue
+                    if after_kill and not first:
+                        first.append(time.monotonic() - killed[0])
+                    try:
+                        if con.execute_command("WAIT", 1, 100) >= 1:
+                            acked.append(key)
+                    except redis.RedisError:
+                        pass
+            t = threading.Thread(target=writer)
+            t.start()
+            wait(lambda: len(acked) > 1000, "writes before the kill")
+            killed.append(time.monotonic())
+            c.procs[c.ports.index(primary)].send_signal(signal.SIGKILL)
+            wait(lambda: first, "the first write after the kill", timeout=30)
+            stop.set()
+            t.join()
+            con = redis.Redis(port=replica)
+            missing = sum(1 for k in acked if not con.exists(k))
+            times.append(first[0])
+            lost.append(missing)
+            c.stop()
+        finally:
+            etcd.stop()
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\nkill -9 of the primary (1 primary + 1 replica, default settings, cluster-lease-ttl 2), {a.runs} runs")
+    print(f"kill to first accepted write: median {statistics.median(times):.2f} s, "
+          f"min {min(times):.2f} s, max {max(times):.2f} s")
+    print(f"acknowledged (WAIT 1 100) writes missing on the new primary: {lost}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("capacity")
+    c.add_argument("--size", type=int, default=24000)
+    c.add_argument("--pipeline", type=int, default=10)
+    c.add_argument("-n", type=int, default=20000)
+    c.add_argument("--n-lrange", type=int, default=1000)
+    c.add_argument("--maxmemory", default="600mb")
+    s = sub.add_parser("scaling")
+    s.add_argument("-n", type=int, default=1000000)
+    s.add_argument("--runs", type=int, default=3)
+    s.add_argument("--threads", type=int, default=1)
+    f = sub.add_parser("failover")
+    f.add_argument("--runs", type=int, default=5)
+    a = ap.parse_args()
+    {"capacity": capacity, "scaling": scaling, "failover": failover}[a.what](a)
+
+
+if __name__ == "__main__":
+    main()
