@@ -34,7 +34,7 @@ import urllib.request
 import redis
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import KEEL, free_port  # noqa: E402
+from compare import KEEL, free_port, server_command, start  # noqa: E402
 
 CTL = os.path.join(os.path.dirname(KEEL), "keel-ctl")
 SUITE = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop",
@@ -97,15 +97,22 @@ class Cluster:
         if kind == "keel":
             r = subprocess.run([CTL, "--etcd", f"127.0.0.1:{etcd.port}", "--cluster", name, "create", *addrs,
                                 "--replicas", str(replicas)], capture_output=True, text=True)
-        elif n == 1:
-            # redis-cli --cluster create wants 3 primaries; one node takes
-            # every slot itself.
-            c = redis.Redis(port=self.ports[0])
-            c.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
-            r = subprocess.CompletedProcess([], 0, "", "")
         else:
-            r = subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", str(replicas),
-                                "--cluster-yes"], capture_output=True, text=True)
+            # By hand (redis-cli --cluster create wants 3 primaries): MEET,
+            # redis-cli's slot split, REPLICATE.
+            for p in self.ports[1:]:
+                cli(self.ports[0], "CLUSTER", "MEET", "127.0.0.1", str(p))
+            wait(lambda: all(f"cluster_known_nodes:{n}" in cli(p, "CLUSTER", "INFO") for p in self.ports),
+                 "redis nodes to meet")
+            per, first, cursor = 16384 / primaries, 0, 0.0
+            for i in range(primaries):
+                last = 16383 if i == primaries - 1 else round(cursor + per - 1)
+                cli(self.ports[i], "CLUSTER", "ADDSLOTSRANGE", str(first), str(last))
+                first, cursor = last + 1, cursor + per
+            for j, p in enumerate(self.ports[primaries:]):
+                pid = cli(self.ports[j % primaries], "CLUSTER", "MYID").strip()
+                wait(lambda p=p, pid=pid: cli(p, "CLUSTER", "REPLICATE", pid).strip() == "OK", "REPLICATE")
+            r = subprocess.CompletedProcess([], 0, "", "")
         if r.returncode != 0:
             raise SystemExit(f"{kind} cluster create failed: {r.stdout}{r.stderr}")
         for p in self.ports:
@@ -134,20 +141,31 @@ def capacity(a):
             work = tempfile.mkdtemp(prefix="keel-cap-")
             etcd = Etcd(work) if kind == "keel" else None
             try:
-                c = Cluster(kind, work, 1 if shape == "single" else 2,
-                            extra=["--maxmemory", a.maxmemory, "--maxmemory-policy", "noeviction"], etcd=etcd)
+                limit = ["--maxmemory", a.maxmemory, "--maxmemory-policy", "noeviction"]
+                if shape == "single":
+                    # The seed's non-clustered node: a plain server.
+                    port = free_port()
+                    proc = start(server_command(kind, port, limit), port, work)
+                    c = None
+                else:
+                    c = Cluster(kind, work, 2, extra=limit, etcd=etcd)
+                    port = c.ports[0]
                 row = {}
                 for t in SUITE:
                     n = a.n_lrange if t == "lrange" else a.n
-                    rows, err = bench(c.ports[0], ["-d", str(a.size), "-P", str(a.pipeline), "-c", "50",
-                                                   "-n", str(n), "-t", t])
+                    rows, err = bench(port, ["-d", str(a.size), "-P", str(a.pipeline), "-c", "50",
+                                             "-n", str(n), "-t", t], cluster=c is not None)
                     if err:
                         row[t] = "OOM" if any("OOM" in e for e in err) else err[0][:40]
                     else:
                         row[t] = ", ".join(f"{r.split(',')[0].strip(chr(34))} {float(r.split(',')[1].strip(chr(34))):,.0f}"
                                            for r in rows)
                 results[(kind, shape)] = row
-                c.stop()
+                if c:
+                    c.stop()
+                else:
+                    proc.kill()
+                    proc.wait()
             finally:
                 if etcd:
                     etcd.stop()

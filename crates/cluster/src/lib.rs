@@ -12,4 +12,4 @@ pub mod store;
 pub mod topology;
 
 pub use store::{Snapshot, Store};
-pub use topology::{Node, Shard, Topology, SLOTS};
+pub use topology::{Migration, Node, Shard, Topology, SLOTS};

@@ -53,12 +53,27 @@ impl Shard {
     }
 }
 
+/// Slots on their way from one shard to another (online resharding): the
+/// source still owns them and serves the keys it has, asking clients to
+/// go to the target (ASK) for the rest; the target takes those from
+/// clients that say ASKING, and the keys the source MIGRATEs to it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Migration {
+    /// Inclusive range.
+    pub slots: [u16; 2],
+    /// Shard ids.
+    pub from: String,
+    pub to: String,
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Topology {
     /// The highest epoch any shard has had (CLUSTER INFO's
     /// cluster_current_epoch).
     pub current_epoch: u64,
     pub shards: Vec<Shard>,
+    #[serde(default)]
+    pub migrations: Vec<Migration>,
 }
 
 /// No shard owns the slot.
@@ -76,6 +91,61 @@ impl Topology {
             }
         }
         owner
+    }
+
+    /// For each slot being migrated, the index of the shard it goes to, or
+    /// [`UNOWNED`].
+    pub fn moving(&self) -> Vec<u16> {
+        let mut to = vec![UNOWNED; SLOTS as usize];
+        for m in &self.migrations {
+            if let Some(i) = self.shard_index(&m.to) {
+                for s in m.slots[0]..=m.slots[1].min(SLOTS - 1) {
+                    to[s as usize] = i as u16;
+                }
+            }
+        }
+        to
+    }
+
+    pub fn shard_index(&self, id: &str) -> Option<usize> {
+        self.shards.iter().position(|s| s.id == id)
+    }
+
+    /// The shard whose primary is node `id`.
+    pub fn shard_of_primary(&self, id: &str) -> Option<usize> {
+        self.shards.iter().position(|s| s.primary == id)
+    }
+
+    /// Starts moving `slots` (owned by shard `from`) to shard `to`.
+    pub fn begin_migration(&mut self, from: usize, to: usize, slots: [u16; 2]) {
+        self.migrations.push(Migration {
+            slots,
+            from: self.shards[from].id.clone(),
+            to: self.shards[to].id.clone(),
+        });
+    }
+
+    /// Ends the migration of `slots`: the target owns them, with its epoch
+    /// raised past the cluster's (as Redis's SETSLOT NODE bumps it).
+    pub fn finish_migration(&mut self, slots: [u16; 2]) {
+        let Some(pos) = self.migrations.iter().position(|m| m.slots == slots) else {
+            return;
+        };
+        let m = self.migrations.remove(pos);
+        let (Some(from), Some(to)) = (self.shard_index(&m.from), self.shard_index(&m.to)) else {
+            return;
+        };
+        let moved = slots[0]..=slots[1];
+        let keep: Vec<u16> = expand(&self.shards[from].slots)
+            .into_iter()
+            .filter(|s| !moved.contains(s))
+            .collect();
+        self.shards[from].slots = ranges(keep);
+        let mut gain = expand(&self.shards[to].slots);
+        gain.extend(moved);
+        self.shards[to].slots = ranges(gain);
+        self.current_epoch += 1;
+        self.shards[to].epoch = self.current_epoch;
     }
 
     /// The shard `id` belongs to, and whether it is that shard's primary.
@@ -136,8 +206,14 @@ impl Topology {
         Topology {
             current_epoch: shards.len() as u64,
             shards,
+            migrations: Vec::new(),
         }
     }
+}
+
+/// Every slot of `ranges`.
+pub fn expand(ranges: &[[u16; 2]]) -> Vec<u16> {
+    ranges.iter().flat_map(|r| r[0]..=r[1]).collect()
 }
 
 /// Sorted, merged inclusive ranges of `slots`.
@@ -179,6 +255,21 @@ mod tests {
         assert_eq!(t.role_of("r2"), Some((2, false)));
         assert_eq!(t.role_of("p0"), Some((0, true)));
         assert_eq!(t.owners()[5461], 1);
+    }
+
+    #[test]
+    fn migration_moves_slots_and_raises_the_epoch() {
+        let p: Vec<String> = (0..2).map(|i| format!("p{i}")).collect();
+        let mut t = Topology::create(&p, &[], 0);
+        t.begin_migration(0, 1, [0, 99]);
+        assert_eq!(t.moving()[50], 1);
+        assert_eq!(t.owners()[50], 0);
+        t.finish_migration([0, 99]);
+        assert!(t.migrations.is_empty());
+        assert_eq!(t.shards[0].slots, vec![[100, 8191]]);
+        assert_eq!(t.shards[1].slots, vec![[0, 99], [8192, 16383]]);
+        assert_eq!((t.current_epoch, t.shards[1].epoch), (3, 3));
+        assert_eq!(t.owners()[50], 1);
     }
 
     #[test]

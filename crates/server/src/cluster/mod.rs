@@ -41,19 +41,33 @@ pub struct View {
     pub owner: Vec<u16>,
     /// This node's shard and whether it is its primary.
     pub me: Option<(usize, bool)>,
+    /// `topology.moving()`: the shard each migrating slot goes to.
+    pub moving: Vec<u16>,
+    /// Some slot is migrating (the gates then look at keys).
+    pub migrating: bool,
 }
 
 impl View {
     pub fn new(myself: Node, snapshot: Snapshot) -> View {
-        let (owner, me) = match &snapshot.topology {
-            Some(t) => (t.owners(), t.role_of(&myself.id)),
-            None => (vec![UNOWNED; SLOTS as usize], None),
+        let (owner, me, moving) = match &snapshot.topology {
+            Some(t) => (t.owners(), t.role_of(&myself.id), t.moving()),
+            None => (
+                vec![UNOWNED; SLOTS as usize],
+                None,
+                vec![UNOWNED; SLOTS as usize],
+            ),
         };
+        let migrating = snapshot
+            .topology
+            .as_ref()
+            .is_some_and(|t| !t.migrations.is_empty());
         View {
             myself,
             snapshot,
             owner,
             me,
+            moving,
+            migrating,
         }
     }
 
@@ -61,6 +75,7 @@ impl View {
         static EMPTY: Topology = Topology {
             current_epoch: 0,
             shards: Vec::new(),
+            migrations: Vec::new(),
         };
         self.snapshot.topology.as_ref().unwrap_or(&EMPTY)
     }
@@ -69,6 +84,23 @@ impl View {
     pub fn shard_of(&self, slot: usize) -> Option<(usize, &Shard)> {
         let i = *self.owner.get(slot)?;
         (i != UNOWNED).then(|| (i as usize, &self.topology().shards[i as usize]))
+    }
+
+    /// This node is the primary of the shard `slot` is migrating out of:
+    /// the target shard's index.
+    pub fn migrating_to(&self, slot: usize) -> Option<usize> {
+        let to = self.moving[slot];
+        match self.me {
+            Some((mine, true)) if to != UNOWNED && self.owner[slot] as usize == mine => {
+                Some(to as usize)
+            }
+            _ => None,
+        }
+    }
+
+    /// This node is the primary of the shard `slot` is migrating into.
+    pub fn importing(&self, slot: usize) -> bool {
+        matches!(self.me, Some((mine, true)) if self.moving[slot] as usize == mine)
     }
 
     /// A node's address: this node's own as it announces it, the others'

@@ -1,5 +1,6 @@
 //! The cluster redirection gate: where a request's keys are served, as
-//! Redis 7.0's getNodeByQuery decides it (same order, same errors).
+//! Redis 7.0's getNodeByQuery decides it (same order, same errors), and
+//! its second look once the keys' shards are locked while a slot migrates.
 
 use std::borrow::Cow;
 
@@ -8,6 +9,7 @@ use crate::client::Client;
 use crate::command::table::{flag, Command};
 use crate::command::CmdError;
 use crate::server::Server;
+use crate::storage::keyspace::View as Keys;
 
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 pub const UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
@@ -28,6 +30,11 @@ struct Query<'a> {
     shard: usize,
     multiple_keys: bool,
     write: bool,
+    /// This node's shard is moving `slot` to this shard.
+    migrating_to: Option<usize>,
+    importing: bool,
+    missing: usize,
+    existing: usize,
 }
 
 /// `None` when this node serves the request; the error to answer
@@ -60,6 +67,26 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
             None
         };
     }
+    let migrate = cmd.name == "migrate";
+    if (q.migrating_to.is_some() || q.importing) && migrate {
+        return None;
+    }
+    if let Some(to) = q.migrating_to {
+        if q.missing > 0 {
+            return Some(if q.existing > 0 {
+                err(UNSTABLE)
+            } else {
+                ask(server, &view, q.slot, to)
+            });
+        }
+    }
+    if q.importing && (client.asking || cmd.has(flag::ASKING)) {
+        return if q.multiple_keys && q.missing > 0 {
+            Some(err(UNSTABLE))
+        } else {
+            None
+        };
+    }
     if let Some((shard, primary)) = view.me {
         // A replica serves reads of its own shard to READONLY clients, and
         // shard channels to everyone.
@@ -69,11 +96,11 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
             return None;
         }
     }
-    Some(moved(server, &view, q.slot, q.shard))
+    Some(redirect("MOVED", server, &view, q.slot, q.shard))
 }
 
 /// The slot and shard of the request's keys (of every queued request for
-/// EXEC).
+/// EXEC), and while the slot migrates, how many of them exist here.
 fn query<'a>(
     server: &Server,
     view: &View,
@@ -84,6 +111,7 @@ fn query<'a>(
 ) -> Result<Query<'a>, CmdError> {
     let mut q = Query::default();
     let mut pos = Vec::new();
+    let channels = cmd.has(flag::PUBSUB);
     if exec {
         let Some(queue) = client.multi.as_ref() else {
             return Ok(q);
@@ -97,22 +125,45 @@ fn query<'a>(
             qcmd.key_positions(&args, &mut pos);
             q.write |= qcmd.has(flag::WRITE);
             for &i in &pos {
-                add_key(view, &mut q, &queued[i])?;
+                add_key(server, view, &mut q, &queued[i], false)?;
             }
         }
     } else {
-        cmd.key_positions(argv, &mut pos);
+        key_positions(cmd, argv, &mut pos);
         q.write = cmd.has(flag::WRITE);
         for &i in &pos {
-            add_key(view, &mut q, argv[i])?;
+            add_key(server, view, &mut q, argv[i], channels)?;
         }
     }
     Ok(q)
 }
 
+/// The request's keys as Redis's getKeysFromCommand finds them: MIGRATE's
+/// (migrateGetKeys) are its key argument, or its KEYS list when that is
+/// empty; the key specs name both.
+fn key_positions(cmd: &Command, argv: &[&[u8]], out: &mut Vec<usize>) {
+    if cmd.name != "migrate" {
+        return cmd.key_positions(argv, out);
+    }
+    match argv.get(3) {
+        Some(k) if !k.is_empty() => out.push(3),
+        _ => {
+            if let Some(i) = argv.iter().position(|a| a.eq_ignore_ascii_case(b"keys")) {
+                out.extend(i + 1..argv.len());
+            }
+        }
+    }
+}
+
 /// Adds one key: CROSSSLOT when it is not in the slot of the first,
-/// unbound slot errors first.
-fn add_key<'a>(view: &View, q: &mut Query<'a>, key: &'a [u8]) -> Result<(), CmdError> {
+/// unbound slot errors first; while the slot migrates, whether it exists.
+fn add_key<'a>(
+    server: &Server,
+    view: &View,
+    q: &mut Query<'a>,
+    key: &'a [u8],
+    channel: bool,
+) -> Result<(), CmdError> {
     let slot = resp::slot::key_slot(key);
     match q.first {
         None => {
@@ -122,6 +173,10 @@ fn add_key<'a>(view: &View, q: &mut Query<'a>, key: &'a [u8]) -> Result<(), CmdE
             q.first = Some(key);
             q.slot = slot;
             q.shard = shard;
+            if view.migrating {
+                q.migrating_to = view.migrating_to(slot);
+                q.importing = q.migrating_to.is_none() && view.importing(slot);
+            }
         }
         Some(first) => {
             if first != key {
@@ -132,17 +187,61 @@ fn add_key<'a>(view: &View, q: &mut Query<'a>, key: &'a [u8]) -> Result<(), CmdE
             }
         }
     }
+    if (q.migrating_to.is_some() || q.importing) && !channel {
+        let now = crate::command::unix_ms();
+        let mut keys = server.keyspace.lock_key(key);
+        if keys.peek(0, key, now).is_some() {
+            q.existing += 1;
+        } else {
+            q.missing += 1;
+        }
+    }
     Ok(())
 }
 
-/// `MOVED <slot> <endpoint>:<port>` to the shard's primary.
-fn moved(server: &Server, view: &View, slot: usize, shard: usize) -> CmdError {
+/// The second look, once the request's shards are locked: while a slot
+/// migrates, MIGRATE may have taken a key between the gate's look and
+/// the lock, and the request must not recreate it here. `None` to run.
+pub fn recheck(
+    server: &Server,
+    client: &Client,
+    cmd: &Command,
+    argv: &[&[u8]],
+    keys: &mut Keys,
+) -> Option<CmdError> {
+    let view = server.cluster.view();
+    if !view.migrating || client.from_primary || cmd.name == "migrate" || cmd.has(flag::PUBSUB) {
+        return None;
+    }
+    let mut pos = Vec::new();
+    cmd.key_positions(argv, &mut pos);
+    let slot = resp::slot::key_slot(argv.get(*pos.first()?)?);
+    let to = view.migrating_to(slot)?;
+    let now = crate::command::unix_ms();
+    let missing = pos
+        .iter()
+        .filter(|&&i| keys.peek(0, argv[i], now).is_none())
+        .count();
+    match missing {
+        0 => None,
+        m if m < pos.len() => Some(err(UNSTABLE)),
+        _ => Some(ask(server, &view, slot, to)),
+    }
+}
+
+/// `ASK <slot> <endpoint>:<port>` to the target shard's primary.
+fn ask(server: &Server, view: &View, slot: usize, shard: usize) -> CmdError {
+    redirect("ASK", server, view, slot, shard)
+}
+
+/// `MOVED|ASK <slot> <endpoint>:<port>` to the shard's primary.
+fn redirect(kind: &str, server: &Server, view: &View, slot: usize, shard: usize) -> CmdError {
     let primary = &view.topology().shards[shard].primary;
     let endpoint = view
         .node(primary)
         .map(|n| endpoint(server, n))
         .unwrap_or_else(|| "?:0".to_string());
-    CmdError(Cow::Owned(format!("MOVED {slot} {endpoint}")))
+    CmdError(Cow::Owned(format!("{kind} {slot} {endpoint}")))
 }
 
 /// `host:port` as `cluster-preferred-endpoint-type` asks.

@@ -171,6 +171,22 @@ fn node_line(view: &View, node: &Node, now_ms: u64) -> String {
                 let _ = write!(line, " {}-{}", r[0], r[1]);
             }
         }
+        // This node's own open slots, as Redis shows them on its myself
+        // line: `[slot->-target]` moving out, `[slot-<-source]` in.
+        if me {
+            for m in &t.migrations {
+                let (Some(from), Some(to)) = (t.shard_index(&m.from), t.shard_index(&m.to)) else {
+                    continue;
+                };
+                for slot in m.slots[0]..=m.slots[1] {
+                    if from == i {
+                        let _ = write!(line, " [{slot}->-{}]", t.shards[to].primary);
+                    } else if to == i {
+                        let _ = write!(line, " [{slot}-<-{}]", t.shards[from].primary);
+                    }
+                }
+            }
+        }
     }
     line
 }

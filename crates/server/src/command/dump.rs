@@ -25,6 +25,9 @@ pub(super) fn register(r: &mut Registry) {
     r.add("dump", dump);
     r.add("restore", restore);
     r.add("migrate", migrate);
+    // What MIGRATE sends in cluster mode: RESTORE that a node importing
+    // the key's slot takes without ASKING (the `asking` flag).
+    r.add("restore-asking", restore);
 }
 
 const BUSYKEY: CmdError = CmdError(std::borrow::Cow::Borrowed(
@@ -226,7 +229,12 @@ fn migrate(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     resp_command(&mut req, &[b"SELECT", dbid.to_string().as_bytes()]);
     for (key, ttl, bytes) in &moving {
         let ttl = ttl.to_string();
-        let mut a: Vec<&[u8]> = vec![b"RESTORE", key, ttl.as_bytes(), bytes];
+        let restore: &[u8] = if cx.server.cluster.enabled() {
+            b"RESTORE-ASKING"
+        } else {
+            b"RESTORE"
+        };
+        let mut a: Vec<&[u8]> = vec![restore, key, ttl.as_bytes(), bytes];
         if replace {
             a.push(b"REPLACE");
         }

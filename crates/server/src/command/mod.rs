@@ -565,7 +565,17 @@ pub fn dispatch(
         }
     }
     let start = clock.last;
-    let view = lock_for(server, cmd, argv);
+    let mut view = lock_for(server, cmd, argv);
+    if server.cluster.enabled() {
+        // A slot migrating out: MIGRATE may have taken a key since the gate.
+        if let Some(e) = crate::cluster::redirect::recheck(server, client, cmd, argv, &mut view) {
+            drop(view);
+            stats.rejected(Some(cmd.id));
+            reply_error(out, stats, e.0.as_bytes());
+            finish_reply(client, out, mark);
+            return;
+        }
+    }
     let run = execute(
         server,
         client,

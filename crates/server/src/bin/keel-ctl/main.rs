@@ -45,6 +45,27 @@ enum Verb {
     Check,
     /// Keys, slots and replicas per primary.
     Info,
+    /// Moves slots between shards while clients keep writing.
+    Reshard {
+        /// Node id of the source shard's primary.
+        #[arg(long)]
+        from: String,
+        /// Node id of the destination shard's primary.
+        #[arg(long)]
+        to: String,
+        /// How many slots to move (the source's first ones).
+        #[arg(long)]
+        slots: usize,
+        /// Slots moved per step.
+        #[arg(long, default_value_t = 64)]
+        batch: usize,
+        /// Keys per MIGRATE.
+        #[arg(long, default_value_t = 100)]
+        pipeline: usize,
+        /// MIGRATE's timeout, in milliseconds.
+        #[arg(long, default_value_t = 60000)]
+        timeout: u64,
+    },
 }
 
 fn main() {
@@ -77,5 +98,23 @@ async fn run(cli: Cli) -> Result<bool> {
         Verb::Create { nodes, replicas } => verbs::create(&mut store, &nodes, replicas).await,
         Verb::Check => verbs::check(&mut store).await,
         Verb::Info => verbs::info(&mut store).await,
+        Verb::Reshard {
+            from,
+            to,
+            slots,
+            batch,
+            pipeline,
+            timeout,
+        } => {
+            let r = verbs::Reshard {
+                from: &from,
+                to: &to,
+                slots,
+                batch,
+                pipeline,
+                timeout_ms: timeout,
+            };
+            verbs::reshard(&mut store, r).await
+        }
     }
 }

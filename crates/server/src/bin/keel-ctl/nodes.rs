@@ -29,7 +29,7 @@ impl Conn {
     }
 
     /// Sends one command and reads its reply; an error reply is an error.
-    pub fn call(&mut self, args: &[&str]) -> Result<Value> {
+    pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Value> {
         let mut out = Vec::new();
         resp::encode::command(&mut out, args);
         self.stream.write_all(&out)?;
@@ -39,7 +39,8 @@ impl Conn {
             {
                 self.buf.drain(..used);
                 if let Value::Error(e) = &value {
-                    bail!("{}: {}", args.join(" "), String::from_utf8_lossy(e));
+                    let name = String::from_utf8_lossy(args[0].as_ref()).into_owned();
+                    bail!("{name}: {}", String::from_utf8_lossy(e));
                 }
                 return Ok(value);
             }
@@ -58,6 +59,20 @@ impl Conn {
                 Ok(String::from_utf8_lossy(&b).into_owned())
             }
             other => bail!("{}: unexpected reply {other:?}", args.join(" ")),
+        }
+    }
+
+    /// An array of bulk strings.
+    pub fn list<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Result<Vec<Vec<u8>>> {
+        match self.call(args)? {
+            Value::Array(items) => Ok(items
+                .into_iter()
+                .filter_map(|v| match v {
+                    Value::Bulk(b) => Some(b),
+                    _ => None,
+                })
+                .collect()),
+            other => bail!("unexpected reply {other:?}"),
         }
     }
 

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
+use keel_cluster::topology::{expand, ranges};
 use keel_cluster::{Node, Snapshot, Store, Topology, SLOTS};
 
 use crate::nodes::Conn;
@@ -200,6 +201,16 @@ pub async fn check(store: &mut Store) -> Result<bool> {
         println!("[OK] All nodes agree about slots configuration.");
     }
     println!(">>> Check for open slots...");
+    for m in &t.migrations {
+        println!(
+            "[WARNING] Slots {}-{} are moving from shard {} to shard {}.",
+            m.slots[0],
+            m.slots[1],
+            short(&m.from),
+            short(&m.to)
+        );
+        good = false;
+    }
     println!(">>> Check slots coverage...");
     let covered = t.slots_assigned();
     if covered == SLOTS as usize {
@@ -235,5 +246,133 @@ pub async fn info(store: &mut Store) -> Result<bool> {
         "{:.2} keys per slot on average.",
         total as f64 / f64::from(SLOTS)
     );
+    Ok(true)
+}
+
+/// Applies `change` to the topology in one compare-and-swap, re-reading
+/// and retrying if another writer got there first.
+async fn update(store: &mut Store, change: impl Fn(&mut Topology)) -> Result<()> {
+    loop {
+        let snap = store.snapshot().await?;
+        let Some(mut t) = snap.topology else {
+            bail!("no such cluster in etcd");
+        };
+        change(&mut t);
+        if store.replace_topology(snap.version, &t, None).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// Until node `addr`'s own CLUSTER NODES line shows `marker`.
+async fn wait_marker(addr: &str, marker: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let lines = Conn::open(addr)?.text(&["CLUSTER", "NODES"])?;
+        let mine = lines
+            .lines()
+            .find(|l| l.contains("myself"))
+            .unwrap_or_default();
+        if mine.contains(marker) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{addr} did not take the migration state {marker}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+pub struct Reshard<'a> {
+    pub from: &'a str,
+    pub to: &'a str,
+    pub slots: usize,
+    /// Slots per step (one etcd transaction to open them, one to close).
+    pub batch: usize,
+    /// Keys per MIGRATE.
+    pub pipeline: usize,
+    pub timeout_ms: u64,
+}
+
+/// Moves `slots` slots from the shard whose primary is `from` to the one
+/// whose primary is `to`, `batch` slots at a time: the slots are marked
+/// migrating in etcd (the source answers ASK for keys it no longer has,
+/// the target takes ASKING requests), their keys are MIGRATEd `pipeline`
+/// at a time, then the target is made their owner.
+pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    if !t.migrations.is_empty() {
+        bail!("slots are already moving (keel-ctl check shows them)");
+    }
+    let (Some(src), Some(dst)) = (t.shard_of_primary(r.from), t.shard_of_primary(r.to)) else {
+        bail!("--from and --to must be primaries' node ids");
+    };
+    if src == dst {
+        bail!("--from and --to are the same shard");
+    }
+    let addr = |id: &str| snap.node(id).map(Node::addr).unwrap_or_default();
+    let (src_addr, dst_addr) = (addr(r.from), addr(r.to));
+    let dst_node = snap
+        .node(r.to)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("unknown node {}", r.to))?;
+    let slots: Vec<u16> = expand(&t.shards[src].slots)
+        .into_iter()
+        .take(r.slots)
+        .collect();
+    println!("Ready to move {} slots.", slots.len());
+    println!("  Source nodes:\n    M: {} {src_addr}", r.from);
+    println!("  Destination node:\n    M: {} {dst_addr}", r.to);
+    let mut conn = Conn::open(&src_addr)?;
+    let (port, timeout) = (dst_node.port.to_string(), r.timeout_ms.to_string());
+    let pipeline = r.pipeline.max(1).to_string();
+    let mut moved_keys = 0usize;
+    for chunk in slots.chunks(r.batch.max(1)) {
+        let open = ranges(chunk.to_vec());
+        update(store, |t| {
+            for range in &open {
+                t.begin_migration(src, dst, *range);
+            }
+        })
+        .await?;
+        let first = chunk[0];
+        wait_marker(&src_addr, &format!("[{first}->-{}]", r.to)).await?;
+        wait_marker(&dst_addr, &format!("[{first}-<-{}]", r.from)).await?;
+        for &slot in chunk {
+            loop {
+                let slot_s = slot.to_string();
+                let keys = conn.list(&["CLUSTER", "GETKEYSINSLOT", &slot_s, &pipeline])?;
+                if keys.is_empty() {
+                    break;
+                }
+                let mut args: Vec<&[u8]> = vec![
+                    b"MIGRATE",
+                    dst_node.ip.as_bytes(),
+                    port.as_bytes(),
+                    b"",
+                    b"0",
+                    timeout.as_bytes(),
+                    b"KEYS",
+                ];
+                args.extend(keys.iter().map(Vec::as_slice));
+                conn.call(&args)?;
+                moved_keys += keys.len();
+            }
+        }
+        update(store, |t| {
+            for range in &open {
+                t.finish_migration(*range);
+            }
+        })
+        .await?;
+        println!(
+            "Moved slots {}-{} from {src_addr} to {dst_addr} ({moved_keys} keys so far)",
+            chunk[0],
+            chunk[chunk.len() - 1]
+        );
+    }
     Ok(true)
 }
