@@ -8,6 +8,10 @@ redis-server clusters made by redis-cli, in one run.
             per test, rps or the error that ended it.
   scaling   redis-benchmark --cluster (SET and GET, -P 16) against 1, 2
             and 3 primaries of each server, the client held constant.
+  reshard   5,000 slots holding 1,000,000 keys moved between two primaries
+            (keel-ctl reshard; redis-cli --cluster reshard for Redis) while a
+            probe client sends GET and SET of random keys through a cluster
+            client: its latency percentiles before and during the move.
   failover  kill -9 of a primary under a client writing with WAIT 1 100
             after each write: time from the kill to the first write the
             new primary accepts, and acknowledged writes missing after.
@@ -15,6 +19,7 @@ redis-server clusters made by redis-cli, in one run.
 Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
                                  [--maxmemory 600mb] [--runs 1]
        bench/cluster.py scaling [-n 1000000] [--runs 3] [--threads 1]
+       bench/cluster.py reshard [--keys 1000000] [--slots 5000]
        bench/cluster.py failover [--runs 5]
 Needs etcd, redis-server, redis-tools, python redis; keel built with
 `cargo build --release`.
@@ -78,7 +83,7 @@ class Cluster:
     def __init__(self, kind, work, primaries, replicas=0, extra=(), etcd=None):
         self.kind, self.procs, self.ports = kind, [], []
         n = primaries * (replicas + 1)
-        name = f"b{free_port()}"
+        name = self.name = f"b{free_port()}"
         for i in range(n):
             port = free_port()
             d = os.path.join(work, f"{kind}-{port}")
@@ -273,6 +278,82 @@ def failover(a):
     print(f"acknowledged (WAIT 1 100) writes missing on the new primary: {lost}")
 
 
+def load(ports, keys):
+    """`keys` keys (`key:N`, 100-byte values), each SET on its slot's owner."""
+    from redis.cluster import RedisCluster
+    rc = RedisCluster(host="127.0.0.1", port=ports[0])
+    for start in range(0, keys, 10000):
+        p = rc.pipeline()
+        for n in range(start, min(keys, start + 10000)):
+            p.set(f"key:{n}", "x" * 100)
+        p.execute()
+    return rc
+
+
+def probe(port, stop, samples, keys):
+    """GET or SET of a random key, one at a time; (time, latency) each."""
+    import random
+    from redis.cluster import RedisCluster
+    rc = RedisCluster(host="127.0.0.1", port=port)
+    while not stop.is_set():
+        k = f"key:{random.randrange(keys)}"
+        t = time.perf_counter()
+        if random.random() < 0.5:
+            rc.get(k)
+        else:
+            rc.set(k, "y" * 100)
+        samples.append((t, time.perf_counter() - t))
+
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))] * 1000 if v else float("nan")
+
+
+def reshard(a):
+    rows = []
+    for kind in ["keel", "redis"]:
+        work = tempfile.mkdtemp(prefix="keel-reshard-")
+        etcd = Etcd(work) if kind == "keel" else None
+        try:
+            c = Cluster(kind, work, 2, etcd=etcd)
+            load(c.ports, a.keys)
+            ids = [cli(p, "CLUSTER", "MYID").strip() for p in c.ports]
+            stop, samples = threading.Event(), []
+            t = threading.Thread(target=probe, args=(c.ports[0], stop, samples, a.keys))
+            t.start()
+            time.sleep(3)
+            began = time.perf_counter()
+            if kind == "keel":
+                cmd = [CTL, "--etcd", f"127.0.0.1:{etcd.port}", "--cluster", c.name, "reshard", "--from", ids[0],
+                       "--to", ids[1], "--slots", str(a.slots)]
+            else:
+                cmd = ["redis-cli", "--cluster", "reshard", f"127.0.0.1:{c.ports[0]}", "--cluster-from", ids[0],
+                       "--cluster-to", ids[1], "--cluster-slots", str(a.slots), "--cluster-yes",
+                       "--cluster-pipeline", "100"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            ended = time.perf_counter()
+            stop.set()
+            t.join()
+            if r.returncode != 0:
+                raise SystemExit(f"{kind} reshard failed: {r.stdout[-500:]}{r.stderr[-500:]}")
+            before = [l for (ts, l) in samples if ts < began]
+            during = [l for (ts, l) in samples if began <= ts < ended]
+            rows.append((kind, ended - began, before, during))
+            c.stop()
+        finally:
+            if etcd:
+                etcd.stop()
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{a.slots} slots holding {a.keys:,} keys (of {a.keys:,}) moved from one primary to the other; "
+          "probe: redis-py RedisCluster, GET or SET of a random key, one at a time\n")
+    print("| server | move took | probe ops during | p50 before | p99 before | p50 during | p99 during | max during |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind, took, before, during in rows:
+        print(f"| {kind} | {took:.1f} s | {len(during):,} | {pct(before, .5):.2f} ms | {pct(before, .99):.2f} ms | "
+              f"{pct(during, .5):.2f} ms | {pct(during, .99):.2f} ms | {max(during) * 1000 if during else 0:.1f} ms |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
@@ -286,10 +367,13 @@ def main():
     s.add_argument("-n", type=int, default=1000000)
     s.add_argument("--runs", type=int, default=3)
     s.add_argument("--threads", type=int, default=1)
+    r = sub.add_parser("reshard")
+    r.add_argument("--keys", type=int, default=1000000)
+    r.add_argument("--slots", type=int, default=5000)
     f = sub.add_parser("failover")
     f.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
-    {"capacity": capacity, "scaling": scaling, "failover": failover}[a.what](a)
+    {"capacity": capacity, "scaling": scaling, "reshard": reshard, "failover": failover}[a.what](a)
 
 
 if __name__ == "__main__":
