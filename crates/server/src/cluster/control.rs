@@ -286,6 +286,15 @@ pub fn apply(server: &Arc<Server>, myself: &Node, snap: Snapshot) {
                 replica::start_link(server);
             }
         }
-        _ => cluster.set_view(view),
+        _ => {
+            // Not (or no longer) in the topology (keel-ctl del-node): a
+            // replica stops following its old primary.
+            let was_member = cluster.view().me.is_some();
+            cluster.set_view(view);
+            if was_member && server.repl.is_replica() {
+                replica::set_primary(server, None);
+                tracing::info!("Cluster: this node left the topology");
+            }
+        }
     }
 }

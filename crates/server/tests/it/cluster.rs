@@ -1325,3 +1325,105 @@ fn resharding_under_a_writing_client_loses_no_key_and_leaves_one_copy() {
         Value::Integer(0)
     );
 }
+
+/// The id node `i` gives for itself.
+fn myid(c: &KeelCluster, i: usize) -> String {
+    match c.raw(i).call(&["CLUSTER", "MYID"]) {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn role(c: &KeelCluster, i: usize) -> String {
+    match c.raw(i).call(&["ROLE"]) {
+        Value::Array(v) => match v.first() {
+            Some(Value::Bulk(b)) => String::from_utf8_lossy(b).into_owned(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn keel_ctl_adds_rebalances_fails_over_and_removes_nodes() {
+    let c = KeelCluster::start(4);
+    let (ok, out) = c.ctl(&["create", &c.addr(0), &c.addr(1)]);
+    assert!(ok, "{out}");
+    let seeds = vec![format!("redis://{}/", c.addr(0))];
+    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
+    let mut con = client.get_connection().expect("connection");
+    let mut pipe = redis::cluster::cluster_pipe();
+    for n in 0..5000 {
+        pipe.set(format!("k:{n}"), n).ignore();
+    }
+    pipe.query::<()>(&mut con).expect("load");
+    let read_all = |client: &redis::cluster::ClusterClient| {
+        let mut con = client.get_connection().expect("connection");
+        let mut pipe = redis::cluster::cluster_pipe();
+        for n in 0..5000 {
+            pipe.get(format!("k:{n}"));
+        }
+        let got: Vec<u64> = pipe.query(&mut con).expect("read back");
+        assert_eq!(got, (0..5000).collect::<Vec<u64>>());
+    };
+
+    // A third primary, then the slots evened out over the three.
+    let (ok, out) = c.ctl(&["add-node", &c.addr(2)]);
+    assert!(ok, "{out}");
+    let (ok, out) = c.ctl(&["rebalance", "--batch", "512"]);
+    assert!(ok, "{out}");
+    wait_for("three even primaries", || {
+        let mut counts: Vec<usize> = cluster_nodes(&mut c.raw(2))
+            .iter()
+            .map(|l| l.slots.iter().map(|(a, b)| b - a + 1).sum())
+            .collect();
+        counts.sort();
+        if counts == [5461, 5461, 5462] {
+            Ok(())
+        } else {
+            Err(format!("{counts:?}"))
+        }
+    });
+    read_all(&client);
+    let total: i64 = (0..3).map(|i| as_i(&c.raw(i).call(&["DBSIZE"]))).sum();
+    assert_eq!(total, 5000);
+
+    // A replica for it; then a manual failover to that replica.
+    let (id2, id3) = (myid(&c, 2), myid(&c, 3));
+    let (ok, out) = c.ctl(&["add-node", &c.addr(3), "--replica-of", &id2]);
+    assert!(ok, "{out}");
+    assert_eq!(role(&c, 3), "slave");
+    let (ok, out) = c.ctl(&["failover", &id3]);
+    assert!(ok, "{out}");
+    assert_eq!(role(&c, 3), "master");
+    wait_for("the old primary to follow", || match role(&c, 2).as_str() {
+        "slave" => Ok(()),
+        r => Err(r.to_string()),
+    });
+    wait_ok(&c, 2);
+    read_all(&client);
+
+    // The demoted node leaves the cluster.
+    let (ok, out) = c.ctl(&["del-node", &id2]);
+    assert!(ok, "{out}");
+    wait_for("three nodes left", || {
+        let n = cluster_nodes(&mut c.raw(0)).len();
+        if n == 3 {
+            Ok(())
+        } else {
+            Err(format!("{n} nodes"))
+        }
+    });
+    wait_for("the removed node to stop replicating", || {
+        match role(&c, 2).as_str() {
+            "master" => Ok(()),
+            r => Err(r.to_string()),
+        }
+    });
+    // A primary with slots cannot leave.
+    let (ok, out) = c.ctl(&["del-node", &id3]);
+    assert!(!ok && out.contains("is not empty"), "{out}");
+    let (ok, out) = c.ctl(&["check"]);
+    assert!(ok, "{out}");
+    read_all(&client);
+}

@@ -45,6 +45,27 @@ enum Verb {
     Check,
     /// Keys, slots and replicas per primary.
     Info,
+    /// Adds a running empty node: a replica, or the primary of a new shard.
+    AddNode {
+        node: String,
+        /// Node id of the primary it replicates.
+        #[arg(long)]
+        replica_of: Option<String>,
+    },
+    /// Removes a node holding no slots.
+    DelNode { id: String },
+    /// Hands a shard to its replica without losing a write.
+    Failover {
+        /// Node id of the replica to promote.
+        id: String,
+    },
+    /// Evens out the slots over the primaries.
+    Rebalance {
+        #[arg(long, default_value_t = 64)]
+        batch: usize,
+        #[arg(long, default_value_t = 100)]
+        pipeline: usize,
+    },
     /// Moves slots between shards while clients keep writing.
     Reshard {
         /// Node id of the source shard's primary.
@@ -98,6 +119,12 @@ async fn run(cli: Cli) -> Result<bool> {
         Verb::Create { nodes, replicas } => verbs::create(&mut store, &nodes, replicas).await,
         Verb::Check => verbs::check(&mut store).await,
         Verb::Info => verbs::info(&mut store).await,
+        Verb::AddNode { node, replica_of } => {
+            verbs::add_node(&mut store, &node, replica_of.as_deref()).await
+        }
+        Verb::DelNode { id } => verbs::del_node(&mut store, &id).await,
+        Verb::Failover { id } => verbs::failover(&mut store, &id).await,
+        Verb::Rebalance { batch, pipeline } => verbs::rebalance(&mut store, batch, pipeline).await,
         Verb::Reshard {
             from,
             to,

@@ -376,3 +376,199 @@ pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
     }
     Ok(true)
 }
+
+/// Adds a running, empty node: a replica of `replica_of` (a primary's
+/// node id), or a primary of a new shard with no slots (reshard or
+/// rebalance then gives it some).
+pub async fn add_node(store: &mut Store, addr: &str, replica_of: Option<&str>) -> Result<bool> {
+    let id = node_ids(store, &[addr.to_string()]).await?.remove(0);
+    if Conn::open(addr)?.int(&["DBSIZE"])? != 0 {
+        bail!("Node {addr} is not empty. Either the node already knows other nodes (check with CLUSTER NODES) or contains some key in database 0.");
+    }
+    let snap = store.snapshot().await?;
+    if snap
+        .topology
+        .as_ref()
+        .is_some_and(|t| t.role_of(&id).is_some())
+    {
+        bail!("Node {addr} is already part of the cluster");
+    }
+    let primary = replica_of.map(str::to_string);
+    let new_id = id.clone();
+    update(store, move |t| match &primary {
+        Some(p) => {
+            if let Some(i) = t.shard_of_primary(p) {
+                t.shards[i].replicas.push(new_id.clone());
+            }
+        }
+        None => {
+            t.current_epoch += 1;
+            t.shards.push(keel_cluster::Shard {
+                id: keel_cluster::topology::new_id(),
+                epoch: t.current_epoch,
+                primary: new_id.clone(),
+                replicas: Vec::new(),
+                slots: Vec::new(),
+            });
+        }
+    })
+    .await?;
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    if t.role_of(&id).is_none() {
+        bail!("no primary with id {}", replica_of.unwrap_or_default());
+    }
+    println!(">>> Adding node {addr} to the cluster");
+    wait_joined(&snap, &t).await?;
+    println!("[OK] New node added correctly.");
+    Ok(true)
+}
+
+/// Removes a node that holds no slots (a replica, or a primary emptied
+/// by reshard) from the topology and forgets its address.
+pub async fn del_node(store: &mut Store, id: &str) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    match t.role_of(id) {
+        None => bail!("No such node ID {id}"),
+        Some((i, true)) if !t.shards[i].slots.is_empty() => {
+            bail!("Node {id} is not empty! Reshard data away and try again.")
+        }
+        Some((i, true)) if !t.shards[i].replicas.is_empty() => {
+            bail!("Node {id} has replicas: remove them first.")
+        }
+        Some(_) => {}
+    }
+    println!(">>> Removing node {id} from cluster");
+    let gone = id.to_string();
+    update(store, move |t| {
+        t.shards.retain(|s| s.primary != gone);
+        for s in t.shards.iter_mut() {
+            s.replicas.retain(|r| *r != gone);
+        }
+    })
+    .await?;
+    store.unregister(id).await?;
+    println!(">>> Node {id} removed; it can be shut down.");
+    Ok(true)
+}
+
+/// A manual failover without data loss: writes on the primary pause, the
+/// replica catches up to its offset, the topology swaps their roles
+/// (epoch raised), then the old primary (now a replica) resumes and
+/// redirects what was held.
+pub async fn failover(store: &mut Store, replica: &str) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    let Some((i, false)) = t.role_of(replica) else {
+        bail!("{replica} is not a replica");
+    };
+    let primary = t.shards[i].primary.clone();
+    let addr = |id: &str| snap.node(id).map(Node::addr).unwrap_or_default();
+    let (p_addr, r_addr) = (addr(&primary), addr(replica));
+    let mut p = Conn::open(&p_addr)?;
+    p.call(&["CLIENT", "PAUSE", "10000", "WRITE"])?;
+    let result = async {
+        let target = p
+            .info_field(&["INFO", "replication"], "master_repl_offset")?
+            .unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(8);
+        loop {
+            let seen = Conn::open(&r_addr)?
+                .info_field(&["INFO", "replication"], "master_repl_offset")?
+                .unwrap_or_default();
+            if seen == target {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("the replica did not catch up (offset {seen} of {target})");
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (new, old) = (replica.to_string(), primary.clone());
+        update(store, move |t| {
+            t.current_epoch += 1;
+            let s = &mut t.shards[i];
+            s.primary = new.clone();
+            s.replicas.retain(|r| *r != new);
+            s.replicas.push(old.clone());
+            s.epoch = t.current_epoch;
+        })
+        .await?;
+        // Until the old primary itself redirects, held writes stay held.
+        let deadline = Instant::now() + Duration::from_secs(8);
+        loop {
+            let role = p.call(&["ROLE"])?;
+            let is_replica = matches!(&role, resp::reply::Value::Array(v)
+                if v.first() == Some(&resp::reply::Value::Bulk(b"slave".to_vec())));
+            if is_replica {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("{p_addr} did not become a replica");
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok(())
+    }
+    .await;
+    p.call(&["CLIENT", "UNPAUSE"])?;
+    result?;
+    println!("[OK] {r_addr} is the primary; {p_addr} its replica.");
+    Ok(true)
+}
+
+/// Evens out the slots over the primaries (as `redis-cli --cluster
+/// rebalance`, weights all 1): moves from those above their share to
+/// those below, with reshard's steps.
+pub async fn rebalance(store: &mut Store, batch: usize, pipeline: usize) -> Result<bool> {
+    loop {
+        let snap = store.snapshot().await?;
+        let Some(t) = snap.topology.clone() else {
+            bail!("no such cluster in etcd");
+        };
+        let n = t.shards.len();
+        if n == 0 {
+            bail!("no primaries");
+        }
+        let share = |i: usize| SLOTS as usize / n + usize::from(i < SLOTS as usize % n);
+        let mut counts: Vec<(usize, usize)> = t
+            .shards
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i, s.slot_count()))
+            .collect();
+        counts.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+        let over: Vec<(usize, usize)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(rank, (_, c))| *c > share(*rank))
+            .map(|(rank, &(i, c))| (i, c - share(rank)))
+            .collect();
+        let under: Vec<(usize, usize)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(rank, (_, c))| *c < share(*rank))
+            .map(|(rank, &(i, c))| (i, share(rank) - c))
+            .collect();
+        let (Some(&(from, extra)), Some(&(to, need))) = (over.first(), under.first()) else {
+            println!("[OK] The slots are balanced.");
+            return Ok(true);
+        };
+        let r = Reshard {
+            from: &t.shards[from].primary.clone(),
+            to: &t.shards[to].primary.clone(),
+            slots: extra.min(need),
+            batch,
+            pipeline,
+            timeout_ms: 60000,
+        };
+        reshard(store, r).await?;
+    }
+}
