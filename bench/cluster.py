@@ -81,7 +81,7 @@ class Cluster:
     """`primaries` primaries and `replicas` replicas each, of `kind`."""
 
     def __init__(self, kind, work, primaries, replicas=0, extra=(), etcd=None):
-        self.kind, self.procs, self.ports = kind, [], []
+        self.kind, self.procs, self.ports, self.bus = kind, [], [], {}
         n = primaries * (replicas + 1)
         name = self.name = f"b{free_port()}"
         for i in range(n):
@@ -92,8 +92,11 @@ class Cluster:
                 cmd = [KEEL, "--port", str(port), "--save", "", "--dir", d, "--cluster-enabled", "yes",
                        "--cluster-etcd-endpoints", f"127.0.0.1:{etcd.port}", "--cluster-name", name, *extra]
             else:
+                # The bus port must be given: port + 10000 may pass 65535.
+                bus = free_port()
+                self.bus[port] = bus
                 cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", d,
-                       "--cluster-enabled", "yes", *extra]
+                       "--cluster-enabled", "yes", "--cluster-port", str(bus), *extra]
             self.procs.append(subprocess.Popen(cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             self.ports.append(port)
         for p in self.ports:
@@ -106,7 +109,7 @@ class Cluster:
             # By hand (redis-cli --cluster create wants 3 primaries): MEET,
             # redis-cli's slot split, REPLICATE.
             for p in self.ports[1:]:
-                cli(self.ports[0], "CLUSTER", "MEET", "127.0.0.1", str(p))
+                cli(self.ports[0], "CLUSTER", "MEET", "127.0.0.1", str(p), str(self.bus[p]))
             wait(lambda: all(f"cluster_known_nodes:{n}" in cli(p, "CLUSTER", "INFO") for p in self.ports),
                  "redis nodes to meet")
             per, first, cursor = 16384 / primaries, 0, 0.0
@@ -278,25 +281,36 @@ def failover(a):
     print(f"acknowledged (WAIT 1 100) writes missing on the new primary: {lost}")
 
 
-def load(ports, keys):
-    """`keys` keys (`key:N`, 100-byte values), each SET on its slot's owner."""
+def keys_in_slots(count, below):
+    """`count` key names whose slots are below `below`."""
+    from redis.crc import key_slot
+    out, n = [], 0
+    while len(out) < count:
+        k = f"key:{n}"
+        if key_slot(k.encode()) < below:
+            out.append(k)
+        n += 1
+    return out
+
+
+def load(ports, names):
+    """Each key (100-byte values) SET through a cluster client."""
     from redis.cluster import RedisCluster
     rc = RedisCluster(host="127.0.0.1", port=ports[0])
-    for start in range(0, keys, 10000):
+    for start in range(0, len(names), 10000):
         p = rc.pipeline()
-        for n in range(start, min(keys, start + 10000)):
-            p.set(f"key:{n}", "x" * 100)
+        for k in names[start:start + 10000]:
+            p.set(k, "x" * 100)
         p.execute()
-    return rc
 
 
-def probe(port, stop, samples, keys):
+def probe(port, stop, samples, names):
     """GET or SET of a random key, one at a time; (time, latency) each."""
     import random
     from redis.cluster import RedisCluster
     rc = RedisCluster(host="127.0.0.1", port=port)
     while not stop.is_set():
-        k = f"key:{random.randrange(keys)}"
+        k = random.choice(names)
         t = time.perf_counter()
         if random.random() < 0.5:
             rc.get(k)
@@ -312,15 +326,17 @@ def pct(v, q):
 
 def reshard(a):
     rows = []
+    # Every key lives in the slots that move (the source's first ones).
+    names = keys_in_slots(a.keys, a.slots)
     for kind in ["keel", "redis"]:
         work = tempfile.mkdtemp(prefix="keel-reshard-")
         etcd = Etcd(work) if kind == "keel" else None
         try:
             c = Cluster(kind, work, 2, etcd=etcd)
-            load(c.ports, a.keys)
+            load(c.ports, names)
             ids = [cli(p, "CLUSTER", "MYID").strip() for p in c.ports]
             stop, samples = threading.Event(), []
-            t = threading.Thread(target=probe, args=(c.ports[0], stop, samples, a.keys))
+            t = threading.Thread(target=probe, args=(c.ports[0], stop, samples, names))
             t.start()
             time.sleep(3)
             began = time.perf_counter()
@@ -345,8 +361,8 @@ def reshard(a):
             if etcd:
                 etcd.stop()
             shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{a.slots} slots holding {a.keys:,} keys (of {a.keys:,}) moved from one primary to the other; "
-          "probe: redis-py RedisCluster, GET or SET of a random key, one at a time\n")
+    print(f"\nslots 0-{a.slots - 1}, holding {a.keys:,} keys (100-byte values), moved from one primary to the "
+          "other; probe: redis-py RedisCluster, GET or SET of a random one of those keys, one at a time\n")
     print("| server | move took | probe ops during | p50 before | p99 before | p50 during | p99 during | max during |")
     print("|---|---|---|---|---|---|---|---|")
     for kind, took, before, during in rows:

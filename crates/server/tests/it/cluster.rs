@@ -487,7 +487,16 @@ fn redis_cluster() -> Vec<Server> {
     require_tool("redis-cli", "redis-tools");
     let nodes: Vec<Server> = (0..3)
         .map(|_| {
-            Server::redis_with(&["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+            // The bus port given: port + 10000 may pass 65535.
+            let bus = free_port().to_string();
+            Server::redis_with(&[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-node-timeout",
+                "5000",
+                "--cluster-port",
+                &bus,
+            ])
         })
         .collect();
     let mut args = vec!["--cluster".to_string(), "create".to_string()];
@@ -707,6 +716,10 @@ fn replies_and_errors_match_a_redis_cluster() {
         vec!["SPUBLISH", "chan", "m"],
         vec!["PUBLISH", "chan", "m"],
         vec!["EVAL", "return redis.call('get',KEYS[1])", "1", "foo"],
+        vec!["EVAL", "return redis.call('get','k2')", "1", "foo"],
+        vec!["EVAL", "return redis.call('get','k2')", "0"],
+        vec!["EVAL", "return redis.call('set','k2','x')", "0"],
+        vec!["EVAL", "return redis.call('get','{b}1')", "0"],
         vec!["MULTI"],
         vec!["SET", "{a}1", "q"],
         vec!["SET", "foo", "q"],

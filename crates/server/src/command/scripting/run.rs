@@ -194,6 +194,22 @@ impl Run<'_, '_> {
             );
             return Ok(());
         }
+        // Redis's scriptVerifyClusterState: a script's command may touch
+        // only keys this node serves (the redirection gate decides), and
+        // not while the cluster is down.
+        if self.server.cluster.enabled() {
+            if let Some(e) = crate::cluster::redirect::check(self.server, self.client, cmd, argv) {
+                return Err(Fail::Msg(match e.0.as_ref() {
+                    crate::cluster::redirect::DOWN_RO => {
+                        b"Script attempted to execute a write command while the cluster is down and readonly"
+                    }
+                    crate::cluster::redirect::DOWN => {
+                        b"Script attempted to execute a command while the cluster is down"
+                    }
+                    _ => b"Script attempted to access a non local key in a cluster node",
+                }));
+            }
+        }
         self.check_shards(cmd, argv)?;
         if write {
             self.wrote = true;
