@@ -31,12 +31,7 @@ struct Etcd {
 impl Etcd {
     fn start() -> Etcd {
         require_tool("etcd", "etcd-server");
-        let dir = std::env::temp_dir().join(format!(
-            "keel-it-etcd-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).expect("etcd dir");
+        let dir = scratch_dir("etcd");
         let (client, peer) = (free_port(), free_port());
         let c = format!("http://127.0.0.1:{client}");
         let p = format!("http://127.0.0.1:{peer}");
@@ -964,6 +959,22 @@ fn kill_9_of_a_primary_promotes_a_replica_and_loses_no_acknowledged_write() {
     );
 }
 
+/// Polls until node `i` says it is a primary.
+fn wait_promoted(c: &KeelCluster, i: usize) {
+    wait_for("the replica's promotion", || {
+        let l = cluster_nodes(&mut c.raw(i));
+        let me = l
+            .iter()
+            .find(|l| l.flags.contains("myself"))
+            .expect("myself");
+        if me.flags.contains("master") {
+            Ok(())
+        } else {
+            Err(format!("{me:?}"))
+        }
+    });
+}
+
 /// Node indexes of the shard serving `slot`: its primary and replica.
 fn shard_pair(c: &KeelCluster, slot: usize) -> (usize, usize) {
     let lines = cluster_nodes(&mut c.raw(0));
@@ -991,18 +1002,7 @@ fn a_primary_paused_past_its_lease_accepts_no_write_after_it_resumes() {
     unsafe {
         libc::kill(pid, libc::SIGSTOP);
     }
-    wait_for("the replica's promotion", || {
-        let l = cluster_nodes(&mut c.raw(r));
-        let me = l
-            .iter()
-            .find(|l| l.flags.contains("myself"))
-            .expect("myself");
-        if me.flags.contains("master") {
-            Ok(())
-        } else {
-            Err(format!("{me:?}"))
-        }
-    });
+    wait_promoted(&c, r);
     // A write sent while it is stopped waits in its socket buffer.
     old.send_cmd(&["SET", "while-stopped", "1"]);
     // SAFETY: as above.
@@ -1148,18 +1148,7 @@ fn a_primary_cut_from_etcd_stops_taking_writes_before_its_lease_ends() {
         "the lease had expired before the primary stopped writing"
     );
     // Then the lease expires and the replica takes over.
-    wait_for("the replica's promotion", || {
-        let l = cluster_nodes(&mut c.raw(1));
-        let me = l
-            .iter()
-            .find(|l| l.flags.contains("myself"))
-            .expect("myself");
-        if me.flags.contains("master") {
-            Ok(())
-        } else {
-            Err(format!("{me:?}"))
-        }
-    });
+    wait_promoted(&c, 1);
     // Everything it acknowledged before fencing itself is there.
     let mut new = c.raw(1);
     for key in &acked {

@@ -20,6 +20,17 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a raw client waits for one reply.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// A new empty directory under the temporary directory, for one server.
+pub fn scratch_dir(kind: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "keel-it-{kind}-{}-{}",
+        std::process::id(),
+        free_port()
+    ));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
 /// How long a test waits for a state before it fails.
 pub const WAIT_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -100,12 +111,7 @@ impl Server {
     /// Runs in a scratch directory of its own (what it saves stays
     /// there; a `--dir` in `extra` takes precedence).
     pub fn keel_with(extra: &[&str]) -> Server {
-        let dir = std::env::temp_dir().join(format!(
-            "keel-it-keel-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        let dir = scratch_dir("keel");
         let d = dir.to_string_lossy().into_owned();
         let mut args = vec![
             "--enable-debug-command",
@@ -128,12 +134,7 @@ impl Server {
     /// keel-server on a given port (a node restarted at its old address),
     /// in a new scratch directory, with extra options.
     pub fn keel_at(port: u16, extra: &[&str]) -> Server {
-        let dir = std::env::temp_dir().join(format!(
-            "keel-it-keel-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        let dir = scratch_dir("keel");
         let d = dir.to_string_lossy().into_owned();
         let mut args = vec!["--save", "", "--dir", d.as_str()];
         args.extend_from_slice(extra);
@@ -204,12 +205,7 @@ impl Server {
     /// A real redis-server with extra options.
     pub fn redis_with(extra: &[&str]) -> Server {
         require_tool("redis-server", "redis-server");
-        let dir = std::env::temp_dir().join(format!(
-            "keel-it-redis-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        let dir = scratch_dir("redis");
         let d = dir.to_string_lossy().into_owned();
         let args = [
             "--save",
