@@ -4279,7 +4279,8 @@ LATENCY DOCTOR x
 LATENCY RESET
 LATENCY RESET nosuch other
 # ------------------------------------------ CONFIG: Redis 7.0's full set
-%CONFIG GET cluster-*
+# (keel adds cluster-etcd-endpoints, cluster-name and cluster-lease-ttl)
+%CONFIG GET cluster-enabled cluster-config-file cluster-port cluster-node-timeout cluster-announce-* cluster-preferred-endpoint-type cluster-require-full-coverage cluster-replica-* cluster-slave-* cluster-migration-barrier cluster-allow-* cluster-link-sendbuf-limit
 %CONFIG GET repl-*
 %CONFIG GET replica*
 %CONFIG GET *slave*
