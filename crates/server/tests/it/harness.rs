@@ -22,11 +22,10 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A new empty directory under the temporary directory, for one server.
 pub fn scratch_dir(kind: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "keel-it-{kind}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
+    // A counter, not a free port: two tests can be handed the same port.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("keel-it-{kind}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
 }
@@ -303,7 +302,9 @@ impl Server {
                 Ok(()) => return server,
                 Err(e) => {
                     last_err = e;
-                    // Drop kills it; try another port.
+                    // Drop kills it; try another port, in the same
+                    // directory (which the drop must not remove).
+                    server.dir = None;
                 }
             }
         }
