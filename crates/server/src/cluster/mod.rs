@@ -45,6 +45,11 @@ pub struct View {
     pub moving: Vec<u16>,
     /// Some slot is migrating (the gates then look at keys).
     pub migrating: bool,
+    /// Slots owned by some shard, and of those, slots whose primary has
+    /// lost its lease: counted once here, read by every keyed command's
+    /// cluster state check.
+    pub slots_assigned: usize,
+    pub slots_failing: usize,
 }
 
 impl View {
@@ -61,14 +66,25 @@ impl View {
             .topology
             .as_ref()
             .is_some_and(|t| !t.migrations.is_empty());
-        View {
+        let mut view = View {
             myself,
             snapshot,
             owner,
             me,
             moving,
             migrating,
-        }
+            slots_assigned: 0,
+            slots_failing: 0,
+        };
+        view.slots_assigned = view.topology().slots_assigned();
+        view.slots_failing = view
+            .topology()
+            .shards
+            .iter()
+            .filter(|s| !view.alive(&s.primary))
+            .map(Shard::slot_count)
+            .sum();
+        view
     }
 
     pub fn topology(&self) -> &Topology {
@@ -114,16 +130,6 @@ impl View {
 
     pub fn alive(&self, id: &str) -> bool {
         id == self.myself.id || self.snapshot.alive.contains(id)
-    }
-
-    /// Slots whose shard's primary has lost its lease.
-    pub fn slots_failing(&self) -> usize {
-        self.topology()
-            .shards
-            .iter()
-            .filter(|s| !self.alive(&s.primary))
-            .map(Shard::slot_count)
-            .sum()
     }
 }
 
@@ -209,6 +215,6 @@ impl Cluster {
         if !self.full_coverage.load(Ordering::Relaxed) {
             return true;
         }
-        view.topology().slots_assigned() == SLOTS as usize && view.slots_failing() == 0
+        view.slots_assigned == SLOTS as usize && view.slots_failing == 0
     }
 }

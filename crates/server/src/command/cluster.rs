@@ -115,8 +115,7 @@ fn info(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let cluster = &cx.server.cluster;
     let view = cluster.view();
     let t = view.topology();
-    let assigned = t.slots_assigned();
-    let failing = view.slots_failing();
+    let (assigned, failing) = (view.slots_assigned, view.slots_failing);
     let my_epoch = view.me.map(|(i, _)| t.shards[i].epoch).unwrap_or(0);
     let size = t.shards.iter().filter(|s| !s.slots.is_empty()).count();
     let text = format!(
