@@ -241,18 +241,6 @@ impl Store {
         Ok(())
     }
 
-    /// Deletes the whole cluster's state (tests and `keel-ctl` reset).
-    pub async fn destroy(&mut self) -> Result<()> {
-        let prefix = self.prefix.clone();
-        self.client
-            .delete(
-                prefix,
-                Some(etcd_client::DeleteOptions::new().with_prefix()),
-            )
-            .await?;
-        Ok(())
-    }
-
     /// Watches every key of the cluster from etcd revision `from`.
     pub async fn watch(&mut self, from: i64) -> Result<WatchStream> {
         let options = WatchOptions::new().with_prefix().with_start_revision(from);
