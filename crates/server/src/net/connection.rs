@@ -705,11 +705,11 @@ async fn session_loop<S: Stream>(
                     r = stream.read_or_idle(rbuf, |b| {
                         // A request half-read stays.
                         if b.is_empty() {
-                            *b = Vec::new();
+                            super::buffer_pool::give_back(b);
                             info.qbuf.store(0, Relaxed);
                         }
                         if out.is_empty() {
-                            out = Vec::new();
+                            super::buffer_pool::give_back(&mut out);
                             info.obuf.store(0, Relaxed);
                         }
                         released = true;
@@ -747,8 +747,8 @@ async fn session_loop<S: Stream>(
                     let r = tokio::select! {
                         biased;
                         r = stream.read_or_idle(rbuf, |b| {
-                            *b = Vec::new();
-                            out = Vec::new();
+                            super::buffer_pool::give_back(b);
+                            super::buffer_pool::give_back(&mut out);
                             info.qbuf.store(0, Relaxed);
                             info.obuf.store(0, Relaxed);
                             released = true;
@@ -797,7 +797,7 @@ async fn session_loop<S: Stream>(
             }
             if released {
                 // (A no-op if `out` was not given back.)
-                out.reserve(READ_CHUNK);
+                super::buffer_pool::refill(&mut out, READ_CHUNK);
                 client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
                 client.info.obuf.store(out.capacity() as u64, Relaxed);
             }

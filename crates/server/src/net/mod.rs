@@ -2,6 +2,7 @@
 //! connection to a worker thread.
 
 pub mod balance;
+mod buffer_pool;
 pub mod busy;
 pub mod connection;
 pub mod idle_poll;
@@ -275,7 +276,7 @@ async fn read_or_idle_socket<S: tokio::io::AsyncRead + Unpin>(
         }
         idle(buf);
         std::future::poll_fn(|cx| ready(s, cx)).await?;
-        buf.reserve(room);
+        buffer_pool::refill(buf, room);
     }
 }
 
