@@ -4,8 +4,10 @@
 Starts both servers (same machine, same flags to the benchmark), runs every
 test of `-t` separately against each, alternating which server goes first,
 repeats `--runs` times, and prints a markdown table of medians: rps, p50,
-p99, the keel/redis rps ratio, and requests per server CPU-second (from
-/proc/PID/stat utime+stime) for both.
+p99, the keel/redis rps ratio, requests per server CPU-second (from
+/proc/PID/stat utime+stime) for both, and the benchmark client's own CPU
+microseconds per request against each (on a machine whose cores the client
+shares with the server, the client's cost bounds the rate).
 
 Usage: bench/compare.py [--runs 3] [--keel-args "..."] [--redis-args "..."]
                         [--label text] [--setup FILE] [--baseline BIN [--baseline-args "..."]]
@@ -22,6 +24,7 @@ Example: bench/compare.py -- -q -n 100000 -c 50 -t set,get
          bench/compare.py -- -n 100000 -r 100000 eval "return 1" 0
 """
 import argparse
+import resource
 import os
 import shlex
 import signal
@@ -86,6 +89,12 @@ def encode(*args):
         a = a if isinstance(a, bytes) else str(a).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(a), a))
     return b"".join(out)
+
+
+def client_cpu_seconds():
+    """CPU seconds of this script's finished children (the benchmarks)."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
 
 
 def proc_status(pid, field):
@@ -254,12 +263,15 @@ def main():
                 for srv in order:
                     proc, port = servers[srv]
                     before = cpu_seconds(proc.pid)
+                    client_before = client_cpu_seconds()
                     rows = run_bench(port, extra[srv] + common, selector)
                     cpu = cpu_seconds(proc.pid) - before
+                    client_cpu = client_cpu_seconds() - client_before
                     for r in rows:
                         # Tests like LRANGE_* run several benchmarks in one
                         # selection; CPU is shared among them equally.
                         r["req_per_cpu"] = n * len(rows) / cpu if cpu > 0 else float("inf")
+                        r["client_us"] = client_cpu * 1e6 / (n * len(rows))
                         results.setdefault((r["test"], srv), []).append(r)
     finally:
         for proc, _ in servers.values():
@@ -273,8 +285,8 @@ def main():
     label = a.label or " ".join(shlex.quote(x) for x in bench)
     print(f"\n`{os.path.basename(TOOL)} {label}`, median of {a.runs} runs\n")
     o = "baseline" if a.baseline else "redis"
-    print(f"| test | {o} rps | keel rps | keel/{o} | {o} p50 ms | keel p50 ms | {o} p99 ms | keel p99 ms | {o} req/CPU-s | keel req/CPU-s | keel/{o} req/CPU-s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| test | {o} rps | keel rps | keel/{o} | {o} p50 ms | keel p50 ms | {o} p99 ms | keel p99 ms | {o} req/CPU-s | keel req/CPU-s | keel/{o} req/CPU-s | client CPU µs/req ({o} / keel) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t in names:
         r, k = results.get((t, "redis"), []), results.get((t, "keel"), [])
         if not r or not k:
@@ -282,7 +294,8 @@ def main():
         rr, kr = med(r, "rps"), med(k, "rps")
         rc, kc = med(r, "req_per_cpu"), med(k, "req_per_cpu")
         print(f"| {t} | {rr:,.0f} | {kr:,.0f} | {kr / rr:.2f} | {med(r, 'p50'):.3f} | {med(k, 'p50'):.3f} | "
-              f"{med(r, 'p99'):.3f} | {med(k, 'p99'):.3f} | {rc:,.0f} | {kc:,.0f} | {kc / rc:.2f} |")
+              f"{med(r, 'p99'):.3f} | {med(k, 'p99'):.3f} | {rc:,.0f} | {kc:,.0f} | {kc / rc:.2f} | "
+              f"{med(r, 'client_us'):.1f} / {med(k, 'client_us'):.1f} |")
 
 
 if __name__ == "__main__":

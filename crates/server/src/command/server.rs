@@ -338,6 +338,11 @@ fn keel_section(
             (i == w.regular()) as u8,
         );
     }
+    let _ = write!(
+        o,
+        "keel_idle_poll_allowed:{}\r\n",
+        crate::net::idle_poll::cores_free() as u8
+    );
     let shards = server.keyspace.shard_stats(view);
     let keys: Vec<u64> = shards.iter().map(|s| s.keys).collect();
     let waits: u64 = shards.iter().map(|s| s.lock_waits).sum();

@@ -131,6 +131,36 @@ fn machine_cpu() -> Option<(u64, u64)> {
     Some((idle, v.iter().take(8).sum()))
 }
 
+/// Microseconds for which some thread of the machine was runnable but
+/// waiting for a CPU, since boot (the kernel's pressure stall
+/// information, `some` line of /proc/pressure/cpu; None where the kernel
+/// has none).
+fn cpu_stalled_us() -> Option<u64> {
+    let psi = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
+    psi.lines()
+        .find(|l| l.starts_with("some"))?
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+/// Whether workers may poll before sleeping (`idle_poll`): only while no
+/// thread waits for a CPU, so polling spends idle cores and nobody's
+/// time. Measured over a window at two cores: 512 clients on two client
+/// threads stalled 47% of the time (the worker polling or not), 50
+/// clients on one 3%, with polling on.
+fn cores_free(stalled_share: Option<f64>, idle_cores: f64) -> bool {
+    match stalled_share {
+        Some(share) => share < STALL_MAX,
+        // No pressure information: an idle core's worth of idle time.
+        None => idle_cores > IDLE_NEEDED,
+    }
+}
+
+/// Share of the time some thread may wait for a CPU while workers poll.
+const STALL_MAX: f64 = 0.10;
+
 /// State the balancer keeps between ticks.
 pub struct Balancer {
     last_thread_cpu: Vec<f64>,
@@ -138,6 +168,7 @@ pub struct Balancer {
     /// last tick: that is idle time, though the kernel counts it as CPU.
     last_polled: Vec<f64>,
     last_machine: (u64, u64),
+    last_stalled_us: Option<u64>,
     last_tick: std::time::Instant,
     quiet_ticks: usize,
 }
@@ -155,6 +186,7 @@ impl Balancer {
             last_thread_cpu: vec![0.0; workers],
             last_polled: vec![0.0; workers],
             last_machine: machine_cpu().unwrap_or((0, 0)),
+            last_stalled_us: cpu_stalled_us(),
             last_tick: std::time::Instant::now(),
             quiet_ticks: 0,
         }
@@ -196,6 +228,13 @@ impl Balancer {
         } else {
             0.0
         };
+        let stalled = cpu_stalled_us();
+        let stalled_share = match (stalled, self.last_stalled_us) {
+            (Some(now), Some(then)) => Some(now.saturating_sub(then) as f64 / 1e6 / window),
+            _ => None,
+        };
+        self.last_stalled_us = stalled;
+        super::idle_poll::set_cores_free(cores_free(stalled_share, idle_cores));
         let active = w.active.load(Relaxed).clamp(1, w.regular());
         let min_active =
             (server.config.read().get_int("active-threads-min").max(1) as usize).min(w.regular());
@@ -254,5 +293,19 @@ impl Balancer {
                 c.migrate_to.store(to, Relaxed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polling_stops_while_threads_wait_for_a_cpu() {
+        assert!(cores_free(Some(0.03), 0.0));
+        assert!(!cores_free(Some(0.47), 0.4));
+        // Without pressure information, idle time decides.
+        assert!(cores_free(None, 1.2));
+        assert!(!cores_free(None, 0.3));
     }
 }
