@@ -13,7 +13,7 @@ c() { python3 bench/compare.py --runs "$runs" -- "$@"; }
 # scaled to this machine: 2 client threads. -n large: redis-benchmark's
 # multi-thread mode ends runs on a 250 ms tick.
 for d in 64 128 256; do
-  c --threads 2 -c 512 -n 1000000 -r 100000 -d "$d" -q -t set,get,incr,mset
+  c --threads 2 -c 512 -n 600000 -r 100000 -d "$d" -q -t set,get,incr,mset
 done
 # Seed 004 (large values, pipelined), no memory limit.
 c -c 50 -P 5 -n 20000 -d 18000 -q -t set,get,lpush,lrange_100
