@@ -135,6 +135,12 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// When the batch started.
+    #[inline]
+    pub fn batch_start(&self) -> Instant {
+        self.batch_start
+    }
+
     pub fn start() -> Clock {
         let now = Instant::now();
         Clock {

@@ -16,6 +16,12 @@
 //! round of the event loop can be hundreds of them (512 clients: up to a
 //! buffer pair each), so the pool may grow to [`POOLED`]; what a whole
 //! trimming period never took out again goes back to the allocator.
+//!
+//! Larger buffers (up to 1 MB: a batch of pipelined large values, its
+//! replies) are kept too, a few of them, and handed to a connection that
+//! asks for that much room: GET of 30 KB values ten at a time otherwise
+//! grew a fresh reply buffer from 16 KB to 512 KB by doubling, faulting
+//! its pages in, for every batch.
 
 use std::cell::{Cell, RefCell};
 
@@ -28,6 +34,9 @@ const KEEP_MIN: usize = 16 * 1024;
 const KEEP_MAX: usize = 32 * 1024;
 /// Buffers given back per trimming period.
 const TRIM_EVERY: u32 = 4096;
+/// Larger buffers kept per worker, at most, and the largest kept.
+const BIG_POOLED: usize = 16;
+const BIG_MAX: usize = 1024 * 1024;
 
 thread_local! {
     static FREE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
@@ -35,12 +44,25 @@ thread_local! {
     /// never needed.
     static LOW_WATER: Cell<usize> = const { Cell::new(0) };
     static GIVEN: Cell<u32> = const { Cell::new(0) };
+    static BIG: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    /// Whether a larger buffer was taken this period.
+    static BIG_TAKEN: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Takes `buf` (its contents are dropped), leaving it without an
 /// allocation, and keeps its memory for [`refill`].
 pub fn give_back(buf: &mut Vec<u8>) {
     let mut b = std::mem::take(buf);
+    if b.capacity() > KEEP_MAX && b.capacity() <= BIG_MAX {
+        b.clear();
+        BIG.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < BIG_POOLED {
+                p.push(b);
+            }
+        });
+        return;
+    }
     if (KEEP_MIN..=KEEP_MAX).contains(&b.capacity()) {
         b.clear();
         FREE.with(|f| {
@@ -58,6 +80,9 @@ pub fn give_back(buf: &mut Vec<u8>) {
                 let keep = f.len().saturating_sub(unused.min(f.len()));
                 f.truncate(keep);
                 f.shrink_to(keep.max(16));
+                if !BIG_TAKEN.with(|t| t.replace(false)) {
+                    BIG.with(|p| *p.borrow_mut() = Vec::new());
+                }
             }
         });
     }
@@ -66,6 +91,17 @@ pub fn give_back(buf: &mut Vec<u8>) {
 /// Gives `buf` at least `room` bytes of spare capacity, from a kept
 /// buffer when it has no allocation of its own.
 pub fn refill(buf: &mut Vec<u8>, room: usize) {
+    if buf.capacity() == 0 && room > KEEP_MAX {
+        let taken = BIG.with(|p| {
+            let mut p = p.borrow_mut();
+            let i = p.iter().position(|b| b.capacity() >= room)?;
+            Some(p.swap_remove(i))
+        });
+        if let Some(b) = taken {
+            BIG_TAKEN.with(|t| t.set(true));
+            *buf = b;
+        }
+    }
     if buf.capacity() == 0 {
         let taken = FREE.with(|f| {
             let mut f = f.borrow_mut();
@@ -85,7 +121,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_standard_buffer_is_reused_and_a_large_one_is_not() {
+    fn buffers_are_reused_by_size() {
         let mut a = Vec::with_capacity(KEEP_MIN);
         a.extend_from_slice(b"left over");
         let ptr = a.as_ptr();
@@ -102,6 +138,10 @@ mod tests {
         refill(&mut c, 100);
         assert!(c.capacity() >= 100);
         assert!(c.capacity() < KEEP_MAX * 4);
+        // ... unless a connection asks for that much room.
+        let mut d: Vec<u8> = Vec::new();
+        refill(&mut d, KEEP_MAX * 3);
+        assert_eq!(d.capacity(), KEEP_MAX * 4);
     }
 
     #[test]

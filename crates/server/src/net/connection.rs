@@ -666,6 +666,8 @@ async fn session_loop<S: Stream>(
     let mut out: Vec<u8> = Vec::new();
     // The output buffer while it is large, counted in the worker's budget.
     let mut big_out: Option<super::output_budget::Held> = None;
+    // The last batch's replies: the room the next one likely needs.
+    let mut last_reply = 0usize;
     let mut argv_store: Vec<&'static [u8]> = Vec::with_capacity(16);
     // A migrated session may hold complete requests already read.
     let mut n = rbuf.len() - *start;
@@ -797,7 +799,7 @@ async fn session_loop<S: Stream>(
             }
             if released {
                 // (A no-op if `out` was not given back.)
-                super::buffer_pool::refill(&mut out, READ_CHUNK);
+                super::buffer_pool::refill(&mut out, last_reply.clamp(READ_CHUNK, FLUSH_AT));
                 client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
                 client.info.obuf.store(out.capacity() as u64, Relaxed);
             }
@@ -820,17 +822,21 @@ async fn session_loop<S: Stream>(
             maxmemory / 8
         })
         .await;
-        client
-            .info
-            .last_interaction_ms
-            .store(client.info.created.elapsed().as_millis() as u64, Relaxed);
+        let mut clock = command::Clock::start();
+        // (The batch's clock reading, not one more.)
+        client.info.last_interaction_ms.store(
+            clock
+                .batch_start()
+                .saturating_duration_since(client.info.created)
+                .as_millis() as u64,
+            Relaxed,
+        );
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
         client
             .info
             .unread
             .store((rbuf.len() - *start) as u64, Relaxed);
-        let mut clock = command::Clock::start();
         let limit = OutputLimit::of(client);
         loop {
             // Per request: an AUTH earlier in this read lifts the limits.
@@ -972,6 +978,7 @@ async fn session_loop<S: Stream>(
             client.info.unsent.store(out.len() as u64, Relaxed);
             write_out(stream, &out, &mut big_out, guard, client).await?;
             client.info.unsent.store(0, Relaxed);
+            last_reply = out.len();
             out.clear();
         }
         // A large reply's buffer is kept through its batch (the next
