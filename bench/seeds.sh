@@ -24,5 +24,10 @@ c -c 50 -P 5 -n 2000 -d 18000 -q -t lrange_100
 # The default suite: 50 clients, pipelined, one client.
 tests=ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange,mset
 c -q -n 200000 -c 50 -t "$tests"
-c -q -n 1000000 -P 16 -t "$tests"
+c -q -n 1000000 -P 16 -t "${tests%,lrange,mset},mset"
+c -q -n 100000 -P 16 -t lrange
 c -q -n 50000 -c 1 -t set,get,incr,lpush,hset
+# The same client-bound rows with keel's idle polling off: what the polling
+# buys in rate and costs in CPU.
+python3 bench/compare.py --runs "$runs" --keel-args "--idle-poll-us 0" -- -q -n 200000 -c 50 -t set,get,incr,lpush,hset
+python3 bench/compare.py --runs "$runs" --keel-args "--idle-poll-us 0" -- -q -n 50000 -c 1 -t set,get,incr,lpush,hset
