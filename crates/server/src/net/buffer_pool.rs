@@ -102,9 +102,15 @@ pub fn refill(buf: &mut Vec<u8>, room: usize) {
             *buf = b;
         }
     }
+    // A kept buffer too small for `room` would be grown by `realloc`,
+    // which copies its old contents (garbage here): 1.6% of a profile of
+    // pipelined 18 KB SETs. A fresh allocation copies nothing.
     if buf.capacity() == 0 {
         let taken = FREE.with(|f| {
             let mut f = f.borrow_mut();
+            if f.last().is_none_or(|b| b.capacity() < room) {
+                return None;
+            }
             let b = f.pop();
             LOW_WATER.with(|l| l.set(l.get().min(f.len())));
             b
@@ -138,6 +144,12 @@ mod tests {
         refill(&mut c, 100);
         assert!(c.capacity() >= 100);
         assert!(c.capacity() < KEEP_MAX * 4);
+        // A kept buffer smaller than the room asked for stays kept.
+        let mut small = Vec::with_capacity(KEEP_MIN);
+        give_back(&mut small);
+        let mut e: Vec<u8> = Vec::new();
+        refill(&mut e, KEEP_MAX);
+        assert_eq!(FREE.with(|f| f.borrow().len()), 1);
         // ... unless a connection asks for that much room.
         let mut d: Vec<u8> = Vec::new();
         refill(&mut d, KEEP_MAX * 3);
