@@ -115,11 +115,12 @@ pub fn pre_command_oom() -> bool {
     PRE_COMMAND_OOM.get()
 }
 
-/// Whether the process holds more than `maxmemory`.
+/// Whether the process holds more than `maxmemory`, not counting the
+/// workers' pooled connection buffers (`net::buffer_pool`).
 #[inline]
 pub fn over_limit(server: &Server) -> bool {
     let max = server.memory.maxmemory();
-    max != 0 && alloc::used() as u64 > max
+    max != 0 && alloc::used().saturating_sub(crate::net::buffer_pool::pooled_bytes()) as u64 > max
 }
 
 /// Evicts keys until memory is under `maxmemory`, the policy forbids it,

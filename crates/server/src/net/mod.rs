@@ -2,7 +2,7 @@
 //! connection to a worker thread.
 
 pub mod balance;
-mod buffer_pool;
+pub mod buffer_pool;
 pub mod busy;
 pub mod connection;
 pub mod idle_poll;
