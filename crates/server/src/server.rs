@@ -328,6 +328,9 @@ impl Server {
             c.get_int("maxmemory-samples") as u32,
             c.get_int("maxmemory-eviction-tenacity") as u32,
         );
+        self.memory
+            .ignore_on_replica
+            .store(c.get("replica-ignore-maxmemory") == "yes", Relaxed);
         let clients = c.get("maxmemory-clients");
         let clients = match clients.strip_suffix('%') {
             Some(pct) => maxmemory.saturating_mul(pct.parse().unwrap_or(0)) / 100,

@@ -115,18 +115,34 @@ pub fn pre_command_oom() -> bool {
     PRE_COMMAND_OOM.get()
 }
 
-/// Whether the process holds more than `maxmemory`, not counting the
-/// workers' pooled connection buffers (`net::buffer_pool`).
+/// Memory that is not the dataset's and must not make keys go (INFO's
+/// `mem_not_counted_for_evict`): the workers' pooled connection buffers
+/// (`net::buffer_pool`), and the replication buffer beyond
+/// `repl-backlog-size` (what replicas that are behind still need), as
+/// Redis's freeMemoryGetNotCountedMemory. Counting the latter would
+/// evict keys to make room for the stream of their own deletions.
+#[inline]
+pub fn not_counted(server: &Server) -> usize {
+    crate::net::buffer_pool::pooled_bytes() + server.repl.buffer_beyond_backlog()
+}
+
+/// Whether the process holds more than `maxmemory`, not counting
+/// [`not_counted`].
 #[inline]
 pub fn over_limit(server: &Server) -> bool {
     let max = server.memory.maxmemory();
-    max != 0 && alloc::used().saturating_sub(crate::net::buffer_pool::pooled_bytes()) as u64 > max
+    max != 0 && alloc::used().saturating_sub(not_counted(server)) as u64 > max
 }
 
 /// Evicts keys until memory is under `maxmemory`, the policy forbids it,
-/// nothing is left to evict, or the time budget is spent.
+/// nothing is left to evict, or the time budget is spent. A replica under
+/// `replica-ignore-maxmemory` evicts nothing: its primary decides, and
+/// its keys are its primary's.
 pub fn perform(server: &Server) -> Outcome {
     if !over_limit(server) {
+        return Outcome::Ok;
+    }
+    if server.repl.is_replica() && server.memory.ignore_on_replica.load(Relaxed) {
         return Outcome::Ok;
     }
     let policy = server.memory.policy();

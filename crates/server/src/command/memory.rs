@@ -223,8 +223,8 @@ pub fn info(server: &Server, held: &View, o: &mut String) {
          allocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\n\
          rss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\n\
          mem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\n\
-         mem_not_counted_for_evict:{}\r\nmem_replication_backlog:0\r\n\
-         mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\n\
+         mem_not_counted_for_evict:{}\r\nmem_replication_backlog:{}\r\n\
+         mem_total_replication_buffers:{}\r\nmem_clients_slaves:0\r\n\
          mem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:{}\r\n\
          mem_allocator:jemalloc-5.3.0\r\nactive_defrag_running:0\r\n\
          lazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
@@ -268,7 +268,9 @@ pub fn info(server: &Server, held: &View, o: &mut String) {
         m.rss as i64 - m.resident as i64,
         ratio(m.rss, m.used),
         m.rss as i64 - m.used as i64,
-        crate::net::buffer_pool::pooled_bytes(),
+        super::evict::not_counted(server),
+        server.repl.backlog_memory(),
+        server.repl.backlog_memory(),
         m.clients_normal,
         m.aof_buffer,
         lazyfree::pending(),

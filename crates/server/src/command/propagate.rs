@@ -65,7 +65,7 @@ pub fn wake(server: &Server, ready: Vec<Ready>) {
 /// none does, no record is built.
 #[inline]
 pub(crate) fn records_wanted(server: &Server) -> bool {
-    server.aof.enabled() || server.repl.active()
+    server.aof.enabled() || server.repl.takes_own_writes()
 }
 
 /// Opens a transaction for `client`: the records of the commands it runs
@@ -101,7 +101,7 @@ fn to_sinks(server: &Server, client: &mut Client, records: &[Record]) {
             server.aof.append(*db, &v)
         };
     }
-    if server.repl.active() && !client.from_primary {
+    if server.repl.takes_own_writes() && !client.from_primary {
         client.repl_offset = server.repl.feed_records(records);
     }
 }
@@ -119,7 +119,7 @@ fn emit(server: &Server, client: Option<&mut Client>, records: Vec<Record>) {
                 let v: Vec<&[u8]> = record.1.iter().map(Vec::as_slice).collect();
                 server.aof.append(record.0, &v);
             }
-            if server.repl.active() {
+            if server.repl.takes_own_writes() {
                 server.repl.feed_records(std::slice::from_ref(record));
             }
         }

@@ -193,7 +193,7 @@ fn spublish(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// get it too, as Redis's forceCommandPropagation(PROPAGATE_REPL).
 fn to_replicas(cx: &mut Ctx, argv: &[&[u8]]) {
     let repl = &cx.server.repl;
-    if repl.active() && !cx.client.from_primary {
+    if repl.takes_own_writes() && !cx.client.from_primary {
         let record = (cx.client.db, argv.iter().map(|a| a.to_vec()).collect());
         cx.client.repl_offset = repl.feed_records(&[record]);
     }

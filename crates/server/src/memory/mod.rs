@@ -6,7 +6,9 @@
 pub mod alloc;
 pub mod lazyfree;
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 
 /// `maxmemory-policy`, Redis's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +87,10 @@ pub struct Limits {
     policy: AtomicU8,
     pub samples: AtomicU32,
     pub tenacity: AtomicU32,
+    /// `replica-ignore-maxmemory`: a replica leaves eviction to its
+    /// primary (whose DELs it applies) and never refuses a write for
+    /// memory.
+    pub ignore_on_replica: AtomicBool,
     /// `maxmemory-clients` in bytes (0: no limit); a percentage is
     /// resolved against `maxmemory` when set.
     pub clients: AtomicU64,
@@ -103,6 +109,7 @@ impl Default for Limits {
             policy: AtomicU8::new(7),
             samples: AtomicU32::new(5),
             tenacity: AtomicU32::new(10),
+            ignore_on_replica: AtomicBool::new(true),
             clients: AtomicU64::new(0),
             evicted_keys: AtomicU64::new(0),
             evicted_clients: AtomicU64::new(0),

@@ -129,9 +129,14 @@ impl Backlog {
         }
     }
 
-    /// Memory held, for INFO memory's `mem_replication_backlog`.
+    /// Memory held, for INFO memory's `mem_replication_backlog`: the
+    /// allocator's size class of the buffer (a 132 MiB buffer takes a
+    /// 160 MiB class), which is what `used_memory` counts.
     pub fn memory(&self) -> usize {
-        self.buf.capacity()
+        match self.buf.capacity() {
+            0 => 0,
+            cap => crate::memory::alloc::size_class(cap),
+        }
     }
 }
 

@@ -461,6 +461,10 @@ fn read_acks(
                         .ok()
                         .and_then(|s| s.parse::<u64>().ok())
                     {
+                        // An offset past what was sent names bytes this
+                        // primary never wrote (a replica that fed its own
+                        // stream): WAIT must not count them.
+                        let off = off.min(link.sent.load(Relaxed));
                         if off > link.ack.load(Relaxed) {
                             link.ack.store(off, Relaxed);
                         }

@@ -97,6 +97,10 @@ pub struct Replication {
     active: AtomicBool,
     /// `master_repl_offset`, readable without the lock.
     offset: AtomicU64,
+    /// The backlog's memory and `repl-backlog-size`, readable without the
+    /// lock (eviction reads them before every command).
+    buffer_mem: AtomicUsize,
+    backlog_size: AtomicUsize,
     /// New bytes in the stream (the replicas' feeders wait on it).
     pub fed: tokio::sync::Notify,
     /// A replica acknowledged (WAIT waits on it).
@@ -105,6 +109,9 @@ pub struct Replication {
     pub replicas: RwLock<Vec<Arc<ReplicaLink>>>,
     /// Set while this server replicates from another.
     primary: Mutex<Option<Primary>>,
+    /// `primary` is set (one load on the write path): the stream is then
+    /// the primary's bytes only.
+    follows: AtomicBool,
     /// Bumped by every REPLICAOF: a link thread of an older generation
     /// stops.
     pub link_gen: AtomicU64,
@@ -169,6 +176,8 @@ impl Replication {
             stream: Mutex::new(Backlog::new(backlog_size)),
             active: AtomicBool::new(false),
             offset: AtomicU64::new(0),
+            buffer_mem: AtomicUsize::new(0),
+            backlog_size: AtomicUsize::new(backlog_size),
             fed: tokio::sync::Notify::new(),
             acked: tokio::sync::Notify::new(),
             ids: Mutex::new(Ids {
@@ -178,6 +187,7 @@ impl Replication {
             }),
             replicas: RwLock::new(Vec::new()),
             primary: Mutex::new(None),
+            follows: AtomicBool::new(false),
             link_gen: AtomicU64::new(0),
             link_state: AtomicU8::new(LINK_DOWN),
             link_last_io_ms: AtomicU64::new(0),
@@ -206,10 +216,21 @@ impl Replication {
         }
     }
 
-    /// Whether writes must be encoded into the stream.
+    /// Whether a backlog exists (the stream has a history).
     #[inline]
     pub fn active(&self) -> bool {
         self.active.load(Relaxed)
+    }
+
+    /// Whether this server's own writes must be encoded into the stream:
+    /// a backlog exists and this server is a primary. A replica's stream
+    /// is its primary's bytes only (`feed_raw`): its own writes (a
+    /// writable replica), publishes, expiries and evictions stay local, as
+    /// in Redis (replicationFeedSlaves returns on a replica), so the
+    /// offset it acknowledges and bids with is its primary's.
+    #[inline]
+    pub fn takes_own_writes(&self) -> bool {
+        self.active.load(Relaxed) && !self.follows.load(Relaxed)
     }
 
     /// `master_repl_offset`.
@@ -227,7 +248,7 @@ impl Replication {
     }
 
     pub fn is_replica(&self) -> bool {
-        self.primary.lock().is_some()
+        self.follows.load(Relaxed)
     }
 
     /// Creates the backlog if there is none (the first replica, or a
@@ -238,6 +259,7 @@ impl Replication {
         if !s.active {
             let at = s.end();
             s.reset(at);
+            self.buffer_mem.store(0, Relaxed);
             s.active = true;
             self.active.store(true, Relaxed);
         }
@@ -245,6 +267,17 @@ impl Replication {
 
     pub fn set_backlog_size(&self, size: usize) {
         self.stream.lock().size = size;
+        self.backlog_size.store(size, Relaxed);
+    }
+
+    /// The replication buffer beyond `repl-backlog-size`: what connected
+    /// replicas that are behind still need (Redis counts it as their
+    /// output buffers, not as the dataset's memory).
+    #[inline]
+    pub fn buffer_beyond_backlog(&self) -> usize {
+        self.buffer_mem
+            .load(Relaxed)
+            .saturating_sub(self.backlog_size.load(Relaxed))
     }
 
     /// Encodes a command's records into the stream (several as one
@@ -252,7 +285,7 @@ impl Replication {
     pub fn feed_records(&self, records: &[Record]) -> u64 {
         let mut scratch = Vec::new();
         let mut s = self.stream.lock();
-        if !s.active {
+        if !s.active || self.follows.load(Relaxed) {
             return s.end();
         }
         let tx = records.len() > 1;
@@ -285,7 +318,7 @@ impl Replication {
         let mut scratch = Vec::new();
         resp::encode::command(&mut scratch, argv);
         let mut s = self.stream.lock();
-        if !s.active {
+        if !s.active || self.follows.load(Relaxed) {
             return s.end();
         }
         s.push(&scratch);
@@ -305,6 +338,7 @@ impl Replication {
             drop(replicas);
             s.trim(slowest, self.hard_limit.load(Relaxed));
         }
+        self.buffer_mem.store(s.memory(), Relaxed);
         drop(s);
         self.fed.notify_waiters();
         end
@@ -366,6 +400,7 @@ impl Replication {
         drop(ids);
         let mut s = self.stream.lock();
         s.reset(offset);
+        self.buffer_mem.store(0, Relaxed);
         s.active = true;
         self.active.store(true, Relaxed);
         self.offset.store(offset, Relaxed);
@@ -377,6 +412,7 @@ impl Replication {
         self.ids.lock().replid = id.to_string();
         let mut s = self.stream.lock();
         s.reset(offset);
+        self.buffer_mem.store(0, Relaxed);
         s.active = true;
         self.active.store(true, Relaxed);
         self.offset.store(offset, Relaxed);
@@ -403,7 +439,9 @@ impl Replication {
     }
 
     pub fn set_primary(&self, p: Option<Primary>) {
-        *self.primary.lock() = p;
+        let mut primary = self.primary.lock();
+        self.follows.store(p.is_some(), Relaxed);
+        *primary = p;
     }
 
     /// Closes every replica's connection (they reconnect and PSYNC).
@@ -550,6 +588,7 @@ impl Replication {
         let mut s = self.stream.lock();
         let at = s.end();
         s.reset(at);
+        self.buffer_mem.store(0, Relaxed);
         s.active = false;
         self.active.store(false, Relaxed);
         drop(s);

@@ -457,6 +457,18 @@ fn receive_image(
                 "Failed trying to load the MASTER synchronization DB from socket: {e}"
             ))
         })?;
+    // The log must hold the new dataset before any of its stream does:
+    // the image becomes its base (Redis rewrites its AOF after a sync).
+    if server.aof.enabled() {
+        if let Err(e) = server.aof.restart_from_image(&data) {
+            tracing::error!(
+                "Can't restart the AOF from the synchronization image: {e}; rewriting it instead"
+            );
+            if !server.rewrite_aof(&mut view) {
+                tracing::error!("Can't rewrite the AOF after the synchronization: the log misses the loaded data until a rewrite succeeds");
+            }
+        }
+    }
     // The new history, whose bytes from `offset` on follow; this
     // server's own replicas must sync again.
     repl.reset_history(id, offset);

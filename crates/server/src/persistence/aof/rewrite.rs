@@ -285,3 +285,91 @@ impl Aof {
         }
     }
 }
+
+impl Aof {
+    /// A replica's full sync replaced the dataset with `image` (an RDB):
+    /// the log starts again from it, as Redis restarts the AOF after a
+    /// sync. The image becomes the new base (a `.base.rdb`, which is what
+    /// aof-use-rdb-preamble writes anyway) beside a new empty incremental
+    /// file, named by one manifest write: a crash leaves either the old
+    /// log or the new one, never the old history with the new stream.
+    /// The caller holds every shard, so no command logs in between; a
+    /// rewrite in progress (of the old dataset) is dropped.
+    pub fn restart_from_image(&self, image: &[u8]) -> Result<(), AofError> {
+        std::fs::create_dir_all(&self.dir)?;
+        let mut sink = self.sink.lock();
+        let mut inner = self.inner.lock();
+        if let Some(rw) = inner.rewrite.take() {
+            self.rewriting.store(false, Relaxed);
+            let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", rw.base_name)));
+            tracing::warn!("AOF rewrite of the old dataset dropped: a full sync replaced it");
+        }
+        // The old history's last records go to the old file, so the byte
+        // counts durability waits on stay whole.
+        if let Some(s) = sink.as_mut() {
+            let chunk = std::mem::take(&mut inner.buf);
+            if let Err((rest, e)) = s.write(chunk) {
+                inner.buf = rest;
+                drop(inner);
+                self.write_error(&e);
+                return Err(e.into());
+            }
+        }
+        let mut manifest = self.manifest.lock();
+        let base_seq = manifest.next_seq('b');
+        let base_name = self.base_name(base_seq, true);
+        let tmp = self.dir.join(format!("{base_name}.tmp"));
+        let written = File::create(&tmp).and_then(|mut f| {
+            f.write_all(image)?;
+            crate::persistence::atomic_file::install(f, &tmp, &self.dir.join(&base_name))
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e.into());
+        }
+        let incr_seq = manifest.next_seq('i');
+        let incr = self.incr_name(incr_seq);
+        let file = match self.open_incr(&incr) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(self.dir.join(&base_name));
+                return Err(e.into());
+            }
+        };
+        let old = std::mem::replace(
+            &mut manifest.files,
+            vec![
+                ManifestFile {
+                    name: base_name.clone(),
+                    seq: base_seq,
+                    kind: 'b',
+                },
+                ManifestFile {
+                    name: incr.clone(),
+                    seq: incr_seq,
+                    kind: 'i',
+                },
+            ],
+        );
+        if let Err(e) = write_atomically(&self.manifest_path(), manifest.render().as_bytes()) {
+            // The manifest on disk still names the old log: keep writing it.
+            manifest.files = old;
+            let _ = std::fs::remove_file(self.dir.join(&base_name));
+            let _ = std::fs::remove_file(self.dir.join(&incr));
+            return Err(e.into());
+        }
+        if let Some(prev) = sink.replace(file) {
+            let _ = prev.trim();
+        }
+        inner.db = -1;
+        inner.annotated_at = 0;
+        drop(inner);
+        drop(sink);
+        for f in old {
+            let _ = std::fs::remove_file(self.dir.join(&f.name));
+        }
+        drop(manifest);
+        tracing::info!("AOF restarted from the image of the full sync ({base_name})");
+        Ok(())
+    }
+}
