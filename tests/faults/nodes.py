@@ -51,6 +51,9 @@ class Node:
     def __init__(self, kind, args=(), name=None, scratch=None):
         self.kind = kind
         self.args = list(args)
+        # Arguments of the node's current role (`--replicaof ...`), kept
+        # apart so a restart comes back in the role it had.
+        self.role_args = []
         self.port = free_port()
         self.name = name or f"{kind}-{self.port}"
         self.dir = tempfile.mkdtemp(prefix=f"keel-faults-{self.name}-", dir=scratch)
@@ -65,7 +68,7 @@ class Node:
             base += ["--threads", "2"]
         else:
             base += ["--daemonize", "no", "--save", "", "--protected-mode", "no"]
-        return base + self.args
+        return base + self.args + self.role_args
 
     def start(self):
         assert self.proc is None or self.proc.poll() is not None

@@ -1,0 +1,129 @@
+"""The nemesis: a schedule of faults drawn from a seed, then run against a
+topology while the workload runs. The same seed gives the same schedule
+(faults, targets, durations, gaps); what the clients do in between varies
+with timing, as in any Jepsen test.
+
+A fault is a name in `FAULTS`: a function that injects it, holds it for
+its duration and heals it. Adding one is a few lines here and its name in
+the topology's `faults()`.
+"""
+import random
+import time
+
+
+class Step:
+    def __init__(self, fault, target, hold, gap):
+        self.fault, self.target, self.hold, self.gap = fault, target, hold, gap
+
+    def __repr__(self):
+        return f"{self.fault}(node {self.target}, {self.hold:.1f}s) then {self.gap:.1f}s"
+
+
+def schedule(seed, topology, seconds):
+    """The faults of a run of `seconds`, from `seed`."""
+    rng = random.Random(seed)
+    steps, at = [], 1.0
+    faults = topology.faults()
+    while at < seconds:
+        fault = rng.choice(faults)
+        target = rng.randrange(len(topology.nodes))
+        hold = rng.uniform(0.5, 6.0)
+        gap = rng.uniform(0.5, 3.0)
+        steps.append(Step(fault, target, hold, gap))
+        at += hold + gap
+    return steps
+
+
+def kill(ctx, node, hold):
+    """kill -9, down for `hold` seconds, started again on its directory."""
+    if node is ctx.topology.primary:
+        ctx.events.kills.append(time.monotonic())
+    node.kill()
+    time.sleep(hold)
+    node.start()
+
+
+def pause(ctx, node, hold):
+    """SIGSTOP for `hold` seconds (longer than repl-timeout at times)."""
+    node.pause()
+    time.sleep(hold)
+    node.resume()
+
+
+def partition(ctx, node, hold):
+    """The replica's link to its primary cut (both ways) for `hold`."""
+    link = ctx.topology.links.get(node.name)
+    if link is None or node is ctx.topology.primary:
+        return
+    link.cut()
+    time.sleep(hold)
+    link.heal()
+
+
+def bgrewriteaof(ctx, node, hold):
+    node.client().execute_command("BGREWRITEAOF")
+    time.sleep(hold)
+
+
+def bgsave(ctx, node, hold):
+    node.client().execute_command("BGSAVE")
+    time.sleep(hold)
+
+
+def maxmemory(ctx, node, hold):
+    """CONFIG SET maxmemory far below the data on a replica."""
+    if node is ctx.topology.primary:
+        return
+    c = node.client()
+    before = c.config_get("maxmemory")["maxmemory"]
+    c.config_set("maxmemory", "1mb")
+    time.sleep(hold)
+    c.config_set("maxmemory", before)
+
+
+def failover(ctx, node, hold):
+    if ctx.topology.failover(ctx.log):
+        ctx.events.failovers.append(time.monotonic())
+    time.sleep(hold)
+
+
+FAULTS = {
+    "kill": kill,
+    "pause": pause,
+    "partition": partition,
+    "bgrewriteaof": bgrewriteaof,
+    "bgsave": bgsave,
+    "maxmemory": maxmemory,
+    "failover": failover,
+}
+
+
+class Context:
+    def __init__(self, topology, events, log):
+        self.topology, self.events, self.log = topology, events, log
+
+
+def run(ctx, steps, deadline):
+    """Runs `steps` in order until `deadline` (monotonic); returns the
+    nodes that crashed (ended without the nemesis killing them)."""
+    import redis
+
+    crashed = []
+    for step in steps:
+        if time.monotonic() >= deadline:
+            break
+        node = ctx.topology.nodes[step.target]
+        ctx.log(f"{step.fault} {node.name}{' (primary)' if node is ctx.topology.primary else ''} for {step.hold:.1f}s")
+        try:
+            FAULTS[step.fault](ctx, node, step.hold)
+        except redis.ResponseError as e:
+            # BGSAVE while one runs, and the like: refused, not a fault.
+            ctx.log(f"  {step.fault} refused: {e}")
+        except (redis.ConnectionError, redis.TimeoutError) as e:
+            ctx.log(f"  {step.fault}: {e}")
+        for n in ctx.topology.nodes:
+            if n.crashed():
+                crashed.append(f"{n.name} exited with {n.proc.returncode}: {n.tail(10)}")
+                n.start()
+        time.sleep(step.gap)
+    return crashed
