@@ -2,10 +2,6 @@
 faults apply to them, and what they promise (which acknowledged writes a
 fault may take away). Also the waits that tell a topology has settled.
 """
-import time
-
-import redis
-
 from nodes import Node, wait_until
 from proxy import Proxy
 
@@ -76,12 +72,12 @@ class Replicated:
             args = ["--appendonly", "yes", "--appendfsync", "always", "--repl-timeout", "4",
                     "--repl-diskless-sync-delay", "0"]
             if maxmemory:
-                # The primary evicts under pressure (never reached by this
-                # workload's data, so the replication buffer must not
-                # count); the replicas hold more than their limit and must
-                # not evict (replica-ignore-maxmemory).
-                limit = "64mb" if i == 0 else "2mb"
-                args += ["--maxmemory", limit, "--maxmemory-policy", "allkeys-lru"]
+                # Eviction is on (the limit is above this workload's data,
+                # so the replication buffer of a replica that is behind
+                # must not count); the nemesis lowers a replica's limit
+                # far below its data, which it must ignore
+                # (replica-ignore-maxmemory).
+                args += ["--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru"]
             self.nodes.append(Node(kind, args, name=f"n{i + 1}", scratch=scratch))
         self.primary = self.nodes[0]
         self.links = {}

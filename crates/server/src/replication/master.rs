@@ -346,7 +346,9 @@ where
         if n == 0 {
             return Err(std::io::Error::other("the image file ended early"));
         }
-        stream.write_all(&buf[..n]).await?;
+        tokio::time::timeout(repl_timeout(server), stream.write_all(&buf[..n]))
+            .await
+            .map_err(|_| std::io::Error::other("Timeout sending the image to the replica"))??;
         sent += n as u64;
     }
     server.repl.net_out.fetch_add(sent, Relaxed);
@@ -381,8 +383,23 @@ where
     let mut dec = resp::RequestDecoder::new(64 * 1024);
     // Since when the replica has been over the soft output limit.
     let mut over_since = None;
+    let mut timeout = repl_timeout(server);
     loop {
         if link.info.killed.load(Relaxed) {
+            return Ok(());
+        }
+        // As Redis's replicationCron: a replica that has not acknowledged
+        // for `repl-timeout` is gone (stopped, or its link is cut without
+        // a reset): it is disconnected, so it is no longer listed online
+        // nor counted as good, and the backlog stops growing for it.
+        // (A diskless replica waiting to acknowledge its image counts too:
+        // it may have stopped before its first ACK.)
+        let silent_ms = crate::command::unix_ms().saturating_sub(link.ack_ms.load(Relaxed));
+        if silent_ms > timeout.as_millis() as u64 {
+            tracing::warn!(
+                "Disconnecting timedout replica (streaming sync): {}",
+                link.info.addr
+            );
             return Ok(());
         }
         let behind = repl.offset().saturating_sub(link.sent.load(Relaxed));
@@ -416,7 +433,18 @@ where
             }
             Some(0) => {}
             Some(n) => {
-                stream.write_all(&out).await?;
+                // A replica that stopped reading must not hold this task
+                // (and its place in the backlog) forever.
+                match tokio::time::timeout(timeout, stream.write_all(&out)).await {
+                    Ok(written) => written?,
+                    Err(_) => {
+                        tracing::warn!(
+                            "Disconnecting timedout replica (streaming sync): {}",
+                            link.info.addr
+                        );
+                        return Ok(());
+                    }
+                }
                 link.sent.store(pos + n as u64, Relaxed);
                 repl.net_out.fetch_add(n as u64, Relaxed);
                 continue;
@@ -434,9 +462,16 @@ where
                 input.extend_from_slice(&chunk[..n]);
                 read_acks(server, link, &mut dec, &mut input)?;
             }
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                timeout = repl_timeout(server);
+            }
         }
     }
+}
+
+/// `repl-timeout`.
+fn repl_timeout(server: &Server) -> Duration {
+    Duration::from_secs(server.config.read().get_int("repl-timeout").max(1) as u64)
 }
 
 /// Applies the complete `REPLCONF ACK <offset>` requests in `input`.
