@@ -27,3 +27,7 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace -q 2>&1
 # redis-py (RESP2 and RESP3) against the server binary cargo test built.
 python3 -m pytest -q tests/compat
+# The fault-injection suite: the four replication/eviction reproductions
+# against keel and redis-server, the checkers, and a short fixed-seed pass
+# per topology (scripts/faults.sh runs the long randomized ones).
+python3 -m pytest -q tests/faults

@@ -84,9 +84,9 @@ def check(history, finals, topology, events, replica_finals=()):
     anomalies += check_counter(history, finals, topology, events)
     for name, lists in replica_finals:
         for key in sorted(set(lists) | set(finals)):
-            if lists.get(key, []) != finals.get(key, []):
-                anomalies.append(f"diverged: {name} holds {len(lists.get(key, []))} values of {key}, "
-                                 f"the primary {len(finals.get(key, []))}")
+            if lists.get(key) != finals.get(key):
+                anomalies.append(f"diverged: {name} holds {lists.get(key)!r:.80} at {key}, "
+                                 f"the primary {finals.get(key)!r:.80}")
                 break
     return anomalies
 

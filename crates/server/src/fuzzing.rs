@@ -199,7 +199,7 @@ impl Harness {
         // CLIENT PAUSE held the request back: a fuzzed server has no
         // clock to wait on; end the pause and run it.
         while std::mem::take(&mut client.postponed) {
-            self.server.pause.unpause();
+            self.server.unpause_clients();
             command::dispatch(
                 &self.server,
                 client,
@@ -224,7 +224,7 @@ impl Harness {
     /// Back to an empty server with the base configuration and only the
     /// default user.
     fn reset(&self) {
-        self.server.pause.unpause();
+        self.server.unpause_clients();
         *self.server.config.write() = self.base.clone();
         self.server.config_changed();
         self.server.shutting_down.store(false, Relaxed);

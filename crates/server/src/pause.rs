@@ -46,6 +46,15 @@ impl Pause {
         }
     }
 
+    /// When the pause in force ends (unix ms; 0: none).
+    pub fn end_ms(&self) -> u64 {
+        if self.mode() == NONE {
+            0
+        } else {
+            self.end_ms.load(Relaxed)
+        }
+    }
+
     /// CLIENT UNPAUSE.
     pub fn unpause(&self) {
         self.mode.store(NONE, Relaxed);

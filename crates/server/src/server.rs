@@ -378,6 +378,20 @@ impl Server {
         }
     }
 
+    /// CLIENT PAUSE (or FAILOVER's) until `end_ms` covering `mode`: the
+    /// paused commands wait (`pause`), and the keyspace stops lazy expiry
+    /// for as long, so the dataset and the stream stay still.
+    pub fn pause_clients(&self, end_ms: u64, mode: u8) {
+        self.pause.pause(end_ms, mode);
+        self.keyspace.pause_expiry(self.pause.end_ms());
+    }
+
+    /// CLIENT UNPAUSE, or the end of FAILOVER's pause.
+    pub fn unpause_clients(&self) {
+        self.pause.unpause();
+        self.keyspace.pause_expiry(0);
+    }
+
     /// After CONFIG SET lowered `maxmemory` below what is used: warn, and
     /// evict down to it on a background thread (Redis's
     /// startEvictionTimeProc), not within the CONFIG SET's time budget.
@@ -818,7 +832,13 @@ async fn cron(server: Arc<Server>) {
         if last_repl_cron.elapsed() >= Duration::from_secs(1) {
             last_repl_cron = Instant::now();
             let period = server.config.read().get_int("repl-ping-replica-period");
-            server.repl.cron(command::unix_ms(), period.max(0) as u64);
+            // While clients are paused the stream stays still too (no
+            // PING), so a failover that waits for a replica to reach the
+            // primary's offset sees it reached.
+            let paused = server.pause.mode() != crate::pause::NONE;
+            server
+                .repl
+                .cron(command::unix_ms(), period.max(0) as u64, paused);
         }
         let hz = cron_hz(&server);
         tokio::select! {
@@ -834,14 +854,18 @@ async fn cron(server: Arc<Server>) {
         }
         // What commands' time budgets left over (Redis's
         // evictionTimeProc); not while a busy script holds shards.
-        if server.memory.maxmemory() != 0 && !command::scripting::any_busy() {
+        // As Redis (checkClientPauseTimeoutAndReturnIfPaused): while
+        // clients are paused the dataset is static, not only to clients:
+        // no eviction, no active expiry, nothing enters the stream.
+        let paused = server.pause.mode() != crate::pause::NONE;
+        if server.memory.maxmemory() != 0 && !command::scripting::any_busy() && !paused {
             command::evict::perform(&server);
             crate::memory::bound_resident(server.memory.maxmemory());
         }
         // BCAST invalidations of what the last round evicted or expired
         // (gathered on this thread, as a command's are on its worker).
         server.tracking.flush_broadcast(&server.clients);
-        if !server.active_expire.load(Relaxed) || server.keyspace.is_replica() {
+        if !server.active_expire.load(Relaxed) || server.keyspace.is_replica() || paused {
             continue;
         }
         // 25% of one core per second at most, as Redis's slow cycle.

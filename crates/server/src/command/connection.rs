@@ -570,14 +570,14 @@ fn client_pause(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR timeout is negative"));
     }
     let end = (super::unix_ms() as i64).saturating_add(ms);
-    cx.server.pause.pause(end as u64, mode);
+    cx.server.pause_clients(end as u64, mode);
     cx.ok();
     Ok(())
 }
 
 /// CLIENT UNPAUSE
 fn client_unpause(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    cx.server.pause.unpause();
+    cx.server.unpause_clients();
     cx.ok();
     Ok(())
 }

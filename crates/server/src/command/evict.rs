@@ -145,6 +145,11 @@ pub fn perform(server: &Server) -> Outcome {
     if server.repl.is_replica() && server.memory.ignore_on_replica.load(Relaxed) {
         return Outcome::Ok;
     }
+    // While clients are paused the dataset stays still (Redis's
+    // performEvictions): no DEL enters the stream a failover waits on.
+    if server.pause.mode() != crate::pause::NONE {
+        return Outcome::Fail;
+    }
     let policy = server.memory.policy();
     if policy == Policy::NoEviction {
         return Outcome::Fail;

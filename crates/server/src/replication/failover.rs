@@ -59,14 +59,14 @@ pub fn start(server: &Arc<Server>, req: Request) -> std::io::Result<()> {
     let f = &server.repl.failover;
     f.abort.store(false, Relaxed);
     f.state.store(WAITING_FOR_SYNC, Relaxed);
-    server.pause.pause(u64::MAX, crate::pause::WRITE);
+    server.pause_clients(u64::MAX, crate::pause::WRITE);
     let server2 = server.clone();
     std::thread::Builder::new()
         .name("keel-failover".into())
         .spawn(move || run(&server2, req))
         .map(drop)
         .inspect_err(|_| {
-            server.pause.unpause();
+            server.unpause_clients();
             server.repl.failover.state.store(NONE, Relaxed);
         })
 }
@@ -76,7 +76,7 @@ fn end(server: &Server, why: &str) {
         tracing::warn!("FAILOVER aborted: {why}");
     }
     server.repl.failover.state.store(NONE, Relaxed);
-    server.pause.unpause();
+    server.unpause_clients();
 }
 
 fn run(server: &Arc<Server>, req: Request) {

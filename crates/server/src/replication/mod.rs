@@ -473,12 +473,14 @@ impl Replication {
     /// Once a second from the cron: the good replicas' count, and a PING
     /// into the stream every `repl-ping-replica-period` seconds while
     /// replicas are connected (so they can tell a silent primary from a
-    /// dead one), as Redis's replicationCron.
-    pub fn cron(&self, now_ms: u64, ping_period: u64) {
+    /// dead one), as Redis's replicationCron; none while clients are
+    /// `paused` (the offsets must stay still for a failover).
+    pub fn cron(&self, now_ms: u64, ping_period: u64, paused: bool) {
         self.refresh_good_replicas(now_ms);
         self.expire_backlog(now_ms);
         let secs = now_ms / 1000;
         if self.is_replica()
+            || paused
             || self.replicas.read().is_empty()
             || ping_period == 0
             || self.failover.state.load(Relaxed) != failover::NONE

@@ -123,6 +123,10 @@ pub struct Keyspace {
     /// Set while this server is a replica: views start in
     /// [`Expiry::Hide`].
     replica: std::sync::atomic::AtomicBool,
+    /// Until when (unix ms; 0: not) lazy expiry only hides keys, as on a
+    /// replica: while clients are paused the dataset stays still (see
+    /// [`Keyspace::pause_expiry`]).
+    expiry_paused_until: AtomicU64,
 }
 
 /// One database's figures, summed over the shards.
@@ -164,6 +168,7 @@ impl Keyspace {
             waits,
             databases,
             replica: std::sync::atomic::AtomicBool::new(false),
+            expiry_paused_until: AtomicU64::new(0),
         }
     }
 
@@ -196,13 +201,39 @@ impl Keyspace {
         self.replica.load(Relaxed)
     }
 
+    /// CLIENT PAUSE (and FAILOVER's pause) until `until_ms` (0: ended): an
+    /// expired key found meanwhile reads as missing but is not deleted, so
+    /// no DEL enters the stream a failover waits on (Redis's
+    /// expireIfNeeded while paused); it goes once the pause ends.
+    pub fn pause_expiry(&self, until_ms: u64) {
+        self.expiry_paused_until.store(until_ms, Relaxed);
+    }
+
     #[inline]
     fn expiry(&self) -> Expiry {
         if self.replica.load(Relaxed) {
+            return Expiry::Hide;
+        }
+        let until = self.expiry_paused_until.load(Relaxed);
+        if until != 0 && self.expiry_still_paused(until) {
             Expiry::Hide
         } else {
             Expiry::Delete
         }
+    }
+
+    #[cold]
+    fn expiry_still_paused(&self, until: u64) -> bool {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        if now < until {
+            return true;
+        }
+        let _ = self
+            .expiry_paused_until
+            .compare_exchange(until, 0, Relaxed, Relaxed);
+        false
     }
 
     /// A view with no shard locked, for commands that touch no key.
