@@ -638,7 +638,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         for l in listeners {
             tokio::spawn(net::accept_loop(server.clone(), l));
         }
-        tokio::spawn(cron(server.clone()));
+        tokio::spawn(supervise_cron(server.clone()));
         crate::replication::replica::start_link(&server);
         crate::cluster::control::start(&server);
         wait_for_shutdown(&server).await;
@@ -811,6 +811,19 @@ pub fn cron_hz(server: &Server) -> u64 {
         }
     }
     hz
+}
+
+/// Runs the cron, and again after a panic in it: expiry, eviction,
+/// replication's PINGs and the save points must not stop without a sign.
+async fn supervise_cron(server: Arc<Server>) {
+    loop {
+        match tokio::spawn(cron(server.clone())).await {
+            Err(e) if e.is_panic() => {
+                tracing::error!("The server cron panicked; it starts again: {e}");
+            }
+            _ => return,
+        }
+    }
 }
 
 /// Background duties at `hz`: active expiry (as Redis's

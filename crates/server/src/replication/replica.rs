@@ -91,9 +91,34 @@ pub fn start_link(server: &Arc<Server>) {
     let server = server.clone();
     let spawned = std::thread::Builder::new()
         .name("keel-repl-link".into())
-        .spawn(move || link_main(&server, gen));
+        .spawn(move || supervise_link(&server, gen));
     if let Err(e) = spawned {
         tracing::error!("Can't start the replication link: {e}");
+    }
+}
+
+/// Runs the link, and again after a panic in it: the link must not stay
+/// `up` with nobody applying the stream. The link goes down (INFO shows
+/// it) and reconnects, resuming from its offset.
+fn supervise_link(server: &Arc<Server>, gen: u64) {
+    loop {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| link_main(server, gen)));
+        if run.is_ok() {
+            return;
+        }
+        let _apply = server.repl.apply_lock.lock();
+        if !current(server, gen) {
+            return;
+        }
+        tracing::error!("The replication link panicked; it connects again");
+        if server.repl.link_state.swap(LINK_DOWN, Relaxed) == LINK_UP {
+            server
+                .repl
+                .link_down_since_ms
+                .store(command::unix_ms(), Relaxed);
+        }
+        drop(_apply);
+        std::thread::sleep(Duration::from_secs(1));
     }
 }
 
@@ -363,6 +388,10 @@ fn session(
     apply_stream(server, gen, &mut link, &timeouts, client, stats, lanes)
 }
 
+/// The most a full sync's image buffer is sized for before its bytes
+/// arrive.
+const IMAGE_PREALLOC_MAX: usize = 64 << 20;
+
 /// Reads the image (`$<len>` or `$EOF:<mark>`), stores it as
 /// `dbfilename` (unless `repl-diskless-load` says otherwise), and loads
 /// it in place of the dataset. Returns the stream's database.
@@ -409,13 +438,18 @@ fn receive_image(
             .parse()
             .map_err(|_| err(format!("Bad bulk length from MASTER: {size}")))?;
         repl.sync_total.store(len as i64, Relaxed);
-        data.resize(len, 0);
+        // The buffer grows with what arrives, not with what the header
+        // announces: a wrong length must not allocate it up front.
+        data.reserve(len.min(IMAGE_PREALLOC_MAX));
+        let mut chunk = vec![0u8; 256 * 1024];
         let mut got = 0;
         while got < len {
-            let n = link.read(&mut data[got..])?;
+            let want = (len - got).min(chunk.len());
+            let n = link.read(&mut chunk[..want])?;
             if n == 0 {
                 return Err(err("the primary closed the connection during the sync"));
             }
+            data.extend_from_slice(&chunk[..n]);
             got += n;
             repl.sync_read.store(got as u64, Relaxed);
             if !current(server, gen) {
