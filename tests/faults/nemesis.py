@@ -10,6 +10,8 @@ the topology's `faults()`.
 import random
 import time
 
+from nodes import set_disk
+
 
 class Step:
     def __init__(self, fault, target, hold, gap):
@@ -81,6 +83,32 @@ def maxmemory(ctx, node, hold):
     c.config_set("maxmemory", before)
 
 
+def disk(mode):
+    """The node's log disk fails or slows for `hold` (keel nodes: the
+    LD_PRELOAD shim of nodes.disk_shim; redis-server exits on a failed
+    fsync under `always` by design, so it is spared)."""
+
+    def fault(ctx, node, hold):
+        if not node.env:
+            return
+        primary = node is ctx.topology.primary
+        set_disk(node, mode)
+        try:
+            time.sleep(hold)
+        finally:
+            set_disk(node, None)
+        if mode == "f" and node.crashed() and "Can't persist append only file" in node.tail(5):
+            # Under `always` a failed fsync ends the process, as Redis does
+            # (the page cache's state is unknown after it): a supervisor
+            # starts it again, as here. Like a kill -9 for the promise.
+            ctx.log(f"  {node.name} exited on the failed fsync, as designed; started again")
+            if primary:
+                ctx.events.kills.append(time.monotonic())
+            node.start()
+
+    return fault
+
+
 def failover(ctx, node, hold):
     if ctx.topology.failover(ctx.log):
         ctx.events.failovers.append(time.monotonic())
@@ -95,6 +123,9 @@ FAULTS = {
     "bgsave": bgsave,
     "maxmemory": maxmemory,
     "failover": failover,
+    "disk-full": disk("w"),
+    "fsync-error": disk("f"),
+    "slow-fsync": disk("s"),
 }
 
 

@@ -48,8 +48,9 @@ class Node:
     """One server process. `kind` is "keel" or "redis"; `args` are
     redis.conf directives as command-line pairs (["--appendonly", "yes"])."""
 
-    def __init__(self, kind, args=(), name=None, scratch=None):
+    def __init__(self, kind, args=(), name=None, scratch=None, env=None):
         self.kind = kind
+        self.env = env
         self.args = list(args)
         # Arguments of the node's current role (`--replicaof ...`), kept
         # apart so a restart comes back in the role it had.
@@ -73,7 +74,8 @@ class Node:
     def start(self):
         assert self.proc is None or self.proc.poll() is not None
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.command_line(), stdout=log, stderr=log, cwd=self.dir)
+            env = dict(os.environ, **self.env) if self.env else None
+            self.proc = subprocess.Popen(self.command_line(), stdout=log, stderr=log, cwd=self.dir, env=env)
         self.paused = False
         wait_until(f"{self.name} to answer PING", self._answers, timeout=120)
         return self
@@ -155,6 +157,41 @@ class Node:
         self.kill()
         if not keep:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_SHIM = None
+
+
+def disk_shim():
+    """tests/it/faildisk.c built once per run: an LD_PRELOAD shim that makes
+    the log's writes fail (disk full), its fsyncs fail or slow, while a
+    control file says so."""
+    global _SHIM
+    if _SHIM is None:
+        out = os.path.join(tempfile.mkdtemp(prefix="keel-faults-shim-"), "faildisk.so")
+        src = os.path.join(ROOT, "crates", "server", "tests", "it", "faildisk.c")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", out, src, "-ldl"], check=True)
+        _SHIM = out
+    return _SHIM
+
+
+def keel_with_disk_faults(args, name, scratch=None):
+    """A keel node whose log's disk the nemesis can fail (`set_disk`)."""
+    node = Node("keel", args, name=name, scratch=scratch)
+    node.env = {"LD_PRELOAD": disk_shim(), "FAILDISK_CONTROL": os.path.join(node.dir, "disk-fault")}
+    return node
+
+
+def set_disk(node, mode):
+    """'w': writes fail (ENOSPC), 'f': fsyncs fail (EIO), 's': fsyncs slow;
+    None: the disk is healthy again."""
+    path = node.env["FAILDISK_CONTROL"]
+    if mode is None:
+        if os.path.exists(path):
+            os.remove(path)
+    else:
+        with open(path, "w") as f:
+            f.write(mode)
 
 
 def redis_binary_available():

@@ -2,7 +2,7 @@
 faults apply to them, and what they promise (which acknowledged writes a
 fault may take away). Also the waits that tell a topology has settled.
 """
-from nodes import Node, wait_until
+from nodes import Node, keel_with_disk_faults, wait_until
 from proxy import Proxy
 
 
@@ -31,8 +31,7 @@ class Single:
         self.name = f"single-{fsync}"
         self.fsync = fsync
         self.loss_window = 0.0 if fsync == "always" else 3.0
-        self.nodes = [Node("keel", ["--appendonly", "yes", "--appendfsync", fsync], name="n1",
-                           scratch=scratch)]
+        self.nodes = [keel_with_disk_faults(["--appendonly", "yes", "--appendfsync", fsync], "n1", scratch)]
         self.primary = self.nodes[0]
 
     def start(self):
@@ -42,7 +41,7 @@ class Single:
         return []
 
     def faults(self):
-        return ["kill", "pause", "bgrewriteaof", "bgsave"]
+        return ["kill", "pause", "bgrewriteaof", "bgsave", "disk-full", "fsync-error", "slow-fsync"]
 
     def settle(self, timeout=120):
         wait_until("the node to answer", lambda: self.primary.client().ping(), timeout=timeout)
@@ -78,7 +77,10 @@ class Replicated:
                 # far below its data, which it must ignore
                 # (replica-ignore-maxmemory).
                 args += ["--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru"]
-            self.nodes.append(Node(kind, args, name=f"n{i + 1}", scratch=scratch))
+            if kind == "keel":
+                self.nodes.append(keel_with_disk_faults(args, f"n{i + 1}", scratch))
+            else:
+                self.nodes.append(Node(kind, args, name=f"n{i + 1}", scratch=scratch))
         self.primary = self.nodes[0]
         self.links = {}
 
@@ -95,7 +97,8 @@ class Replicated:
         self.settle()
 
     def faults(self):
-        return ["kill", "pause", "partition", "bgrewriteaof", "bgsave", "maxmemory", "failover"]
+        return ["kill", "pause", "partition", "bgrewriteaof", "bgsave", "maxmemory", "failover",
+                "disk-full", "fsync-error", "slow-fsync"]
 
     def settle(self, timeout=180):
         """Every replica linked and caught up with the primary."""

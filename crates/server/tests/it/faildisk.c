@@ -3,8 +3,9 @@
  * While the file named by $FAILDISK_CONTROL exists, calls on files whose
  * path contains $FAILDISK_MATCH (default ".aof") fail. The control file's
  * first byte chooses which: 'w' makes write/writev fail with ENOSPC (disk
- * full), 'f' makes fsync/fdatasync fail with EIO. Other files, sockets
- * and the terminal are never touched.
+ * full), 'f' makes fsync/fdatasync fail with EIO, 's' makes each
+ * fsync/fdatasync take $FAILDISK_SLOW_MS longer (default 200: a slow
+ * disk). Other files, sockets and the terminal are never touched.
  *
  * Built by the tests: gcc -shared -fPIC -O2 -o faildisk.so faildisk.c -ldl */
 #define _GNU_SOURCE
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The mode asked for right now: 0 (none), 'w' or 'f'. Uses raw syscalls
@@ -65,6 +67,15 @@ ssize_t writev(int fd, const struct iovec *iov, int iovcnt) {
     return real(fd, iov, iovcnt);
 }
 
+static void slow_down(int fd) {
+    if (!fails(fd, 's')) return;
+    const char *ms = getenv("FAILDISK_SLOW_MS");
+    long delay = ms ? atol(ms) : 200;
+    struct timespec ts = { delay / 1000, (delay % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
 int fsync(int fd) {
     static int (*real)(int);
     if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
@@ -72,6 +83,7 @@ int fsync(int fd) {
         errno = EIO;
         return -1;
     }
+    slow_down(fd);
     return real(fd);
 }
 
@@ -82,5 +94,6 @@ int fdatasync(int fd) {
         errno = EIO;
         return -1;
     }
+    slow_down(fd);
     return real(fd);
 }
