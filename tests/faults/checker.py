@@ -14,9 +14,14 @@ For every list key, against its final value F:
   sent, or not a prefix of F (when nothing could be lost in between).
 Counter: the final value of INCR's key lies between the acknowledged and
 the attempted increments (less what a permitted loss may take).
+Registers: linearizable per key (linearizable.py), when no loss the
+promise allows happened (a lost write makes any register history
+non-linearizable, by definition).
 Convergence: every replica holds exactly its primary's lists.
 """
 import bisect
+
+from linearizable import check_registers
 
 
 class Events:
@@ -25,6 +30,11 @@ class Events:
     def __init__(self):
         self.kills = []  # times the primary was killed
         self.failovers = []  # times a failover happened
+
+    def registers_checkable(self, topology):
+        """Linearizability is promised: no failover, and no kill inside a
+        loss window."""
+        return not self.failovers and (topology.loss_window == 0 or not self.kills)
 
     def loss_allowed(self, op, topology):
         """Whether losing acknowledged `op` is within the promise."""
@@ -81,6 +91,8 @@ def check(history, finals, topology, events, replica_finals=()):
                 latest_invoke, latest_value = op.invoke, v
 
     anomalies += check_reads(history, finals, appends, topology, events)
+    if events.registers_checkable(topology):
+        anomalies += check_registers(history)
     anomalies += check_counter(history, finals, topology, events)
     for name, lists in replica_finals:
         for key in sorted(set(lists) | set(finals)):

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checker  # noqa: E402
 import nemesis  # noqa: E402
 from topology import TOPOLOGIES  # noqa: E402
-from workload import Workload  # noqa: E402
+from workload import REGISTERS, Op, Workload  # noqa: E402
 
 
 class Result:
@@ -45,9 +45,13 @@ def read_state(node, keys):
     for k in keys:
         p.lrange(k, 0, -1)
     p.get("counter")
+    for i in range(REGISTERS):
+        p.get(f"reg:{i}")
     values = p.execute()
-    state = dict(zip(keys, values[:-1]))
-    state["counter"] = int(values[-1] or 0)
+    state = dict(zip(keys, values[:len(keys)]))
+    state["counter"] = int(values[len(keys)] or 0)
+    for i, v in enumerate(values[len(keys) + 1:]):
+        state[f"reg:{i}"] = v
     return state
 
 
@@ -82,7 +86,14 @@ def run_once(name, seed, seconds, log=print, keep=False):
         keys = sorted({op.key for op in history if op.f == "append"})
         finals = read_state(topology.primary, keys)
         replica_finals = [(r.name, read_state(r, keys)) for r in topology.replicas()]
+        # The final values are reads too: the registers' last word.
+        for i in range(REGISTERS):
+            final_read = Op(-1, "get", f"reg:{i}")
+            final_read.read, final_read.outcome = finals[f"reg:{i}"], "ok"
+            final_read.complete = time.monotonic()
+            history.append(final_read)
         result.anomalies = checker.check(history, finals, topology, events, replica_finals)
+        result.counts["registers-checked"] = int(events.registers_checkable(topology))
         for n in topology.nodes:
             if not n.client().ping():
                 result.anomalies.append(f"{n.name} does not answer at the end")

@@ -70,3 +70,21 @@ def test_every_topology_names_its_faults():
             assert set(topology.faults()) <= set(FAULTS)
         finally:
             topology.close()
+
+
+def test_the_register_checker_tells_linearizable_from_not():
+    from linearizable import linearizable
+    # Sequential: write 1, read 1, write 2, read 2.
+    assert linearizable([(0, 1, "write", 1), (2, 3, "read", 1), (4, 5, "write", 2), (6, 7, "read", 2)])
+    # A read concurrent with a write may see either value.
+    assert linearizable([(0, 1, "write", 1), (2, 5, "write", 2), (3, 4, "read", 1), (3.5, 4.5, "read", 2)])
+    # Stale: the read starts after write 2 completed but sees 1.
+    assert not linearizable([(0, 1, "write", 1), (2, 3, "write", 2), (4, 5, "read", 1)])
+    # Two reads that disagree on the order of two writes.
+    assert not linearizable([(0, 10, "write", 1), (0, 10, "write", 2), (1, 2, "read", 1), (3, 4, "read", 2),
+                             (5, 6, "read", 1)])
+    # A write with no reply may take effect late, or never.
+    assert linearizable([(0, None, "write", 1), (2, 3, "read", None), (4, 5, "read", 1)])
+    assert linearizable([(0, None, "write", 1), (2, 3, "read", None)])
+    # A read of a value nobody wrote.
+    assert not linearizable([(0, 1, "write", 1), (2, 3, "read", 7)])

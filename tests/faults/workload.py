@@ -1,6 +1,6 @@
 """The workload: clients appending unique values to lists (RPUSH), reading
-them back (LRANGE), and incrementing counters (INCR), against whichever
-node is the primary now. Every operation is recorded with its invocation
+them back (LRANGE), incrementing a counter (INCR), and writing and reading
+a few registers (SET/GET), against whichever node is the primary now. Every operation is recorded with its invocation
 and completion times and its outcome:
 
 - "ok": the server answered it;
@@ -20,6 +20,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 KEYS = 4
+# Registers (SET/GET), checked for linearizability.
+REGISTERS = 3
 # A key is retired after this many appends (LRANGE stays cheap).
 KEY_LIMIT = 400
 PAD = "p" * 48
@@ -106,6 +108,27 @@ class Workload:
                 op = Op(process, "incr", "counter")
                 try:
                     conn.incr("counter")
+                    op.outcome = "ok"
+                except redis.ResponseError:
+                    op.outcome = "fail"
+                except (redis.ConnectionError, redis.TimeoutError, OSError):
+                    op.outcome = "info"
+                    conn = None
+            elif roll < 0.30:
+                n += 1
+                op = Op(process, "write", f"reg:{rng.randrange(REGISTERS)}", f"{process}-{n}")
+                try:
+                    conn.set(op.key, op.value)
+                    op.outcome = "ok"
+                except redis.ResponseError:
+                    op.outcome = "fail"
+                except (redis.ConnectionError, redis.TimeoutError, OSError):
+                    op.outcome = "info"
+                    conn = None
+            elif roll < 0.35:
+                op = Op(process, "get", f"reg:{rng.randrange(REGISTERS)}")
+                try:
+                    op.read = conn.get(op.key)
                     op.outcome = "ok"
                 except redis.ResponseError:
                     op.outcome = "fail"
