@@ -427,6 +427,7 @@ impl Server {
             let format = {
                 let c = self.config.read();
                 crate::persistence::aof::BaseFormat {
+                    incremental_fsync: c.get("aof-rewrite-incremental-fsync") == "yes",
                     rdb: (c.get("aof-use-rdb-preamble") == "yes").then(|| {
                         (
                             c.get("rdbcompression") == "yes",

@@ -139,9 +139,9 @@ fn pfcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// cached cardinality it may write would otherwise reach an image taken
 /// before it. Two loads when neither runs.
 fn before_cache_write(cx: &mut Ctx, key: &[u8]) {
-    cx.server.aof.before_execute(&mut cx.view);
+    let slot = [resp::slot::key_slot(key)];
+    cx.server.aof.before_execute(&mut cx.view, Some(&slot));
     if cx.server.snapshots.in_progress() {
-        let slot = [resp::slot::key_slot(key)];
         cx.server
             .snapshots
             .before_execute(&mut cx.view, Some(&slot));

@@ -773,20 +773,19 @@ pub fn execute<'s>(
     // this command changes them (see persistence::aof).
     // (A read-only command changes nothing an image holds: keys it finds
     // expired are deleted, but an image's expired keys are never loaded.)
-    if !cmd.has(table::flag::READONLY) {
-        server.aof.before_execute(&mut view);
-        if server.snapshots.in_progress() {
-            // A command locked by its keys touches only their slots (in
-            // any database: MOVE, COPY DB); others, anything they hold.
-            let slots = (cmd.access == Access::Keys).then(|| {
-                let mut pos = Vec::new();
-                cmd.key_positions(argv, &mut pos);
-                pos.iter()
-                    .map(|&i| resp::slot::key_slot(argv[i]))
-                    .collect::<Vec<usize>>()
-            });
-            server.snapshots.before_execute(&mut view, slots.as_deref());
-        }
+    if !cmd.has(table::flag::READONLY) && (server.snapshots.in_progress() || server.aof.rewriting())
+    {
+        // A command locked by its keys touches only their slots (in any
+        // database: MOVE, COPY DB); others, anything they hold.
+        let slots = (cmd.access == Access::Keys).then(|| {
+            let mut pos = Vec::new();
+            cmd.key_positions(argv, &mut pos);
+            pos.iter()
+                .map(|&i| resp::slot::key_slot(argv[i]))
+                .collect::<Vec<usize>>()
+        });
+        server.aof.before_execute(&mut view, slots.as_deref());
+        server.snapshots.before_execute(&mut view, slots.as_deref());
     }
     // Scripts are shown before they run, their commands after (Redis's
     // EVAL and FCALL feed the monitors themselves, first).

@@ -1075,7 +1075,7 @@ fn debug_populate(cx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     // New keys must not reach a running snapshot's image or an AOF
     // rewrite's base before their slots were taken.
-    server.aof.before_execute(view);
+    server.aof.before_execute(view, None);
     server.snapshots.before_execute(view, None);
     let mut key = Vec::with_capacity(prefix.len() + 21);
     for j in 0..count {

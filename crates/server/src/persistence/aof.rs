@@ -106,10 +106,21 @@ struct Inner {
     db: i64,
     /// Unix second of the last `#TS:` annotation (`aof-timestamp-enabled`).
     annotated_at: u64,
-    rewrite: Option<Rewrite>,
 }
 
 pub struct Aof {
+    /// The rewrite in progress. Its own lock, not the append buffer's:
+    /// writing a shard into the new base (a command's `before_execute`,
+    /// the rewrite thread) must not stop every other writer's append.
+    /// Taken after the shards it writes and after `sink`/`inner`, never
+    /// before them.
+    rewrite: Mutex<Option<Rewrite>>,
+    /// One bit per hash slot the running rewrite has taken (written into
+    /// its base, or copied to be); set only while the slot's shard is
+    /// held, read without the rewrite's lock.
+    rewrite_taken: Box<[AtomicU64]>,
+    /// The live file's length as `size_on_disk` last read it.
+    live_end_seen: AtomicU64,
     dir: PathBuf,
     filename: String,
     fsync: AtomicU8,
@@ -202,8 +213,12 @@ impl Aof {
                 appended: 0,
                 db: -1,
                 annotated_at: 0,
-                rewrite: None,
             }),
+            rewrite: Mutex::new(None),
+            rewrite_taken: (0..resp::slot::SLOTS / 64)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            live_end_seen: AtomicU64::new(0),
             sink: Mutex::new(None),
             manifest: Mutex::new(Manifest::default()),
             wake: Condvar::new(),
@@ -873,7 +888,17 @@ impl Aof {
     pub fn size_on_disk(&self) -> u64 {
         // The live file's preallocated zeros are not part of the log.
         // (The sink is locked before the manifest, as in `start_rewrite`.)
-        let live = self.sink.lock().as_ref().map(LogFile::end);
+        // INFO asks with every shard held: it must not wait for a write
+        // the kernel is throttling, so a busy sink gives the length seen
+        // last.
+        let live = match self.sink.try_lock() {
+            Some(sink) => {
+                let end = sink.as_ref().map(LogFile::end);
+                self.live_end_seen.store(end.unwrap_or(0), Relaxed);
+                end
+            }
+            None => Some(self.live_end_seen.load(Relaxed)),
+        };
         let manifest = self.manifest.lock();
         let last_incr = manifest.incrs().last().map(|f| f.name.clone());
         manifest

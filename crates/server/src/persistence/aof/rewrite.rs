@@ -1,12 +1,24 @@
 //! Rewriting the log without fork or a second copy: the base written
-//! shard by shard, commands about to touch a shard not yet written
+//! hash slot by hash slot, commands about to touch a slot not yet written
 //! writing it first (`before_execute`), and the switch to the new base.
+//!
+//! A slot (1/16384 of the dataset) is the unit so that no one waits for
+//! much: the rewrite thread holds a shard only while it encodes one slot,
+//! and a command writes only the slots of its keys (every untaken slot of
+//! the shards it holds when its keys are not known in advance).
 
 use super::*;
+use resp::slot::SLOTS;
 
 pub(super) struct Rewrite {
-    pub(super) done: [bool; SHARDS],
+    /// The base being encoded, in memory: slots are encoded under their
+    /// shard's lock, and the rewrite thread writes the bytes to `file`
+    /// with no lock held (a write to a file may sleep for the kernel's
+    /// writeback for hundreds of milliseconds).
     pub(super) base: Base,
+    /// Taken by the rewrite thread (`finish_rewrite`), which alone writes it.
+    pub(super) file: Option<BufWriter<File>>,
+    pub(super) incremental_fsync: bool,
     pub(super) base_name: String,
     pub(super) base_seq: u64,
     pub(super) started: Instant,
@@ -14,29 +26,52 @@ pub(super) struct Rewrite {
     pub(super) failed: Option<std::io::Error>,
 }
 
-/// The new base file being written: commands, or (aof-use-rdb-preamble
-/// yes) an RDB image, as Redis 7's `.base.aof` / `.base.rdb`.
+/// The new base being encoded: commands, or (aof-use-rdb-preamble yes) an
+/// RDB image, as Redis 7's `.base.aof` / `.base.rdb`.
 pub(super) enum Base {
-    Commands(BufWriter<File>),
-    Rdb(Box<crate::persistence::rdb::Writer<BufWriter<File>>>),
+    Commands(Vec<u8>),
+    Rdb(Box<crate::persistence::rdb::Writer<Vec<u8>>>),
 }
+
+/// With `aof-rewrite-incremental-fsync yes`, the new base is fsynced every
+/// this many bytes (Redis's REDIS_AUTOSYNC_BYTES): a base written at disk
+/// speed would otherwise fill the page cache with dirty pages until the
+/// kernel throttles every writer of the process, the log's included.
+const INCREMENTAL_FSYNC_BYTES: usize = 4 << 20;
 
 /// How a rewrite writes its base.
 pub struct BaseFormat {
+    /// `aof-rewrite-incremental-fsync`.
+    pub incremental_fsync: bool,
     /// `Some((rdbcompression, rdbchecksum))` for an RDB base.
     pub rdb: Option<(bool, bool)>,
     /// The function libraries' code, saved with the data.
     pub functions: Vec<Vec<u8>>,
 }
 
+/// A slot's keys as they were when the rewrite took them.
+type SlotCopy = Vec<(usize, Box<[u8]>, crate::storage::value::Entry)>;
+
+impl Aof {
+    fn slot_taken(&self, slot: usize) -> bool {
+        self.rewrite_taken[slot / 64].load(Relaxed) & (1 << (slot % 64)) != 0
+    }
+
+    /// Marks `slot` taken (its shard held); false if it already was.
+    fn take_slot(&self, slot: usize) -> bool {
+        let bit = 1 << (slot % 64);
+        self.rewrite_taken[slot / 64].fetch_or(bit, Relaxed) & bit == 0
+    }
+}
+
 impl Base {
-    pub(super) fn write_shard(&mut self, view: &mut View, shard: usize) -> std::io::Result<()> {
+    pub(super) fn write_slot(&mut self, view: &mut View, slot: usize) -> std::io::Result<()> {
         match self {
-            Base::Commands(out) => write_shard(out, view, shard),
+            Base::Commands(out) => write_slot(out, view, slot),
             Base::Rdb(out) => {
                 let mut current_db = usize::MAX;
                 let mut result = Ok(());
-                view.for_each_in_shard(shard, |db, key, entry| {
+                view.for_each_in_slot(slot, |db, key, entry| {
                     if result.is_err() {
                         return;
                     }
@@ -53,27 +88,62 @@ impl Base {
         }
     }
 
-    pub(super) fn finish(self) -> std::io::Result<File> {
-        let mut buf = match self {
-            Base::Commands(b) => b,
-            Base::Rdb(w) => w.finish()?,
-        };
-        buf.flush()?;
-        buf.into_inner().map_err(|e| e.into_error())
+    /// Encodes keys the rewrite thread copied (see `finish_rewrite`).
+    fn write_copy(&mut self, copy: &SlotCopy) -> std::io::Result<()> {
+        let mut current_db = usize::MAX;
+        match self {
+            Base::Commands(out) => {
+                for (db, key, entry) in copy {
+                    if *db != current_db {
+                        let dbs = db.to_string();
+                        encode::command(out, &[b"SELECT".as_slice(), dbs.as_bytes()]);
+                        current_db = *db;
+                    }
+                    rebuild_commands(out, key, entry.as_ref());
+                }
+            }
+            Base::Rdb(out) => {
+                for (db, key, entry) in copy {
+                    if *db != current_db {
+                        current_db = *db;
+                        out.select_db(*db)?;
+                    }
+                    out.entry(key, entry.as_ref())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes encoded since the last call.
+    pub(super) fn drain(&mut self) -> Vec<u8> {
+        match self {
+            Base::Commands(b) => std::mem::take(b),
+            Base::Rdb(w) => std::mem::take(w.output_mut()),
+        }
+    }
+
+    /// The base's last bytes (an RDB's end mark and checksum).
+    pub(super) fn finish(self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Base::Commands(b) => Ok(b),
+            Base::Rdb(w) => w.finish(),
+        }
     }
 }
 
-/// Writes every key of `shard` (held by `view`) as commands that rebuild
-/// it: SELECT, then per key the commands of its type and a PEXPIREAT.
-pub(super) fn write_shard(
+/// Writes every key of `slot` (its shard held by `view`) as commands that
+/// rebuild it: SELECT, then per key the commands of its type and a
+/// PEXPIREAT.
+pub(super) fn write_slot(
     out: &mut impl Write,
     view: &mut View,
-    shard: usize,
+    slot: usize,
 ) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut result = Ok(());
     let mut current_db = usize::MAX;
-    view.for_each_in_shard(shard, |db, key, entry| {
+    view.for_each_in_slot(slot, |db, key, entry| {
         if result.is_err() {
             return;
         }
@@ -105,29 +175,43 @@ pub fn rebuild_commands(buf: &mut Vec<u8>, key: &[u8], entry: EntryRef<'_>) {
 }
 
 impl Aof {
-    /// True if a rewrite must serialise some of `view`'s shards before a
-    /// command runs in it.
+    /// Before a command that may write runs in `view`: a rewrite in
+    /// progress first writes into its base what the command may change,
+    /// the slots of its keys when they are known (`slots`), else every
+    /// untaken slot of the shards `view` holds. One load when no rewrite
+    /// runs.
     #[inline]
-    pub fn before_execute(&self, view: &mut View) {
+    pub fn before_execute(&self, view: &mut View, slots: Option<&[usize]>) {
         if self.rewriting.load(Relaxed) {
-            self.write_shards_first(view);
+            self.write_slots_first(view, slots);
         }
     }
 
     #[cold]
-    fn write_shards_first(&self, view: &mut View) {
-        let mut inner = self.inner.lock();
-        let Some(rw) = inner.rewrite.as_mut() else {
+    fn write_slots_first(&self, view: &mut View, slots: Option<&[usize]>) {
+        let mut wanted: Vec<usize> = match slots {
+            Some(slots) => slots.to_vec(),
+            None => view
+                .held_shards()
+                .into_iter()
+                .flat_map(|shard| (shard..SLOTS).step_by(SHARDS))
+                .collect(),
+        };
+        wanted.retain(|&slot| !self.slot_taken(slot));
+        if wanted.is_empty() {
+            return;
+        }
+        let mut rewrite = self.rewrite.lock();
+        let Some(rw) = rewrite.as_mut() else {
             return;
         };
-        for shard in view.held_shards() {
-            if !rw.done[shard] {
-                // A shard the new base misses would lose its keys once the
-                // base replaces the old files: the rewrite fails instead.
-                if let Err(e) = rw.base.write_shard(view, shard) {
+        for slot in wanted {
+            // A slot the base misses would lose its keys once the base
+            // replaces the old files: a failure fails the rewrite.
+            if self.take_slot(slot) {
+                if let Err(e) = rw.base.write_slot(view, slot) {
                     rw.failed.get_or_insert(e);
                 }
-                rw.done[shard] = true;
             }
         }
     }
@@ -139,7 +223,7 @@ impl Aof {
         std::fs::create_dir_all(&self.dir)?;
         let mut sink = self.sink.lock();
         let mut inner = self.inner.lock();
-        if inner.rewrite.is_some() {
+        if self.rewrite.lock().is_some() {
             return Ok(());
         }
         // Whatever was appended before the switch belongs to the old file
@@ -191,14 +275,14 @@ impl Aof {
         let file = BufWriter::new(File::create(self.dir.join(format!("{base_name}.tmp")))?);
         let base = match format.rdb {
             Some((compress, checksum)) => {
-                let mut w = crate::persistence::rdb::Writer::new(file, compress, checksum, true)?;
+                let mut w =
+                    crate::persistence::rdb::Writer::new(Vec::new(), compress, checksum, true)?;
                 for code in &format.functions {
                     w.function_library(code)?;
                 }
                 Base::Rdb(Box::new(w))
             }
             None => {
-                let mut file = file;
                 let mut buf = Vec::new();
                 for code in &format.functions {
                     encode::command(
@@ -206,13 +290,16 @@ impl Aof {
                         &[b"FUNCTION".as_slice(), b"LOAD", b"REPLACE", code],
                     );
                 }
-                file.write_all(&buf)?;
-                Base::Commands(file)
+                Base::Commands(buf)
             }
         };
-        inner.rewrite = Some(Rewrite {
-            done: [false; SHARDS],
+        for bits in self.rewrite_taken.iter() {
+            bits.store(0, Relaxed);
+        }
+        *self.rewrite.lock() = Some(Rewrite {
             base,
+            file: Some(file),
+            incremental_fsync: format.incremental_fsync,
             base_name,
             base_seq,
             started: Instant::now(),
@@ -224,30 +311,72 @@ impl Aof {
         Ok(())
     }
 
-    /// Writes the shards no command has written yet, then installs the new
-    /// base and drops the files it replaces.
+    /// Writes the slots no command has written yet, one at a time (a
+    /// shard is held for one slot's keys), then installs the new base and
+    /// drops the files it replaces.
     pub fn finish_rewrite(&self, keyspace: &Keyspace) -> Result<(), AofError> {
-        for shard in 0..SHARDS {
-            let mut view = keyspace.lock_shard(shard);
-            let mut inner = self.inner.lock();
-            let Some(rw) = inner.rewrite.as_mut() else {
+        let (mut file, incremental_fsync) = {
+            let mut rewrite = self.rewrite.lock();
+            let Some(rw) = rewrite.as_mut() else {
                 return Ok(());
             };
-            if let Some(e) = rw.failed.take() {
-                return Err(e.into());
-            }
-            if !rw.done[shard] {
-                rw.base.write_shard(&mut view, shard)?;
-                rw.done[shard] = true;
+            let Some(file) = rw.file.take() else {
+                return Ok(());
+            };
+            (file, rw.incremental_fsync)
+        };
+        let mut unsynced = 0;
+        // Shard by shard, one slot at a time: a command that locks every
+        // shard in order (INFO, FLUSHALL, ...) waits for one slot, where
+        // walking slots in their own order (each in the next shard) keeps
+        // the rewrite one shard ahead of it all the way.
+        let slots = (0..SHARDS).flat_map(|shard| (shard..SLOTS).step_by(SHARDS));
+        for slot in slots {
+            // The slot's keys are copied while its shard is held (a copy is
+            // much faster than encoding and compressing them), and encoded
+            // once it is let go.
+            let copy: Option<SlotCopy> = {
+                let view = keyspace.lock_shard(crate::storage::keyspace::shard_of(slot));
+                self.take_slot(slot).then(|| {
+                    let mut copy = Vec::new();
+                    view.for_each_in_slot(slot, |db, key, entry| {
+                        copy.push((db, Box::from(key), entry.to_entry()));
+                    });
+                    copy
+                })
+            };
+            let bytes = {
+                let mut rewrite = self.rewrite.lock();
+                let Some(rw) = rewrite.as_mut() else {
+                    return Ok(());
+                };
+                if let Some(e) = rw.failed.take() {
+                    return Err(e.into());
+                }
+                if let Some(copy) = &copy {
+                    rw.base.write_copy(copy)?;
+                }
+                rw.base.drain()
+            };
+            // The copy is freed here, outside every lock.
+            drop(copy);
+            file.write_all(&bytes)?;
+            unsynced += bytes.len();
+            if incremental_fsync && unsynced >= INCREMENTAL_FSYNC_BYTES {
+                file.flush()?;
+                file.get_ref().sync_data()?;
+                unsynced = 0;
             }
         }
         let rw = {
-            let mut inner = self.inner.lock();
+            let mut rewrite = self.rewrite.lock();
             self.rewriting.store(false, Relaxed);
-            inner.rewrite.take()
+            rewrite.take()
         };
         let Some(rw) = rw else { return Ok(()) };
-        let file = rw.base.finish()?;
+        file.write_all(&rw.base.finish()?)?;
+        file.flush()?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
         crate::persistence::atomic_file::install(
             file,
             &self.dir.join(format!("{}.tmp", rw.base_name)),
@@ -278,9 +407,9 @@ impl Aof {
     }
 
     pub fn abort_rewrite(&self) {
-        let mut inner = self.inner.lock();
+        let mut rewrite = self.rewrite.lock();
         self.rewriting.store(false, Relaxed);
-        if let Some(rw) = inner.rewrite.take() {
+        if let Some(rw) = rewrite.take() {
             let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", rw.base_name)));
         }
     }
@@ -299,7 +428,7 @@ impl Aof {
         std::fs::create_dir_all(&self.dir)?;
         let mut sink = self.sink.lock();
         let mut inner = self.inner.lock();
-        if let Some(rw) = inner.rewrite.take() {
+        if let Some(rw) = self.rewrite.lock().take() {
             self.rewriting.store(false, Relaxed);
             let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", rw.base_name)));
             tracing::warn!("AOF rewrite of the old dataset dropped: a full sync replaced it");

@@ -185,6 +185,12 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// The output written so far (an in-memory writer's bytes can be
+    /// taken out as the image grows).
+    pub fn output_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// The end mark and the checksum (0 when `rdbchecksum no`, which a
     /// loader takes as "not computed"); returns the output.
     pub fn finish(mut self) -> io::Result<W> {
