@@ -24,6 +24,7 @@
 //! type byte, value, RDB version, CRC64), which RESTORE reads back with
 //! `restore_payload`.
 
+mod lzf_compress;
 mod packed;
 mod read;
 mod write;

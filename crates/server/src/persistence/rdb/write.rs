@@ -20,6 +20,9 @@ pub struct Writer<W: Write> {
     buf: Vec<u8>,
     /// `list-max-listpack-size`, which decides where list nodes split.
     list_fill: i64,
+    /// LZF's table, kept across strings, and its output.
+    lzf: super::lzf_compress::Compressor,
+    packed: Vec<u8>,
 }
 
 impl<W: Write> Writer<W> {
@@ -33,6 +36,8 @@ impl<W: Write> Writer<W> {
             compress,
             buf: Vec::with_capacity(4096),
             list_fill: -2,
+            lzf: Default::default(),
+            packed: Vec::new(),
         };
         w.buf
             .extend_from_slice(format!("REDIS{VERSION_WRITTEN:04}").as_bytes());
@@ -239,15 +244,17 @@ impl<W: Write> Writer<W> {
             }
         }
         if self.compress && s.len() > 20 {
-            if let Ok(c) = lzf::compress(s) {
-                if c.len() + 4 <= s.len() {
-                    self.buf.push((LEN_ENCVAL << 6) | ENC_LZF);
-                    self.len(c.len() as u64);
-                    self.len(s.len() as u64);
-                    self.buf.extend_from_slice(&c);
-                    return;
-                }
+            let mut packed = std::mem::take(&mut self.packed);
+            packed.clear();
+            if self.lzf.compress(s, &mut packed) && packed.len() + 4 <= s.len() {
+                self.buf.push((LEN_ENCVAL << 6) | ENC_LZF);
+                self.len(packed.len() as u64);
+                self.len(s.len() as u64);
+                self.buf.extend_from_slice(&packed);
+                self.packed = packed;
+                return;
             }
+            self.packed = packed;
         }
         self.len(s.len() as u64);
         self.buf.extend_from_slice(s);
@@ -466,6 +473,8 @@ fn bare_writer(compress: bool) -> Writer<Vec<u8>> {
         compress,
         buf: Vec::new(),
         list_fill: -2,
+        lzf: Default::default(),
+        packed: Vec::new(),
     }
 }
 
