@@ -42,6 +42,21 @@ class Op:
         self.waited = None
 
 
+def perform(op, call):
+    """Runs `call` for `op` and records its outcome; returns its reply and
+    whether the connection is still usable."""
+    try:
+        reply = call()
+        op.outcome = "ok"
+        return reply, True
+    except redis.ResponseError:
+        op.outcome = "fail"
+        return None, True
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        op.outcome = "info"
+        return None, False
+
+
 class Workload:
     def __init__(self, topology, clients=4, seed=0, wait_share=0.5):
         self.topology = topology
@@ -96,61 +111,28 @@ class Workload:
             roll = rng.random()
             if roll < 0.15:
                 op = Op(process, "read", self.read_key(rng))
-                try:
-                    op.read = conn.lrange(op.key, 0, -1)
-                    op.outcome = "ok"
-                except redis.ResponseError:
-                    op.outcome = "fail"
-                except (redis.ConnectionError, redis.TimeoutError, OSError):
-                    op.outcome = "info"
-                    conn = None
+                op.read, ok = perform(op, lambda: conn.lrange(op.key, 0, -1))
             elif roll < 0.25:
                 op = Op(process, "incr", "counter")
-                try:
-                    conn.incr("counter")
-                    op.outcome = "ok"
-                except redis.ResponseError:
-                    op.outcome = "fail"
-                except (redis.ConnectionError, redis.TimeoutError, OSError):
-                    op.outcome = "info"
-                    conn = None
+                _, ok = perform(op, lambda: conn.incr("counter"))
             elif roll < 0.30:
                 n += 1
                 op = Op(process, "write", f"reg:{rng.randrange(REGISTERS)}", f"{process}-{n}")
-                try:
-                    conn.set(op.key, op.value)
-                    op.outcome = "ok"
-                except redis.ResponseError:
-                    op.outcome = "fail"
-                except (redis.ConnectionError, redis.TimeoutError, OSError):
-                    op.outcome = "info"
-                    conn = None
+                _, ok = perform(op, lambda: conn.set(op.key, op.value))
             elif roll < 0.35:
                 op = Op(process, "get", f"reg:{rng.randrange(REGISTERS)}")
-                try:
-                    op.read = conn.get(op.key)
-                    op.outcome = "ok"
-                except redis.ResponseError:
-                    op.outcome = "fail"
-                except (redis.ConnectionError, redis.TimeoutError, OSError):
-                    op.outcome = "info"
-                    conn = None
+                op.read, ok = perform(op, lambda: conn.get(op.key))
             else:
                 n += 1
                 op = Op(process, "append", self.key_for(rng), f"{process}-{n}-{PAD}")
-                try:
-                    conn.rpush(op.key, op.value)
-                    op.outcome = "ok"
-                except redis.ResponseError:
-                    op.outcome = "fail"
-                except (redis.ConnectionError, redis.TimeoutError, OSError):
-                    op.outcome = "info"
-                    conn = None
+                _, ok = perform(op, lambda: conn.rpush(op.key, op.value))
                 if op.outcome == "ok" and rng.random() < self.wait_share:
                     try:
                         op.waited = conn.execute_command("WAIT", 1, 100)
                     except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError, OSError):
-                        conn = None
+                        ok = False
+            if not ok:
+                conn = None
             self.record(op)
             if op.outcome != "ok":
                 # A node that is down or loading: do not spin.

@@ -111,14 +111,19 @@ fn supervise_link(server: &Arc<Server>, gen: u64) {
             return;
         }
         tracing::error!("The replication link panicked; it connects again");
-        if server.repl.link_state.swap(LINK_DOWN, Relaxed) == LINK_UP {
-            server
-                .repl
-                .link_down_since_ms
-                .store(command::unix_ms(), Relaxed);
-        }
+        link_down(server);
         drop(_apply);
         std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The link is down (INFO's `master_link_status`), since now if it was up.
+fn link_down(server: &Server) {
+    if server.repl.link_state.swap(LINK_DOWN, Relaxed) == LINK_UP {
+        server
+            .repl
+            .link_down_since_ms
+            .store(command::unix_ms(), Relaxed);
     }
 }
 
@@ -163,12 +168,7 @@ fn link_main(server: &Arc<Server>, gen: u64) {
         if let Err(e) = result {
             tracing::warn!("Replication with {}:{}: {e}", primary.host, primary.port);
         }
-        if server.repl.link_state.swap(LINK_DOWN, Relaxed) == LINK_UP {
-            server
-                .repl
-                .link_down_since_ms
-                .store(command::unix_ms(), Relaxed);
-        }
+        link_down(server);
         drop(_apply);
         // A half-received transaction is dropped (the primary sends it
         // again, whole, after a partial resync: the offset stopped at its
