@@ -138,30 +138,16 @@ impl Compressor {
                 if out.len() - base >= limit {
                     return None;
                 }
-                out.push(input[ip]);
-                lit += 1;
+                literal(out, input[ip], &mut lit, &mut run);
                 ip += 1;
-                if lit == MAX_LIT {
-                    out[run] = (lit - 1) as u8;
-                    lit = 0;
-                    run = out.len();
-                    out.push(0);
-                }
             }
         }
         if out.len() - base + 3 > limit {
             return None;
         }
         while ip < len {
-            out.push(input[ip]);
-            lit += 1;
+            literal(out, input[ip], &mut lit, &mut run);
             ip += 1;
-            if lit == MAX_LIT {
-                out[run] = (lit - 1) as u8;
-                lit = 0;
-                run = out.len();
-                out.push(0);
-            }
         }
         if lit == 0 {
             out.pop();
@@ -169,6 +155,19 @@ impl Compressor {
             out[run] = (lit - 1) as u8;
         }
         Some(())
+    }
+}
+
+/// One literal byte into the run in progress; a full run (32 bytes) gets
+/// its control byte and a new run is reserved.
+fn literal(out: &mut Vec<u8>, byte: u8, lit: &mut usize, run: &mut usize) {
+    out.push(byte);
+    *lit += 1;
+    if *lit == MAX_LIT {
+        out[*run] = (*lit - 1) as u8;
+        *lit = 0;
+        *run = out.len();
+        out.push(0);
     }
 }
 
