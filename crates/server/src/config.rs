@@ -268,6 +268,18 @@ const PARAMS: &[Param] = &[
     p("appenddirname", Kind::Str, "appendonlydir", false),
     p("dbfilename", Kind::Str, "dump.rdb", true),
     p("rdbcompression", Kind::Bool, "yes", true),
+    // Microseconds the snapshot thread sleeps per key it saves (negative
+    // -n: 1 µs for one key in n), as Redis's debugDelay: tests use it to
+    // keep a save running while they act.
+    p(
+        "rdb-key-save-delay",
+        Kind::Int {
+            min: i32::MIN as i64,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
     p("rdbchecksum", Kind::Bool, "yes", true),
     p("stop-writes-on-bgsave-error", Kind::Bool, "yes", true),
     p(

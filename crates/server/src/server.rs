@@ -448,18 +448,21 @@ impl Server {
         let server = self.clone();
         let spawned = std::thread::Builder::new()
             .name("keel-aof-rewrite".into())
-            .spawn(move || match server.aof.finish_rewrite(&server.keyspace) {
-                Ok(()) => {
-                    server
-                        .aof_base_size
-                        .store(server.aof.size_on_disk(), Relaxed);
-                    server.aof.rewrite_failures.store(0, Relaxed);
-                    tracing::info!("Background AOF rewrite finished successfully");
-                }
-                Err(e) => {
-                    server.aof.abort_rewrite();
-                    server.aof.rewrite_failures.fetch_add(1, Relaxed);
-                    tracing::error!("Background AOF rewrite failed: {e}");
+            .spawn(move || {
+                let delay = || server.config.read().get_int("rdb-key-save-delay");
+                match server.aof.finish_rewrite(&server.keyspace, &delay) {
+                    Ok(()) => {
+                        server
+                            .aof_base_size
+                            .store(server.aof.size_on_disk(), Relaxed);
+                        server.aof.rewrite_failures.store(0, Relaxed);
+                        tracing::info!("Background AOF rewrite finished successfully");
+                    }
+                    Err(e) => {
+                        server.aof.abort_rewrite();
+                        server.aof.rewrite_failures.fetch_add(1, Relaxed);
+                        tracing::error!("Background AOF rewrite failed: {e}");
+                    }
                 }
             });
         if spawned.is_err() {

@@ -11,7 +11,7 @@ use crate::glob;
 use crate::memory::lazyfree;
 use crate::notify;
 use crate::storage::access;
-use crate::storage::keyspace::{Map, View};
+use crate::storage::keyspace::View;
 use crate::storage::value::{EntryMut, Value};
 
 pub(super) fn register(r: &mut Registry) {
@@ -484,7 +484,7 @@ fn flush_mode(argv: &[&[u8]]) -> Result<bool, CmdError> {
 
 /// Frees flushed maps on the lazy free thread for ASYNC, so a huge
 /// database does not stall this worker.
-fn dispose(maps: Vec<Vec<Map>>, async_free: bool) {
+fn dispose<T: Send + 'static>(maps: T, async_free: bool) {
     if async_free {
         lazyfree::free_in_background(maps);
     } else {
@@ -498,7 +498,7 @@ fn flushdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let n = cx.view.len(db);
     cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
-    let maps = cx.view.flush(db);
+    let maps = crate::persistence::capture::flush_db(cx.server, &mut cx.view, db);
     dispose(maps, async_free);
     cx.server.tracking.flushed(&cx.server.clients);
     cx.dirty += n as u64 + 1;
@@ -515,7 +515,11 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     for db in 0..cx.server.keyspace.databases() {
         n += cx.view.len(db);
         cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
-        maps.extend(cx.view.flush(db));
+        maps.push(crate::persistence::capture::flush_db(
+            cx.server,
+            &mut cx.view,
+            db,
+        ));
     }
     dispose(maps, async_free);
     cx.server.tracking.flushed(&cx.server.clients);
@@ -544,7 +548,7 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             |v: &mut View, k: &[u8]| v.peek(a, k, now).is_some() || v.peek(b, k, now).is_some();
         cx.touch_db(a, either);
         cx.touch_db(b, either);
-        cx.view.swap(a, b);
+        crate::persistence::capture::swap_dbs(cx.server, &mut cx.view, a, b);
         cx.dirty += 1;
     }
     cx.ok();

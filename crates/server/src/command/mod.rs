@@ -775,17 +775,16 @@ pub fn execute<'s>(
     // expired are deleted, but an image's expired keys are never loaded.)
     if !cmd.has(table::flag::READONLY) && (server.snapshots.in_progress() || server.aof.rewriting())
     {
-        // A command locked by its keys touches only their slots (in any
-        // database: MOVE, COPY DB); others, anything they hold.
-        let slots = (cmd.access == Access::Keys).then(|| {
-            let mut pos = Vec::new();
-            cmd.key_positions(argv, &mut pos);
-            pos.iter()
-                .map(|&i| resp::slot::key_slot(argv[i]))
-                .collect::<Vec<usize>>()
-        });
-        server.aof.before_execute(&mut view, slots.as_deref());
-        server.snapshots.before_execute(&mut view, slots.as_deref());
+        // A command changes only the slots of its keys (in any database:
+        // MOVE, COPY DB), even one that locks every shard to read (SORT
+        // writes its STORE key only). The keyless ones that change more
+        // (FLUSHALL, FLUSHDB, SWAPDB) tell the captures what they do
+        // (persistence::capture), which then copy nothing.
+        let mut pos = Vec::new();
+        cmd.key_positions(argv, &mut pos);
+        let slots: Vec<usize> = pos.iter().map(|&i| resp::slot::key_slot(argv[i])).collect();
+        server.aof.before_execute(&mut view, Some(&slots));
+        server.snapshots.before_execute(&mut view, Some(&slots));
     }
     // Scripts are shown before they run, their commands after (Redis's
     // EVAL and FCALL feed the monitors themselves, first).

@@ -115,10 +115,9 @@ pub struct Aof {
     /// Taken after the shards it writes and after `sink`/`inner`, never
     /// before them.
     rewrite: Mutex<Option<Rewrite>>,
-    /// One bit per hash slot the running rewrite has taken (written into
-    /// its base, or copied to be); set only while the slot's shard is
-    /// held, read without the rewrite's lock.
-    rewrite_taken: Box<[AtomicU64]>,
+    /// The slots the running rewrite has taken (written into its base,
+    /// or copied to be), read without the rewrite's lock.
+    capture: crate::persistence::capture::Capture,
     /// The live file's length as `size_on_disk` last read it.
     live_end_seen: AtomicU64,
     dir: PathBuf,
@@ -215,9 +214,7 @@ impl Aof {
                 annotated_at: 0,
             }),
             rewrite: Mutex::new(None),
-            rewrite_taken: (0..resp::slot::SLOTS / 64)
-                .map(|_| AtomicU64::new(0))
-                .collect(),
+            capture: Default::default(),
             live_end_seen: AtomicU64::new(0),
             sink: Mutex::new(None),
             manifest: Mutex::new(Manifest::default()),

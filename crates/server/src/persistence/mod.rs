@@ -3,6 +3,7 @@
 
 pub mod aof;
 pub mod atomic_file;
+pub mod capture;
 pub mod check;
 pub mod load;
 pub mod log_file;

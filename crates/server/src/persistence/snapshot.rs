@@ -19,10 +19,12 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use super::capture::{Capture, FlushedMaps};
 use super::rdb;
 use crate::server::Server;
 use crate::storage::keyspace::{View, SHARDS};
@@ -65,13 +67,15 @@ pub struct Snapshots {
     /// `rdb_bgsave_in_progress` drops only once `dbfilename` is in place.
     installing: AtomicBool,
     job: Mutex<Option<Job>>,
-    /// One bit per hash slot the running snapshot has taken (copied or
-    /// written); set only while the slot's shard is held.
-    taken: Box<[AtomicU64]>,
+    /// The slots the running snapshot has taken (copied or written).
+    capture: Capture,
     /// Shards whose slots are all taken.
     shard_taken: [AtomicBool; SHARDS],
     /// Copies taken by commands, for the saving thread to encode.
     pending: Mutex<Vec<ShardCopy>>,
+    /// `rdb-key-save-delay`, read when a save starts and when a piece is
+    /// written (only the saving thread sleeps).
+    key_save_delay: AtomicI64,
     /// Serialises whole saves (SAVE waits for nothing: it fails while a
     /// BGSAVE runs, as in Redis).
     pub saves: AtomicU64,
@@ -97,7 +101,8 @@ impl Default for Snapshots {
             active: AtomicBool::new(false),
             installing: AtomicBool::new(false),
             job: Mutex::new(None),
-            taken: (0..SLOTS / 64).map(|_| AtomicU64::new(0)).collect(),
+            capture: Capture::default(),
+            key_save_delay: AtomicI64::new(0),
             shard_taken: std::array::from_fn(|_| AtomicBool::new(false)),
             pending: Mutex::new(Vec::new()),
             saves: AtomicU64::new(0),
@@ -195,24 +200,35 @@ impl Snapshots {
         if let Some(job) = job.as_mut() {
             let mut current_db = usize::MAX;
             for &slot in &wanted {
-                view.for_each_in_slot(slot, |db, key, entry| {
+                self.capture.for_each_in_slot(view, slot, |db, key, entry| {
                     write_key(job, &mut current_db, db, key, entry, &mut keys);
                 });
             }
         }
         for &slot in &wanted {
-            self.mark_taken(slot);
+            self.capture.take(slot);
         }
         drop(job);
         self.keys_processed.fetch_add(keys, Relaxed);
     }
 
     fn is_taken(&self, slot: usize) -> bool {
-        self.taken[slot / 64].load(Relaxed) & (1 << (slot % 64)) != 0
+        self.capture.is_taken(slot)
     }
 
-    fn mark_taken(&self, slot: usize) {
-        self.taken[slot / 64].fetch_or(1 << (slot % 64), Relaxed);
+    /// SWAPDB `a` `b` is about to run, every shard held.
+    pub fn swapped(&self, a: usize, b: usize) {
+        if self.active.load(Relaxed) {
+            self.capture.swapped(a, b);
+        }
+    }
+
+    /// Database `db` was flushed into `maps`, every shard held: the
+    /// snapshot keeps what it has not taken of them.
+    pub fn flushed(&self, db: usize, maps: &Arc<FlushedMaps>) {
+        if self.active.load(Relaxed) {
+            self.capture.flushed(db, maps);
+        }
     }
 
     /// Copies the keys of `slots` (untaken, their shards held by `view`)
@@ -220,16 +236,32 @@ impl Snapshots {
     fn copy_slots(&self, view: &View, slots: &[usize]) -> ShardCopy {
         let mut copy = Vec::new();
         for &slot in slots {
-            view.for_each_in_slot(slot, |db, key, entry| {
+            self.capture.for_each_in_slot(view, slot, |db, key, entry| {
                 copy.push((db, Box::from(key), entry.to_entry()));
             });
-            self.mark_taken(slot);
+            self.capture.take(slot);
         }
         copy
     }
 
-    /// Encodes the copies commands took.
+    /// Encodes the copies commands took and the keys flushes handed over.
     fn write_pending(&self) {
+        for detached in self.capture.take_detached() {
+            // A slot at a time: a command encoding its own slots (past
+            // MAX_PENDING) waits for one slot's keys at most.
+            for (db, map) in detached.maps() {
+                super::capture::key_save_delay(self.key_save_delay.load(Relaxed), map.len());
+                let mut keys = 0;
+                let mut slot = self.job.lock();
+                let Some(job) = slot.as_mut() else { return };
+                let mut current_db = usize::MAX;
+                for (key, entry) in map.iter() {
+                    write_key(job, &mut current_db, db, key, entry, &mut keys);
+                }
+                drop(slot);
+                self.keys_processed.fetch_add(keys, Relaxed);
+            }
+        }
         loop {
             let Some(copy) = self.pending.lock().pop() else {
                 return;
@@ -239,6 +271,7 @@ impl Snapshots {
     }
 
     fn write_copy(&self, copy: ShardCopy) {
+        super::capture::key_save_delay(self.key_save_delay.load(Relaxed), copy.len());
         let mut keys = 0;
         {
             let mut job = self.job.lock();
@@ -314,9 +347,7 @@ impl Snapshots {
             self.last_attempt.store(now, Relaxed);
             self.keys_processed.store(0, Relaxed);
             self.keys_total.store(all.key_count() as u64, Relaxed);
-            for t in self.taken.iter() {
-                t.store(0, Relaxed);
-            }
+            self.capture.start();
             for t in &self.shard_taken {
                 t.store(false, Relaxed);
             }
@@ -341,6 +372,8 @@ impl Snapshots {
         for shard in 0..SHARDS {
             let slots: Vec<usize> = (shard..SLOTS).step_by(SHARDS).collect();
             for piece in slots.chunks(PIECE) {
+                self.key_save_delay
+                    .store(server.config.read().get_int("rdb-key-save-delay"), Relaxed);
                 self.write_pending();
                 if self.shard_taken[shard].load(Relaxed) {
                     break;
@@ -365,6 +398,7 @@ impl Snapshots {
             self.active.store(false, Relaxed);
             slot.take()
         };
+        self.capture.end();
         let result = match job {
             Some(job) => self.install(server, job),
             None => Ok(()),
@@ -579,7 +613,7 @@ pub fn empty_dataset(server: &Server, view: &mut View, now_ms: u64) {
         server
             .watches
             .touch_db(db, |k| v.peek(db, k, now_ms).is_some());
-        maps.extend(view.flush(db));
+        maps.push(super::capture::flush_db(server, view, db));
     }
     drop(maps);
     server.tracking.flushed(&server.clients);

@@ -304,6 +304,169 @@ fn bgsave_is_point_in_time_while_clients_write() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Fills databases 0, 1 and 2 with 3,000 keys each (values name their
+/// database), pipelined.
+fn fill_three_databases(raw: &mut Raw) {
+    for (db, prefix) in [(0, "a"), (1, "b"), (2, "c")] {
+        let mut batch = Vec::new();
+        let dbs = db.to_string();
+        resp::encode::command(&mut batch, &[b"SELECT".as_slice(), dbs.as_bytes()]);
+        for i in 0..3000 {
+            let k = format!("{prefix}{i}");
+            resp::encode::command(
+                &mut batch,
+                &[b"SET".as_slice(), k.as_bytes(), dbs.as_bytes()],
+            );
+        }
+        raw.send(&batch);
+        for _ in 0..3001 {
+            raw.read_reply();
+        }
+    }
+    raw.cmd(&["SELECT", "0"]);
+}
+
+/// Sends `start` (BGSAVE or BGREWRITEAOF) and, in the same pipeline, the
+/// commands that change every slot at once (`flush_all`: FLUSHALL, or
+/// FLUSHDB to keep most keys), then INFO persistence;
+/// returns INFO's text (read before the save can have ended: the
+/// capture sleeps per key).
+fn reshape_while(raw: &mut Raw, start: &str, flush_all: &str) -> String {
+    let commands: &[&[&str]] = &[
+        &[start],
+        &["SWAPDB", "0", "1"],
+        &["SET", "a0", "after"],
+        &["SELECT", "2"],
+        &["FLUSHDB"],
+        &["SET", "c0", "after"],
+        &["SELECT", "1"],
+        &[flush_all, "ASYNC"],
+        &["SET", "z", "after"],
+        &["SWAPDB", "1", "3"],
+        &["SORT", "missing", "STORE", "dst"],
+        &["SORT", "missing", "BY", "nosort"],
+        &["SELECT", "0"],
+        &["INFO", "persistence"],
+    ];
+    let mut batch = Vec::new();
+    for c in commands {
+        resp::encode::command(&mut batch, c);
+    }
+    raw.send(&batch);
+    let replies: Vec<Vec<u8>> = commands.iter().map(|_| raw.read_reply()).collect();
+    for (c, r) in commands.iter().zip(&replies) {
+        assert_ne!(r.first(), Some(&b'-'), "{c:?} failed: {}", escape(r));
+    }
+    String::from_utf8_lossy(replies.last().unwrap()).into_owned()
+}
+
+/// A BGSAVE holds the dataset as of its start through SWAPDB, FLUSHDB,
+/// FLUSHALL ASYNC and SORT ... STORE run while it saves (commands that
+/// change every slot at once: the snapshot renumbers databases and keeps
+/// the flushed keys instead of copying the dataset).
+#[test]
+fn bgsave_is_point_in_time_through_swapdb_and_flushes() {
+    let dir = scratch("reshape");
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    fill_three_databases(&mut raw);
+    let before = contents(&mut raw);
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "300"]),
+        b"+OK\r\n"
+    );
+    let info = reshape_while(&mut raw, "BGSAVE", "FLUSHALL");
+    assert_eq!(
+        info_field(&info, "rdb_bgsave_in_progress").as_deref(),
+        Some("1"),
+        "the save should still run after the pipeline"
+    );
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        b"+OK\r\n"
+    );
+    wait_no_bgsave(&mut raw);
+    let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+    assert_eq!(
+        info_field(&info, "rdb_last_bgsave_status").as_deref(),
+        Some("ok")
+    );
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
+    }
+    drop(raw);
+    drop(s);
+    let s = keel_in(&dir, &[]);
+    let mut raw = s.raw();
+    assert_eq!(contents(&mut raw), before);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same commands during an AOF rewrite: the new base is the dataset
+/// at the switch, so base plus log replays to what the server held.
+#[test]
+fn aof_rewrite_is_point_in_time_through_swapdb_and_flushes() {
+    let dir = scratch("reshape-aof");
+    let s = keel_in(&dir, &["--appendonly", "yes"]);
+    let mut raw = s.raw();
+    fill_three_databases(&mut raw);
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "300"]),
+        b"+OK\r\n"
+    );
+    let info = reshape_while(&mut raw, "BGREWRITEAOF", "FLUSHDB");
+    assert_eq!(
+        info_field(&info, "aof_rewrite_in_progress").as_deref(),
+        Some("1"),
+        "the rewrite should still run after the pipeline"
+    );
+    // Writes after the reshaping, while the rewrite goes on.
+    for db in 0..4 {
+        raw.cmd(&["SELECT", &db.to_string()]);
+        assert_eq!(raw.cmd(&["SET", "late", &db.to_string()]), b"+OK\r\n");
+    }
+    raw.cmd(&["SELECT", "0"]);
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        b"+OK\r\n"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = String::from_utf8_lossy(&raw.cmd(&["INFO", "persistence"])).into_owned();
+        if info_field(&info, "aof_rewrite_in_progress").as_deref() == Some("0") {
+            assert_eq!(
+                info_field(&info, "aof_last_bgrewrite_status").as_deref(),
+                Some("ok")
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "the rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = contents(&mut raw);
+    // Database 0: what database 1 held, a0 and late; 1: late; 2: c0 and
+    // late; 3: z and late (database 1's, swapped).
+    assert_eq!(
+        after.len(),
+        3002 + 1 + 2 + 2,
+        "{:?}",
+        after.keys().take(5).collect::<Vec<_>>()
+    );
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
+    }
+    drop(raw);
+    drop(s);
+    let s = keel_in(&dir, &["--appendonly", "yes"]);
+    let mut raw = s.raw();
+    assert_eq!(contents(&mut raw), after);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bgsave_replies_and_schedule() {
     let dir = scratch("sched");

@@ -8,6 +8,7 @@
 //! the shards it holds when its keys are not known in advance).
 
 use super::*;
+use crate::persistence::capture::{key_save_delay, Capture, FlushedMaps};
 use resp::slot::SLOTS;
 
 pub(super) struct Rewrite {
@@ -49,29 +50,49 @@ pub struct BaseFormat {
     pub functions: Vec<Vec<u8>>,
 }
 
+/// The new base's file, written by the rewrite thread alone.
+struct BaseFile<'f> {
+    file: &'f mut BufWriter<File>,
+    /// Bytes written since the last fsync.
+    unsynced: usize,
+    incremental_fsync: bool,
+    /// `rdb-key-save-delay`, as Redis's rewrite also obeys it.
+    key_save_delay: i64,
+}
+
 /// A slot's keys as they were when the rewrite took them.
 type SlotCopy = Vec<(usize, Box<[u8]>, crate::storage::value::Entry)>;
 
 impl Aof {
-    fn slot_taken(&self, slot: usize) -> bool {
-        self.rewrite_taken[slot / 64].load(Relaxed) & (1 << (slot % 64)) != 0
+    /// SWAPDB `a` `b` is about to run, every shard held.
+    pub fn swapped(&self, a: usize, b: usize) {
+        if self.rewriting.load(Relaxed) {
+            self.capture.swapped(a, b);
+        }
     }
 
-    /// Marks `slot` taken (its shard held); false if it already was.
-    fn take_slot(&self, slot: usize) -> bool {
-        let bit = 1 << (slot % 64);
-        self.rewrite_taken[slot / 64].fetch_or(bit, Relaxed) & bit == 0
+    /// Database `db` was flushed into `maps`, every shard held: the
+    /// rewrite keeps what it has not taken of them.
+    pub fn flushed(&self, db: usize, maps: &Arc<FlushedMaps>) {
+        if self.rewriting.load(Relaxed) {
+            self.capture.flushed(db, maps);
+        }
     }
 }
 
 impl Base {
-    pub(super) fn write_slot(&mut self, view: &mut View, slot: usize) -> std::io::Result<()> {
+    pub(super) fn write_slot(
+        &mut self,
+        capture: &Capture,
+        view: &mut View,
+        slot: usize,
+    ) -> std::io::Result<()> {
         match self {
-            Base::Commands(out) => write_slot(out, view, slot),
+            Base::Commands(out) => write_slot(out, capture, view, slot),
             Base::Rdb(out) => {
                 let mut current_db = usize::MAX;
                 let mut result = Ok(());
-                view.for_each_in_slot(slot, |db, key, entry| {
+                capture.for_each_in_slot(view, slot, |db, key, entry| {
                     if result.is_err() {
                         return;
                     }
@@ -90,27 +111,36 @@ impl Base {
 
     /// Encodes keys the rewrite thread copied (see `finish_rewrite`).
     fn write_copy(&mut self, copy: &SlotCopy) -> std::io::Result<()> {
+        self.write_keys(
+            copy.iter()
+                .map(|(db, key, entry)| (*db, &key[..], entry.as_ref())),
+        )
+    }
+
+    /// Encodes `(db, key, entry)`s, with a SELECT where the database
+    /// changes.
+    fn write_keys<'k>(
+        &mut self,
+        keys: impl Iterator<Item = (usize, &'k [u8], EntryRef<'k>)>,
+    ) -> std::io::Result<()> {
         let mut current_db = usize::MAX;
-        match self {
-            Base::Commands(out) => {
-                for (db, key, entry) in copy {
-                    if *db != current_db {
+        for (db, key, entry) in keys {
+            match self {
+                Base::Commands(out) => {
+                    if db != current_db {
                         let dbs = db.to_string();
                         encode::command(out, &[b"SELECT".as_slice(), dbs.as_bytes()]);
-                        current_db = *db;
                     }
-                    rebuild_commands(out, key, entry.as_ref());
+                    rebuild_commands(out, key, entry);
+                }
+                Base::Rdb(out) => {
+                    if db != current_db {
+                        out.select_db(db)?;
+                    }
+                    out.entry(key, entry)?;
                 }
             }
-            Base::Rdb(out) => {
-                for (db, key, entry) in copy {
-                    if *db != current_db {
-                        current_db = *db;
-                        out.select_db(*db)?;
-                    }
-                    out.entry(key, entry.as_ref())?;
-                }
-            }
+            current_db = db;
         }
         Ok(())
     }
@@ -137,13 +167,14 @@ impl Base {
 /// PEXPIREAT.
 pub(super) fn write_slot(
     out: &mut impl Write,
+    capture: &Capture,
     view: &mut View,
     slot: usize,
 ) -> std::io::Result<()> {
     let mut buf = Vec::new();
     let mut result = Ok(());
     let mut current_db = usize::MAX;
-    view.for_each_in_slot(slot, |db, key, entry| {
+    capture.for_each_in_slot(view, slot, |db, key, entry| {
         if result.is_err() {
             return;
         }
@@ -197,7 +228,7 @@ impl Aof {
                 .flat_map(|shard| (shard..SLOTS).step_by(SHARDS))
                 .collect(),
         };
-        wanted.retain(|&slot| !self.slot_taken(slot));
+        wanted.retain(|&slot| !self.capture.is_taken(slot));
         if wanted.is_empty() {
             return;
         }
@@ -208,8 +239,8 @@ impl Aof {
         for slot in wanted {
             // A slot the base misses would lose its keys once the base
             // replaces the old files: a failure fails the rewrite.
-            if self.take_slot(slot) {
-                if let Err(e) = rw.base.write_slot(view, slot) {
+            if self.capture.take(slot) {
+                if let Err(e) = rw.base.write_slot(&self.capture, view, slot) {
                     rw.failed.get_or_insert(e);
                 }
             }
@@ -293,9 +324,7 @@ impl Aof {
                 Base::Commands(buf)
             }
         };
-        for bits in self.rewrite_taken.iter() {
-            bits.store(0, Relaxed);
-        }
+        self.capture.start();
         *self.rewrite.lock() = Some(Rewrite {
             base,
             file: Some(file),
@@ -314,7 +343,12 @@ impl Aof {
     /// Writes the slots no command has written yet, one at a time (a
     /// shard is held for one slot's keys), then installs the new base and
     /// drops the files it replaces.
-    pub fn finish_rewrite(&self, keyspace: &Keyspace) -> Result<(), AofError> {
+    /// `save_delay_config`: reads `rdb-key-save-delay`, at each slot.
+    pub fn finish_rewrite(
+        &self,
+        keyspace: &Keyspace,
+        save_delay_config: &dyn Fn() -> i64,
+    ) -> Result<(), AofError> {
         let (mut file, incremental_fsync) = {
             let mut rewrite = self.rewrite.lock();
             let Some(rw) = rewrite.as_mut() else {
@@ -325,54 +359,56 @@ impl Aof {
             };
             (file, rw.incremental_fsync)
         };
-        let mut unsynced = 0;
+        let mut out = BaseFile {
+            file: &mut file,
+            unsynced: 0,
+            incremental_fsync,
+            key_save_delay: 0,
+        };
         // Shard by shard, one slot at a time: a command that locks every
         // shard in order (INFO, FLUSHALL, ...) waits for one slot, where
         // walking slots in their own order (each in the next shard) keeps
         // the rewrite one shard ahead of it all the way.
         let slots = (0..SHARDS).flat_map(|shard| (shard..SLOTS).step_by(SHARDS));
         for slot in slots {
+            out.key_save_delay = save_delay_config();
+            if !self.write_detached(&mut out)? {
+                return Ok(());
+            }
             // The slot's keys are copied while its shard is held (a copy is
             // much faster than encoding and compressing them), and encoded
             // once it is let go.
             let copy: Option<SlotCopy> = {
                 let view = keyspace.lock_shard(crate::storage::keyspace::shard_of(slot));
-                self.take_slot(slot).then(|| {
+                self.capture.take(slot).then(|| {
                     let mut copy = Vec::new();
-                    view.for_each_in_slot(slot, |db, key, entry| {
-                        copy.push((db, Box::from(key), entry.to_entry()));
-                    });
+                    self.capture
+                        .for_each_in_slot(&view, slot, |db, key, entry| {
+                            copy.push((db, Box::from(key), entry.to_entry()));
+                        });
                     copy
                 })
             };
-            let bytes = {
-                let mut rewrite = self.rewrite.lock();
-                let Some(rw) = rewrite.as_mut() else {
-                    return Ok(());
-                };
-                if let Some(e) = rw.failed.take() {
-                    return Err(e.into());
-                }
-                if let Some(copy) = &copy {
-                    rw.base.write_copy(copy)?;
-                }
-                rw.base.drain()
-            };
+            key_save_delay(out.key_save_delay, copy.as_ref().map_or(0, Vec::len));
+            let written = self.encode(&mut out, |base| match &copy {
+                Some(copy) => base.write_copy(copy),
+                None => Ok(()),
+            })?;
             // The copy is freed here, outside every lock.
             drop(copy);
-            file.write_all(&bytes)?;
-            unsynced += bytes.len();
-            if incremental_fsync && unsynced >= INCREMENTAL_FSYNC_BYTES {
-                file.flush()?;
-                file.get_ref().sync_data()?;
-                unsynced = 0;
+            if !written {
+                return Ok(());
             }
+        }
+        if !self.write_detached(&mut out)? {
+            return Ok(());
         }
         let rw = {
             let mut rewrite = self.rewrite.lock();
             self.rewriting.store(false, Relaxed);
             rewrite.take()
         };
+        self.capture.end();
         let Some(rw) = rw else { return Ok(()) };
         file.write_all(&rw.base.finish()?)?;
         file.flush()?;
@@ -406,12 +442,59 @@ impl Aof {
         Ok(())
     }
 
+    /// Encodes the keys flushes handed over, a slot at a time.
+    fn write_detached(&self, out: &mut BaseFile) -> Result<bool, AofError> {
+        for detached in self.capture.take_detached() {
+            for (db, map) in detached.maps() {
+                key_save_delay(out.key_save_delay, map.len());
+                let written = self.encode(out, |base| {
+                    base.write_keys(map.iter().map(|(key, entry)| (db, key, entry)))
+                })?;
+                if !written {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Encodes into the base under the rewrite's lock (`encode`), then
+    /// writes what it encoded to the file with no lock held. False: the
+    /// rewrite was dropped meanwhile.
+    fn encode(
+        &self,
+        out: &mut BaseFile,
+        encode: impl FnOnce(&mut Base) -> std::io::Result<()>,
+    ) -> Result<bool, AofError> {
+        let bytes = {
+            let mut rewrite = self.rewrite.lock();
+            let Some(rw) = rewrite.as_mut() else {
+                return Ok(false);
+            };
+            if let Some(e) = rw.failed.take() {
+                return Err(e.into());
+            }
+            encode(&mut rw.base)?;
+            rw.base.drain()
+        };
+        out.file.write_all(&bytes)?;
+        out.unsynced += bytes.len();
+        if out.incremental_fsync && out.unsynced >= INCREMENTAL_FSYNC_BYTES {
+            out.file.flush()?;
+            out.file.get_ref().sync_data()?;
+            out.unsynced = 0;
+        }
+        Ok(true)
+    }
+
     pub fn abort_rewrite(&self) {
         let mut rewrite = self.rewrite.lock();
         self.rewriting.store(false, Relaxed);
         if let Some(rw) = rewrite.take() {
             let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", rw.base_name)));
         }
+        drop(rewrite);
+        self.capture.end();
     }
 }
 
@@ -430,6 +513,7 @@ impl Aof {
         let mut inner = self.inner.lock();
         if let Some(rw) = self.rewrite.lock().take() {
             self.rewriting.store(false, Relaxed);
+            self.capture.end();
             let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", rw.base_name)));
             tracing::warn!("AOF rewrite of the old dataset dropped: a full sync replaced it");
         }
