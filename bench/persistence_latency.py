@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Latency of a probe client while a big dataset is persisted in the
-background: BGREWRITEAOF, and BGSAVE with a write that locks every shard
-(SWAPDB, FLUSHALL ASYNC, SORT of a missing key with BY/GET patterns) in
-the middle of it.
+background: BGREWRITEAOF and BGSAVE, alone and with a write that locks
+every shard (SWAPDB, SORT of a missing key with BY/GET patterns, FLUSHALL
+ASYNC: last, it empties the dataset) in the middle of them.
 
 Fills the server with DEBUG POPULATE (--keys values of --size bytes), then
 for each scenario runs a probe (SET and GET of random keys, one at a time,
@@ -129,6 +129,10 @@ def main():
                                            lambda c: (c.swapdb(0, 1), c.swapdb(0, 1))),
             "BGSAVE + SORT nokey BY/GET": (lambda c: c.bgsave(), saving,
                                             lambda c: c.execute_command("SORT", "nokey", "BY", "w_*", "GET", "o_*")),
+            "BGREWRITEAOF + SWAPDB 0 1 twice": (lambda c: c.bgrewriteaof(), rewriting,
+                                                 lambda c: (c.swapdb(0, 1), c.swapdb(0, 1))),
+            "BGREWRITEAOF + SORT nokey BY/GET": (lambda c: c.bgrewriteaof(), rewriting,
+                                                  lambda c: c.execute_command("SORT", "nokey", "BY", "w_*", "GET", "o_*")),
             "BGSAVE + FLUSHALL ASYNC": (lambda c: c.bgsave(), saving,
                                          lambda c: c.execute_command("FLUSHALL", "ASYNC")),
         }

@@ -816,12 +816,12 @@ async fn session_loop<S: Stream>(
         // Large replies of other connections still unsent: let them
         // drain before building more (see `output_budget`).
         let maxmemory = server.memory.maxmemory() as usize;
-        super::output_budget::room(if maxmemory == 0 {
+        let reply_limit = if maxmemory == 0 {
             usize::MAX
         } else {
             maxmemory / 8
-        })
-        .await;
+        };
+        super::output_budget::room(reply_limit).await;
         let mut clock = command::Clock::start();
         // (The batch's clock reading, not one more.)
         client.info.last_interaction_ms.store(
@@ -904,7 +904,7 @@ async fn session_loop<S: Stream>(
                     {
                         // Counted until the batch ends and the buffer is
                         // dropped (see `output_budget`).
-                        big_out = Some(super::output_budget::hold(out.capacity()));
+                        big_out = Some(super::output_budget::hold(out.capacity(), reply_limit));
                         // ... and in the client's memory (maxmemory-clients).
                         client.info.obuf.store(out.capacity() as u64, Relaxed);
                     }

@@ -10,7 +10,11 @@
 //! starts a batch only while the worker is under budget: memory for
 //! replies is bounded by the budget plus one buffer per running
 //! connection. A client that stops reading cannot stall the others: once
-//! its write has waited [`STALLED`], its buffer no longer counts.
+//! its write has waited [`STALLED`], its buffer no longer counts. Nor can
+//! one reply larger than the budget (a 40 MB LRANGE to a client reading
+//! 1 MB/s held every other connection of its worker for [`STALLED`]): a
+//! buffer counts for half the budget at most, so it takes two such
+//! replies at once to make the others wait.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -34,10 +38,15 @@ thread_local! {
     static WAITING: Cell<usize> = const { Cell::new(0) };
 }
 
+/// The budget under `limit` (a fraction of maxmemory).
+fn budget(limit: usize) -> usize {
+    BUDGET.min(limit.max(4 * 1024 * 1024))
+}
+
 /// Waits until this worker's unsent replies are under the budget (`limit`
 /// bytes if smaller: a fraction of maxmemory).
 pub async fn room(limit: usize) {
-    let budget = BUDGET.min(limit.max(4 * 1024 * 1024));
+    let budget = budget(limit);
     if PENDING.get() <= budget && WAITING.get() == 0 {
         return;
     }
@@ -53,24 +62,30 @@ pub async fn room(limit: usize) {
     WAITING.set(WAITING.get() - 1);
 }
 
-/// Counts a connection's `n`-byte output buffer until the returned guard
-/// is dropped (its batch ended and the buffer with it).
-pub fn hold(n: usize) -> Held {
-    PENDING.set(PENDING.get() + n);
-    Held(n)
+/// Counts a connection's `n`-byte output buffer (at most half the budget
+/// under `limit`) until the returned guard is dropped (its batch ended
+/// and the buffer with it).
+pub fn hold(n: usize, limit: usize) -> Held {
+    let counted = n.min(budget(limit) / 2);
+    PENDING.set(PENDING.get() + counted);
+    Held { bytes: n, counted }
 }
 
-pub struct Held(usize);
+pub struct Held {
+    bytes: usize,
+    counted: usize,
+}
 
 impl Held {
+    /// The buffer's size when it was counted.
     pub fn bytes(&self) -> usize {
-        self.0
+        self.bytes
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        PENDING.set(PENDING.get() - self.0);
+        PENDING.set(PENDING.get() - self.counted);
         DRAINED.with(|d| d.notify_waiters());
     }
 }
