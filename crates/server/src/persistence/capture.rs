@@ -245,7 +245,7 @@ pub fn key_save_delay(delay: i64, keys: usize) {
         0 => return,
         d if d > 0 => d as u64 * keys as u64,
         d => (0..keys)
-            .filter(|_| rand::random::<u64>() % d.unsigned_abs() == 0)
+            .filter(|_| rand::random::<u64>().is_multiple_of(d.unsigned_abs()))
             .count() as u64,
     };
     if micros > 0 {
