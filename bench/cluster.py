@@ -15,12 +15,16 @@ redis-server clusters made by redis-cli, in one run.
   failover  kill -9 of a primary under a client writing with WAIT 1 100
             after each write: time from the kill to the first write the
             new primary accepts, and acknowledged writes missing after.
+  etcd-pause  kill -STOP of etcd for --pause seconds under one client per
+            primary writing a key of that primary every millisecond: the
+            replies other than OK, by kind, before, during and after.
 
 Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
                                  [--maxmemory 600mb] [--runs 1]
        bench/cluster.py scaling [-n 1000000] [--runs 3] [--threads 1]
        bench/cluster.py reshard [--keys 1000000] [--slots 5000]
        bench/cluster.py failover [--runs 5]
+       bench/cluster.py etcd-pause [--pause 3] [--primaries 3] [--replicas 0]
 Needs etcd, redis-server, redis-tools, python redis; keel built with
 `cargo build --release`.
 """
@@ -372,6 +376,63 @@ def reshard(a):
               f"{pct(during, .5):.2f} ms | {pct(during, .99):.2f} ms | {max(during) * 1000 if during else 0:.1f} ms |")
 
 
+def etcd_pause(a):
+    work = tempfile.mkdtemp(prefix="keel-etcd-pause-")
+    etcd = Etcd(work)
+    try:
+        c = Cluster("keel", work, a.primaries, replicas=a.replicas, etcd=etcd)
+        primaries = [p for p in c.ports if cli(p, "ROLE").startswith("master")]
+        phase, stop, tally = ["before"], threading.Event(), {}
+        lock = threading.Lock()
+
+        def own_key(port):
+            con = redis.Redis(port=port)
+            for n in range(100000):
+                try:
+                    con.get(f"k{n}")
+                    return f"k{n}"
+                except redis.ResponseError:
+                    continue
+            raise SystemExit(f"no key of {port}")
+
+        def writer(port):
+            key, con = own_key(port), redis.Redis(port=port, socket_timeout=10)
+            while not stop.is_set():
+                try:
+                    con.set(key, "v")
+                    kind = "OK"
+                except redis.ResponseError as e:
+                    kind = str(e).split(" ")[0]
+                except redis.RedisError as e:
+                    kind = type(e).__name__
+                with lock:
+                    tally.setdefault(phase[0], {}).setdefault(kind, 0)
+                    tally[phase[0]][kind] += 1
+                time.sleep(0.001)
+
+        threads = [threading.Thread(target=writer, args=(p,)) for p in primaries]
+        for t in threads:
+            t.start()
+        time.sleep(2)
+        phase[0] = "during"
+        etcd.proc.send_signal(signal.SIGSTOP)
+        time.sleep(a.pause)
+        etcd.proc.send_signal(signal.SIGCONT)
+        phase[0] = "after"
+        time.sleep(5)
+        stop.set()
+        for t in threads:
+            t.join()
+        c.stop()
+    finally:
+        etcd.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"etcd stopped for {a.pause} s; {len(primaries)} primaries, {a.replicas} replica(s) each; "
+          "replies per phase (before: 2 s, after: the 5 s after SIGCONT)")
+    for name in ("before", "during", "after"):
+        print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.get(name, {}).items())))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
@@ -390,8 +451,13 @@ def main():
     r.add_argument("--slots", type=int, default=5000)
     f = sub.add_parser("failover")
     f.add_argument("--runs", type=int, default=5)
+    e = sub.add_parser("etcd-pause")
+    e.add_argument("--pause", type=float, default=3)
+    e.add_argument("--primaries", type=int, default=3)
+    e.add_argument("--replicas", type=int, default=0)
     a = ap.parse_args()
-    {"capacity": capacity, "scaling": scaling, "reshard": reshard, "failover": failover}[a.what](a)
+    {"capacity": capacity, "scaling": scaling, "reshard": reshard, "failover": failover,
+     "etcd-pause": etcd_pause}[a.what](a)
 
 
 if __name__ == "__main__":

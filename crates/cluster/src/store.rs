@@ -54,6 +54,9 @@ pub struct Snapshot {
     pub version: i64,
     pub nodes: BTreeMap<String, Node>,
     pub alive: BTreeSet<String>,
+    /// The etcd revision each `alive` key was created at: one per
+    /// incarnation of a node's lease (elections are named by it).
+    pub alive_since: BTreeMap<String, i64>,
     /// The etcd revision the snapshot was read at (watch from the next).
     pub revision: i64,
 }
@@ -119,6 +122,8 @@ impl Store {
                 }
             } else if let Some(id) = rest.strip_prefix("alive/") {
                 snap.alive.insert(id.to_string());
+                snap.alive_since
+                    .insert(id.to_string(), kv.create_revision());
             }
         }
         Ok(snap)
@@ -166,28 +171,42 @@ impl Store {
     }
 
     /// Writes `topology` if the stored one is still at `version` (0: none
-    /// stored yet) and, when `dead` names a node, that node's `alive` key
-    /// is gone (a failover may not happen while the old primary's lease
-    /// lives). Returns whether it was written.
-    pub async fn replace_topology(
+    /// stored yet). Returns whether it was written.
+    pub async fn replace_topology(&mut self, version: i64, topology: &Topology) -> Result<bool> {
+        self.write_topology(version, topology, Vec::new()).await
+    }
+
+    /// A failover's write of `topology`: only if the stored one is still
+    /// at `version`, the old primary `dead`'s `alive` key is gone (no
+    /// failover while its lease lives) and the `winner`'s is there (a
+    /// winner whose own lease lapsed meanwhile does not take the shard).
+    pub async fn promote(
         &mut self,
         version: i64,
         topology: &Topology,
-        dead: Option<&str>,
+        dead: &str,
+        winner: &str,
+    ) -> Result<bool> {
+        let alive = |id: &str| self.key(&format!("alive/{id}"));
+        let when = vec![
+            Compare::create_revision(alive(dead), CompareOp::Equal, 0),
+            Compare::create_revision(alive(winner), CompareOp::NotEqual, 0),
+        ];
+        self.write_topology(version, topology, when).await
+    }
+
+    async fn write_topology(
+        &mut self,
+        version: i64,
+        topology: &Topology,
+        mut when: Vec<Compare>,
     ) -> Result<bool> {
         let key = self.key("topology");
-        let mut when = vec![if version == 0 {
+        when.push(if version == 0 {
             Compare::create_revision(key.clone(), CompareOp::Equal, 0)
         } else {
             Compare::mod_revision(key.clone(), CompareOp::Equal, version)
-        }];
-        if let Some(id) = dead {
-            when.push(Compare::create_revision(
-                self.key(&format!("alive/{id}")),
-                CompareOp::Equal,
-                0,
-            ));
-        }
+        });
         let txn = Txn::new().when(when).and_then(vec![TxnOp::put(
             key,
             serde_json::to_vec(topology)?,
@@ -197,8 +216,8 @@ impl Store {
     }
 
     /// A replica's bid to replace its shard's lost primary in election
-    /// `round` (`<shard id>/<epoch>`): its replication offset, under its
-    /// lease (a bidder that dies withdraws).
+    /// `round` (`<shard id>/<epoch>/<incarnation>`): its replication
+    /// offset, under its lease (a bidder that dies withdraws).
     pub async fn bid(&mut self, round: &str, id: &str, offset: u64, lease: i64) -> Result<()> {
         let key = self.key(&format!("election/{round}/{id}"));
         self.client

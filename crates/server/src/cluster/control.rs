@@ -113,6 +113,9 @@ pub fn init(server: &Server) -> Result<(), String> {
         server.config.read().get("cluster-require-full-coverage") == "yes",
         std::sync::atomic::Ordering::Relaxed,
     );
+    server
+        .cluster
+        .set_failing_grace(super::promise::period(server));
     Ok(())
 }
 
@@ -135,7 +138,10 @@ pub fn start(server: &Arc<Server>) {
                     return;
                 }
             };
-            rt.block_on(run(server));
+            rt.block_on(async move {
+                tokio::spawn(super::promise::keep(server.clone()));
+                run(server).await
+            });
         });
     if let Err(e) = spawned {
         tracing::error!("Can't start the cluster control thread: {e}");
@@ -214,7 +220,13 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
                     bail!("lease {:x} expired", lease.id);
                 }
                 cluster.extend_lease(deadline(sent, granted));
-                failover::step(server, &mut store, &mut election, lease.id).await?;
+                // Bounded well within the renewal interval: a slow etcd
+                // answer to the election must not delay the next renewal.
+                let step = failover::step(server, &mut store, &mut election, lease.id);
+                match tokio::time::timeout(ttl / 8, step).await {
+                    Ok(result) => result?,
+                    Err(_) => tracing::warn!("Cluster: an election step timed out"),
+                }
             }
             msg = watch.message() => {
                 let resp = msg.context("watch")?;

@@ -17,12 +17,23 @@
 //! its last renewal, counted by etcd from when the renewal arrived. The
 //! node counts its own deadline from when it *sent* the renewal, which is
 //! earlier, so its deadline passes before etcd can expire the lease and a
-//! replica be promoted. Past the deadline the node's cluster state is
-//! `fail`: it serves no key (CLUSTERDOWN), so a paused or partitioned
-//! primary cannot take writes a new primary does not have.
+//! replica be promoted. A primary also serves past its lease while every
+//! replica of its shard has promised, over the replication link, not to
+//! bid ([`promise`]): so etcd is not on the data path, and a stalled or
+//! unreachable etcd changes nothing for clients. Past both the node's
+//! cluster state is `fail`: it serves no key (CLUSTERDOWN), so a paused or
+//! partitioned primary cannot take writes a new primary does not have.
+//!
+//! Another shard's primary whose `alive` key has gone counts as failing
+//! (CLUSTERDOWN everywhere, with `cluster-require-full-coverage`) only
+//! once it has been gone for a lease period: an etcd that expired every
+//! lease while it stalled does not take the cluster down while the nodes
+//! register again, and a primary that really died has been replaced by
+//! then.
 
 pub mod control;
 pub mod failover;
+pub mod promise;
 pub mod redirect;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,6 +61,9 @@ pub struct View {
     /// cluster state check.
     pub slots_assigned: usize,
     pub slots_failing: usize,
+    /// Since when some shard's primary has been failing without a break
+    /// (carried over from the view before; `None`: none is).
+    pub failing_since: Option<Instant>,
 }
 
 impl View {
@@ -75,6 +89,7 @@ impl View {
             migrating,
             slots_assigned: 0,
             slots_failing: 0,
+            failing_since: None,
         };
         view.slots_assigned = view.topology().slots_assigned();
         view.slots_failing = view
@@ -140,6 +155,13 @@ pub struct Cluster {
     /// Nanoseconds after `base` until which this node's lease certainly
     /// lives (0: no lease yet).
     deadline_ns: AtomicU64,
+    /// `replication::promise::now_ns` until which every replica of this
+    /// primary's shard is bound by its promise (0: not a primary, or
+    /// some replica has not promised; see `promise`).
+    promised_until_ns: AtomicU64,
+    /// How long another shard's primary may be gone from etcd before its
+    /// slots count as failing (the lease period).
+    failing_grace: RwLock<std::time::Duration>,
     /// Whether `cluster-require-full-coverage` is on (hot copy).
     pub full_coverage: AtomicBool,
     /// Requests to and events from etcd (CLUSTER INFO's message counts).
@@ -161,6 +183,8 @@ impl Default for Cluster {
             view: RwLock::new(Arc::new(View::new(myself, Snapshot::default()))),
             base: Instant::now(),
             deadline_ns: AtomicU64::new(0),
+            promised_until_ns: AtomicU64::new(0),
+            failing_grace: RwLock::new(std::time::Duration::from_secs(2)),
             full_coverage: AtomicBool::new(true),
             sent: AtomicU64::new(0),
             received: AtomicU64::new(0),
@@ -185,8 +209,38 @@ impl Cluster {
 
     /// Installs a newer view (the deadline store after it publishes it to
     /// a reader that sees the deadline).
-    pub fn set_view(&self, view: View) {
-        *self.view.write() = Arc::new(view);
+    pub fn set_view(&self, mut view: View) {
+        let mut current = self.view.write();
+        if view.slots_failing > 0 {
+            view.failing_since = current
+                .failing_since
+                .filter(|_| current.slots_failing > 0)
+                .or_else(|| Some(Instant::now()));
+        }
+        *current = Arc::new(view);
+    }
+
+    pub fn set_failing_grace(&self, grace: std::time::Duration) {
+        *self.failing_grace.write() = grace;
+    }
+
+    /// Every replica of this primary's shard is bound by its promise
+    /// until `until` (`promise::now_ns`; 0: no promise holds).
+    pub fn set_promised_until(&self, until: u64) {
+        self.promised_until_ns.store(until, Ordering::Release);
+    }
+
+    /// Whether this node may serve its slots: its lease certainly lives,
+    /// or its replicas' promises certainly bind them.
+    #[inline]
+    pub fn serving(&self) -> bool {
+        self.lease_valid() || self.promised()
+    }
+
+    /// Whether the promises (a replica's: its primary's link) let this
+    /// node serve without its lease.
+    pub fn promised(&self) -> bool {
+        crate::replication::promise::now_ns() < self.promised_until_ns.load(Ordering::Acquire)
     }
 
     pub fn myself(&self) -> Node {
@@ -206,15 +260,20 @@ impl Cluster {
         deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
     }
 
-    /// Redis's cluster state: `ok` while this node's lease lives and, with
-    /// `cluster-require-full-coverage`, every slot has a live primary.
+    /// Redis's cluster state: `ok` while this node serves and, with
+    /// `cluster-require-full-coverage`, every slot has a primary that has
+    /// not been gone from etcd for the grace period.
     pub fn state_ok(&self, view: &View) -> bool {
-        if !self.lease_valid() || view.me.is_none() && view.topology().shards.is_empty() {
+        if !self.serving() || view.me.is_none() && view.topology().shards.is_empty() {
             return false;
         }
         if !self.full_coverage.load(Ordering::Relaxed) {
             return true;
         }
-        view.slots_assigned == SLOTS as usize && view.slots_failing == 0
+        let failing = view.slots_failing > 0
+            && view
+                .failing_since
+                .is_none_or(|t| t.elapsed() >= *self.failing_grace.read());
+        view.slots_assigned == SLOTS as usize && !failing
     }
 }

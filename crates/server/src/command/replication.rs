@@ -118,6 +118,10 @@ fn apply_replconf(conf: &mut ReplConf, argv: &[&[u8]]) -> Result<bool, CmdError>
             }
         } else if is(opt, "ack") || is(opt, "getack") {
             return Ok(false);
+        } else if is(opt, "node-id") {
+            // keel's own: a cluster replica names itself, so its primary
+            // knows whose promise an ACK carries (replication::promise).
+            conf.node_id = Some(String::from_utf8_lossy(val).into_owned());
         } else if is(opt, "rdb-only") || is(opt, "rdb-filter-only") {
             // Accepted as Redis 7.0 does (redis-cli --rdb); the image is
             // sent in full.

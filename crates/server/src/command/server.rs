@@ -372,6 +372,16 @@ fn keel_section(
         fsync_ns.checked_div(fsyncs).unwrap_or(0) as f64 / 1000.0,
         members as f64 / groups.max(1) as f64,
     );
+    // Cluster mode: what lets this node serve (its etcd lease, its
+    // replicas' promises; see `cluster::promise`).
+    if server.cluster.enabled() {
+        let _ = write!(
+            o,
+            "keel_cluster_lease_valid:{}\r\nkeel_cluster_promised:{}\r\n",
+            server.cluster.lease_valid() as u8,
+            server.cluster.promised() as u8,
+        );
+    }
 }
 
 /// INFO [section [section ...]]

@@ -45,6 +45,8 @@ pub struct ReplConf {
     pub ip: Option<String>,
     pub capa_eof: bool,
     pub capa_psync2: bool,
+    /// `REPLCONF node-id` (a keel replica in cluster mode).
+    pub node_id: Option<String>,
 }
 
 /// A finished image: deleted when the last replica sending it is done.
@@ -239,6 +241,8 @@ where
         ack: std::sync::atomic::AtomicU64::new(0),
         ack_ms: std::sync::atomic::AtomicU64::new(crate::command::unix_ms()),
         psync2: conf.capa_psync2,
+        node_id: conf.node_id.clone(),
+        heard_after_ns: std::sync::atomic::AtomicU64::new(0),
     });
     let ids = repl.ids();
     let partial = req.psync && req.pos.is_some_and(|p| repl.can_continue(&req.replid, p));
@@ -504,6 +508,9 @@ fn read_acks(
                             link.ack.store(off, Relaxed);
                         }
                         link.ack_ms.store(crate::command::unix_ms(), Relaxed);
+                        if let Some(at) = server.repl.marks.fed_after(off) {
+                            link.heard_after_ns.fetch_max(at, Relaxed);
+                        }
                         // A diskless replica is online from its first ACK.
                         link.state.store(ONLINE, Relaxed);
                         server.repl.refresh_good_replicas(crate::command::unix_ms());

@@ -24,6 +24,7 @@ pub mod backlog;
 pub mod failover;
 pub mod info;
 pub mod master;
+pub mod promise;
 pub mod replica;
 
 use std::sync::atomic::{
@@ -57,6 +58,12 @@ pub struct ReplicaLink {
     pub ack_ms: AtomicU64,
     /// The replica understands `+CONTINUE <id>` (capa psync2).
     pub psync2: bool,
+    /// Its cluster node id (`REPLCONF node-id`, cluster mode).
+    pub node_id: Option<String>,
+    /// The latest instant (`promise::now_ns`) it is known to have received
+    /// stream bytes fed after (0: none): its promise not to bid lasts a
+    /// period past it (see `promise`).
+    pub heard_after_ns: AtomicU64,
 }
 
 impl ReplicaLink {
@@ -157,6 +164,10 @@ pub struct Replication {
     /// The database the primary's stream is in (a replica's), for the
     /// image's `repl-stream-db`; and the one a restart resumes in.
     pub link_db: AtomicUsize,
+    /// When the stream passed which offset (a primary's), and when this
+    /// server last heard its primary (a replica's): see `promise`.
+    pub marks: promise::Marks,
+    pub heard: promise::Heard,
 }
 
 /// A new replication id: 40 random hex digits.
@@ -213,6 +224,8 @@ impl Replication {
             alone_since_ms: AtomicU64::new(0),
             apply_lock: Mutex::new(()),
             link_db: AtomicUsize::new(0),
+            marks: Default::default(),
+            heard: Default::default(),
         }
     }
 

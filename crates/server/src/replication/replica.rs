@@ -317,6 +317,10 @@ fn session(
         &mut link,
         &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"],
     )?;
+    if server.cluster.enabled() {
+        let id = server.cluster.myself().id;
+        call(&mut link, &[b"REPLCONF", b"node-id", id.as_bytes()])?;
+    }
     if !current(server, gen) {
         return Ok(());
     }
@@ -567,6 +571,7 @@ fn apply_stream(
         buf.extend_from_slice(&chunk[..n]);
         last_io = Instant::now();
         repl.link_last_io_ms.store(command::unix_ms(), Relaxed);
+        repl.heard.heard();
         repl.net_in.fetch_add(n as u64, Relaxed);
         // The complete commands of this read are applied as one batch:
         // their bytes go on to the backlog together, under the apply lock

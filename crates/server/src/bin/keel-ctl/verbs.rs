@@ -115,7 +115,7 @@ pub async fn create(store: &mut Store, addrs: &[String], replicas: usize) -> Res
     let snap = store.snapshot().await?;
     print_topology(&snap, &t);
     println!(">>> Writing the topology to etcd");
-    if !store.replace_topology(0, &t, None).await? {
+    if !store.replace_topology(0, &t).await? {
         bail!("another writer created this cluster first");
     }
     println!(">>> Waiting for the cluster to join");
@@ -258,7 +258,7 @@ async fn update(store: &mut Store, change: impl Fn(&mut Topology)) -> Result<()>
             bail!("no such cluster in etcd");
         };
         change(&mut t);
-        if store.replace_topology(snap.version, &t, None).await? {
+        if store.replace_topology(snap.version, &t).await? {
             return Ok(());
         }
     }

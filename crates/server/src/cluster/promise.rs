@@ -1,0 +1,98 @@
+//! The primary's side of the replicas' promises (`replication::promise`):
+//! every tick it marks the stream and asks its replicas for an ACK, and
+//! the earliest promise among its shard's replicas is how long it may
+//! serve without its etcd lease (`Cluster::serving`).
+//!
+//! Why two primaries of a shard never both acknowledge a write: a replica
+//! is promoted only by winning an election it enters once its primary's
+//! `alive` key is gone from etcd *and* its own promise has run out
+//! (`failover::step`). The old primary acknowledges a write only while
+//! its lease certainly lives (then its `alive` key does too) or while
+//! every replica the topology names has a promise that certainly still
+//! binds it (counted from instants before the replica heard it, with a
+//! margin). A replica the primary does not know of (connected, but not in
+//! the topology it last read) voids the promises: the topology changed
+//! behind its back. A replica that never reached its primary has no data
+//! to bid with (`cluster-replica-validity-factor`, Redis's rule).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::replication::promise;
+use crate::server::Server;
+
+/// How long a promise binds a replica: the lease's TTL.
+pub fn period(server: &Server) -> Duration {
+    Duration::from_secs(server.config.read().get_int("cluster-lease-ttl").max(2) as u64)
+}
+
+/// Marks and asks eight times a period, so a promise is renewed long
+/// before it runs out.
+pub async fn keep(server: Arc<Server>) {
+    loop {
+        let period = period(&server);
+        tokio::time::sleep(period / 8).await;
+        if server.shutting_down.load(Relaxed) {
+            return;
+        }
+        tick(&server, period);
+    }
+}
+
+fn tick(server: &Server, period: Duration) {
+    let cluster = &server.cluster;
+    let view = cluster.view();
+    let margin = period.as_nanos() as u64 * 9 / 10;
+    let i = match view.me {
+        Some((i, true)) => i,
+        // A replica serves (reads, redirects) while it hears its primary.
+        Some((_, false)) => {
+            let heard = server.repl.heard.last_ns();
+            cluster.set_promised_until(if heard == 0 { 0 } else { heard + margin });
+            return;
+        }
+        None => {
+            cluster.set_promised_until(0);
+            return;
+        }
+    };
+    let shard = &view.topology().shards[i];
+    let repl = &server.repl;
+    let links = repl.replicas.read().clone();
+    let unknown = links.iter().any(|l| {
+        !l.node_id
+            .as_ref()
+            .is_some_and(|id| shard.replicas.contains(id))
+    });
+    let until = if unknown {
+        0
+    } else {
+        shard
+            .replicas
+            .iter()
+            .map(|r| {
+                let heard = links
+                    .iter()
+                    .filter(|l| l.node_id.as_deref() == Some(r.as_str()))
+                    .map(|l| l.heard_after_ns.load(Relaxed))
+                    .max()
+                    .unwrap_or(0);
+                if heard == 0 {
+                    0
+                } else {
+                    heard + margin
+                }
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    };
+    cluster.set_promised_until(until);
+    if !shard.replicas.is_empty() && repl.active() {
+        // The instant first, then the offset: whatever is fed after lies
+        // past it, so an ACK past it was heard after the instant.
+        let at = promise::now_ns();
+        repl.marks.mark(at, repl.offset());
+        repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
+    }
+}
