@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -125,12 +125,17 @@ impl KeelCluster {
     /// `n` nodes, not yet a cluster.
     fn start(n: usize) -> KeelCluster {
         let etcd = Etcd::start();
-        KeelCluster::start_with(etcd, n, |_| None)
+        KeelCluster::start_with(etcd, n, |_| None, |_| Vec::new())
     }
 
     /// `n` nodes; `etcd_for(i)` may give node `i` another etcd address
-    /// (a proxy).
-    fn start_with(etcd: Etcd, n: usize, etcd_for: impl Fn(usize) -> Option<String>) -> KeelCluster {
+    /// (a proxy), `extra(i)` more arguments.
+    fn start_with(
+        etcd: Etcd,
+        n: usize,
+        etcd_for: impl Fn(usize) -> Option<String>,
+        extra: impl Fn(usize) -> Vec<String>,
+    ) -> KeelCluster {
         let name = format!("it{}", free_port());
         let mut c = KeelCluster {
             etcd,
@@ -142,7 +147,8 @@ impl KeelCluster {
         for i in 0..n {
             let ip = format!("127.0.0.{}", 11 + i);
             let ep = etcd_for(i).unwrap_or_else(|| c.etcd.endpoint());
-            let args = node_args(&ip, &ep, &c.name);
+            let mut args = node_args(&ip, &ep, &c.name);
+            args.extend(extra(i));
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
             let s = Server::keel_with(&argv);
             c.ports.push(s.port);
@@ -1032,26 +1038,32 @@ fn a_primary_paused_past_its_lease_accepts_no_write_after_it_resumes() {
     assert_eq!(new.call(&["EXISTS", "before"]), Value::Integer(1));
 }
 
-/// A TCP proxy to etcd that the test can cut: the node behind it loses
-/// etcd and nothing else.
+/// A TCP proxy the test can cut: the node behind it loses that link (its
+/// etcd, or its replica's link to it) and nothing else. Connections made
+/// while it is cut are dropped.
 struct Proxy {
     port: u16,
     cut: Arc<AtomicBool>,
+    to: Arc<AtomicU16>,
 }
 
 impl Proxy {
-    fn start(to: u16) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("proxy bind");
+    /// Listens on `ip`, forwarding to 127.0.0.1:`to` (0: set later with
+    /// `retarget`).
+    fn start(ip: &str, to: u16) -> Proxy {
+        let listener = TcpListener::bind((ip, 0)).expect("proxy bind");
         let port = listener.local_addr().expect("addr").port();
         let cut = Arc::new(AtomicBool::new(false));
-        let c = cut.clone();
+        let target = Arc::new(AtomicU16::new(to));
+        let (c, t) = (cut.clone(), target.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(inbound) = conn else { continue };
                 if c.load(Ordering::Relaxed) {
                     continue;
                 }
-                let Ok(outbound) = TcpStream::connect(("127.0.0.1", to)) else {
+                let Ok(outbound) = TcpStream::connect(("127.0.0.1", t.load(Ordering::Relaxed)))
+                else {
                     continue;
                 };
                 for (mut from, mut to) in [
@@ -1091,7 +1103,19 @@ impl Proxy {
                 }
             }
         });
-        Proxy { port, cut }
+        Proxy {
+            port,
+            cut,
+            to: target,
+        }
+    }
+
+    fn retarget(&self, to: u16) {
+        self.to.store(to, Ordering::Relaxed);
+    }
+
+    fn set_cut(&self, cut: bool) {
+        self.cut.store(cut, Ordering::Relaxed);
     }
 }
 
@@ -1110,48 +1134,117 @@ fn alive_in_etcd(etcd: &Etcd, name: &str, id: &str) -> bool {
     })
 }
 
+fn keel_info(raw: &mut Raw, field: &str) -> String {
+    info_field(&info(raw, "keel"), field).unwrap_or_default()
+}
+
+/// SET of `key` then WAIT 1 (1 s): the reply to the SET, and whether the
+/// replica acknowledged it.
+fn set_and_wait(raw: &mut Raw, key: &str) -> (Vec<u8>, bool) {
+    let reply = raw.cmd(&["SET", key, "1"]);
+    if reply != b"+OK\r\n" {
+        return (reply, false);
+    }
+    let acked = raw.call(&["WAIT", "1", "1000"]) == Value::Integer(1);
+    (reply, acked)
+}
+
+/// The primary (node 0) loses etcd, its lease lapses, and it goes on
+/// taking writes on its replica's promise, with no failover; then it also
+/// loses its replica and stops taking writes before the replica is
+/// promoted. Node 0's etcd traffic and its replica's link to it each go
+/// through a proxy the test cuts (the replica reaches node 0 at its
+/// announced port, the link proxy's).
 #[test]
-fn a_primary_cut_from_etcd_stops_taking_writes_before_its_lease_ends() {
+fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_promotion() {
     let etcd = Etcd::start();
-    let proxy = Proxy::start(etcd.port);
-    let proxied = format!("127.0.0.1:{}", proxy.port);
-    // Node 0 (the primary) reaches etcd only through the proxy.
-    let c = KeelCluster::start_with(etcd, 2, |i| (i == 0).then(|| proxied.clone()));
+    let etcd_proxy = Proxy::start("127.0.0.1", etcd.port);
+    let link_proxy = Proxy::start("127.0.0.11", 0);
+    let proxied = format!("127.0.0.1:{}", etcd_proxy.port);
+    let announce = link_proxy.port.to_string();
+    let c = KeelCluster::start_with(
+        etcd,
+        2,
+        |i| (i == 0).then(|| proxied.clone()),
+        |i| {
+            if i == 0 {
+                vec!["--cluster-announce-port".into(), announce.clone()]
+            } else {
+                Vec::new()
+            }
+        },
+    );
+    link_proxy.retarget(c.ports[0]);
     c.create(1);
     wait_ok(&c, 0);
     wait_ok(&c, 1);
     let mut p = c.raw(0);
-    assert_eq!(p.cmd(&["SET", "k", "1"]), b"+OK\r\n");
     let id = match p.call(&["CLUSTER", "MYID"]) {
         Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
         other => panic!("{other:?}"),
     };
-    proxy.cut.store(true, Ordering::Relaxed);
-    // It refuses writes while etcd still holds its lease: no replica can
-    // have been promoted yet, so there is no moment with two primaries.
-    let mut acked = vec!["k".to_string()];
-    let alive_when_fenced = wait_for("the primary to fence itself", || {
-        let key = format!("k{}", acked.len());
-        let reply = p.cmd(&["SET", key.as_str(), "1"]);
-        if reply == b"+OK\r\n" {
-            acked.push(key);
-            return Err("still taking writes".into());
+    let mut waited = Vec::new();
+    let mut n = 0;
+    let mut next_key = || {
+        n += 1;
+        format!("k{n}")
+    };
+    etcd_proxy.set_cut(true);
+    // Its lease lapses and etcd drops its `alive` key: every write is
+    // still taken (and reaches the replica), and no failover happens.
+    wait_for("etcd to expire the cut primary's lease", || {
+        let key = next_key();
+        let (reply, acked) = set_and_wait(&mut p, &key);
+        assert_eq!(reply, b"+OK\r\n", "{}", escape(&reply));
+        if acked {
+            waited.push(key);
         }
-        if reply == b"-CLUSTERDOWN The cluster is down\r\n" {
-            Ok(alive_in_etcd(&c.etcd, &c.name, &id))
+        if alive_in_etcd(&c.etcd, &c.name, &id)
+            || keel_info(&mut p, "keel_cluster_lease_valid") != "0"
+        {
+            Err("the lease still lives".into())
         } else {
-            Err(escape(&reply))
+            Ok(())
         }
     });
-    assert!(
-        alive_when_fenced,
-        "the lease had expired before the primary stopped writing"
+    for _ in 0..50 {
+        let key = next_key();
+        let (reply, acked) = set_and_wait(&mut p, &key);
+        assert_eq!(reply, b"+OK\r\n", "{}", escape(&reply));
+        assert!(acked, "the replica stopped acknowledging");
+        waited.push(key);
+    }
+    assert_eq!(keel_info(&mut p, "keel_cluster_promised"), "1");
+    assert_eq!(
+        role(&c, 1),
+        "slave",
+        "a replica bound by its promise was promoted"
     );
-    // Then the lease expires and the replica takes over.
+    // Now cut from its replica too: it stops taking writes, and only then
+    // is the replica promoted.
+    link_proxy.set_cut(true);
+    let fenced = wait_for("the primary to fence itself", || {
+        let reply = p.cmd(&["SET", &next_key(), "1"]);
+        if reply == b"-CLUSTERDOWN The cluster is down\r\n" {
+            Ok(Instant::now())
+        } else {
+            assert_eq!(reply, b"+OK\r\n", "{}", escape(&reply));
+            Err("still taking writes".into())
+        }
+    });
+    assert_eq!(
+        role(&c, 1),
+        "slave",
+        "the replica was promoted before the primary stopped taking writes"
+    );
     wait_promoted(&c, 1);
-    // Everything it acknowledged before fencing itself is there.
+    eprintln!(
+        "fenced {} ms before the replica's promotion was seen",
+        fenced.elapsed().as_millis()
+    );
+    // Every write the replica acknowledged is on the new primary.
     let mut new = c.raw(1);
-    for key in &acked {
+    for key in &waited {
         assert_eq!(
             new.call(&["GET", key.as_str()]),
             Value::Bulk(b"1".to_vec()),
@@ -1159,15 +1252,74 @@ fn a_primary_cut_from_etcd_stops_taking_writes_before_its_lease_ends() {
         );
     }
     // Reconnected, the old primary becomes the new one's replica.
-    proxy.cut.store(false, Ordering::Relaxed);
+    etcd_proxy.set_cut(false);
+    link_proxy.set_cut(false);
     wait_for("the old primary to rejoin as a replica", || {
-        let role = c.raw(0).call(&["ROLE"]);
-        match &role {
-            Value::Array(v) if v.first() == Some(&Value::Bulk(b"slave".to_vec())) => Ok(()),
-            other => Err(format!("{other:?}")),
+        match role(&c, 0).as_str() {
+            "slave" => Ok(()),
+            other => Err(other.to_string()),
         }
     });
     wait_ok(&c, 0);
+}
+
+/// etcd stopped (SIGSTOP) well past every lease: no node failed, so no
+/// client sees a difference; the cluster keeps working after etcd resumes.
+#[test]
+fn a_stalled_etcd_refuses_no_write() {
+    let mut c = KeelCluster::start(4);
+    c.create(1);
+    for i in 0..4 {
+        wait_ok(&c, i);
+    }
+    let slots = [0, 16383];
+    let mut writers: Vec<(Raw, String)> = slots
+        .iter()
+        .map(|&slot| {
+            let (p, _) = shard_pair(&c, slot);
+            (c.raw(p), key_in_slot(slot, 0))
+        })
+        .collect();
+    let pid = c.etcd.child.id() as libc::pid_t;
+    // SAFETY: signals to our own child's pid, not yet reaped.
+    unsafe {
+        libc::kill(pid, libc::SIGSTOP);
+    }
+    // Until every node has lost its lease, and on for a while: every
+    // write is taken.
+    let mut after_leases = 0;
+    wait_for("every node's lease to lapse, writes going on", || {
+        for (raw, key) in writers.iter_mut() {
+            let reply = raw.cmd(&["SET", key.as_str(), "1"]);
+            assert_eq!(reply, b"+OK\r\n", "{}", escape(&reply));
+        }
+        let lapsed = (0..4).all(|i| keel_info(&mut c.raw(i), "keel_cluster_lease_valid") == "0");
+        after_leases += lapsed as usize;
+        if after_leases >= 200 {
+            Ok(())
+        } else {
+            Err(format!("{after_leases} rounds since every lease lapsed"))
+        }
+    });
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(pid, libc::SIGCONT);
+    }
+    wait_for("every node to renew its lease", || {
+        for (raw, key) in writers.iter_mut() {
+            let reply = raw.cmd(&["SET", key.as_str(), "1"]);
+            assert_eq!(reply, b"+OK\r\n", "{}", escape(&reply));
+        }
+        if (0..4).all(|i| keel_info(&mut c.raw(i), "keel_cluster_lease_valid") == "1") {
+            Ok(())
+        } else {
+            Err("a lease not renewed yet".into())
+        }
+    });
+    // A failover still works afterwards.
+    let (p, r) = shard_pair(&c, 0);
+    c.kill(p);
+    wait_promoted(&c, r);
 }
 
 #[test]
