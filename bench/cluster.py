@@ -26,7 +26,7 @@ Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
        bench/cluster.py failover [--runs 5]
        bench/cluster.py etcd-pause [--pause 3] [--primaries 3] [--replicas 0]
 Needs etcd, redis-server, redis-tools, python redis; keel built with
-`cargo build --release`.
+`cargo build --release` (or KEEL_SERVER=path/to/keel-server, keel-ctl beside it).
 """
 import argparse
 import os
@@ -45,6 +45,9 @@ import redis
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import KEEL, free_port, server_command, start  # noqa: E402
 
+# KEEL_SERVER: another build (an earlier one, to compare), with its
+# keel-ctl beside it.
+KEEL = os.environ.get("KEEL_SERVER", KEEL)
 CTL = os.path.join(os.path.dirname(KEEL), "keel-ctl")
 SUITE = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop",
          "rpop", "sadd", "hset", "spop", "zadd", "zpopmin", "lrange", "mset"]

@@ -115,7 +115,7 @@ pub fn init(server: &Server) -> Result<(), String> {
     );
     server
         .cluster
-        .set_failing_grace(super::promise::period(server));
+        .set_failing_grace(Duration::from_secs(settings(server).ttl));
     Ok(())
 }
 

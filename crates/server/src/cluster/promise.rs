@@ -22,9 +22,11 @@ use std::time::Duration;
 use crate::replication::promise;
 use crate::server::Server;
 
-/// How long a promise binds a replica: the lease's TTL.
+/// How long a promise binds a replica: half the lease's TTL, so that
+/// after a primary dies its replicas are free to bid by the time etcd
+/// drops its lease (a failover waits for both).
 pub fn period(server: &Server) -> Duration {
-    Duration::from_secs(server.config.read().get_int("cluster-lease-ttl").max(2) as u64)
+    Duration::from_secs(server.config.read().get_int("cluster-lease-ttl").max(2) as u64) / 2
 }
 
 /// Marks and asks eight times a period, so a promise is renewed long
@@ -88,7 +90,11 @@ fn tick(server: &Server, period: Duration) {
             .unwrap_or(u64::MAX)
     };
     cluster.set_promised_until(until);
-    if !shard.replicas.is_empty() && repl.active() {
+    // While clients are paused the stream stays still (keel-ctl failover
+    // waits for a replica to reach the primary's offset): no mark, and
+    // the promises run out unless renewed after the pause.
+    let paused = server.pause.mode() != crate::pause::NONE;
+    if !shard.replicas.is_empty() && repl.active() && !paused {
         // The instant first, then the offset: whatever is fed after lies
         // past it, so an ACK past it was heard after the instant.
         let at = promise::now_ns();
