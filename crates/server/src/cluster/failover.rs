@@ -14,8 +14,8 @@
 //! the lost primary (the etcd revision of its last `alive` key): bids of
 //! an earlier loss of the same primary, which came back since, are not
 //! read. A replica whose data is too old does not bid (Redis's rule with
-//! `cluster-replica-validity-factor`): nor does one that never reached
-//! its primary since it started.
+//! `cluster-replica-validity-factor`), nor does one that has not heard its
+//! primary since it started (even with the factor 0).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -118,7 +118,11 @@ pub async fn step(
     let me = &view.myself.id;
     let round = format!("{}/{}/{incarnation}", shard.id, shard.epoch);
     if election.round.as_deref() != Some(round.as_str()) {
-        if data_too_old(server) {
+        // A replica that has not heard its primary since it started never
+        // bids, whatever the factor: a primary cut from etcd may be
+        // serving on its other replicas' promises, and never knew this
+        // one (added behind its back) to wait for its promise.
+        if server.repl.heard.last_ns() == 0 || data_too_old(server) {
             return Ok(());
         }
         let offset = server.repl.offset();

@@ -12,8 +12,9 @@
 //! binds it (counted from instants before the replica heard it, with a
 //! margin). A replica the primary does not know of (connected, but not in
 //! the topology it last read) voids the promises: the topology changed
-//! behind its back. A replica that never reached its primary has no data
-//! to bid with (`cluster-replica-validity-factor`, Redis's rule).
+//! behind its back. A replica that has not heard its primary since it
+//! started never bids (`failover::step`): one added behind a cut-off
+//! primary's back cannot take its place.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
