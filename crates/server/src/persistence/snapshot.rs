@@ -9,9 +9,9 @@
 //! shard go, and encodes the copy. A command that may change a slot the
 //! snapshot has not taken yet ([`Snapshots::before_execute`], for every
 //! command not flagged read-only) first copies that slot for the saving
-//! thread (the slots of its keys; every untaken slot of its shards when
-//! its keys are not known in advance), or, once [`MAX_PENDING`] copies
-//! wait, encodes it itself. So the image is the dataset as of the start;
+//! thread (the slots of its keys; the commands that change every slot at
+//! once tell the snapshot instead, see `capture`), or, once
+//! [`MAX_PENDING`] copies wait, encodes it itself. So the image is the dataset as of the start;
 //! memory grows by a few copies at most (fork's copy-on-write can double
 //! it); a read waits at most for one piece's copy, a write for its slots'.
 

@@ -4,8 +4,8 @@
 //!
 //! A slot (1/16384 of the dataset) is the unit so that no one waits for
 //! much: the rewrite thread holds a shard only while it encodes one slot,
-//! and a command writes only the slots of its keys (every untaken slot of
-//! the shards it holds when its keys are not known in advance).
+//! and a command writes only the slots of its keys (SWAPDB and flushes
+//! tell the rewrite what they change instead: `persistence::capture`).
 
 use super::*;
 use crate::persistence::capture::{key_save_delay, Capture, FlushedMaps};
