@@ -391,17 +391,22 @@ fn bgsave_is_point_in_time_through_swapdb_and_flushes() {
         info_field(&info, "rdb_last_bgsave_status").as_deref(),
         Some("ok")
     );
+    drop(raw);
+    assert_eq!(contents_after_sigkill(s, &dir, &[]), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Kills `s` with SIGKILL, starts keel again on `dir` with `args` and
+/// returns what it loaded.
+fn contents_after_sigkill(s: Server, dir: &Path, args: &[&str]) -> BTreeMap<String, String> {
     // SAFETY: kill(2) on our own child's pid.
     unsafe {
         libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
     }
-    drop(raw);
     drop(s);
-    let s = keel_in(&dir, &[]);
+    let s = keel_in(dir, args);
     let mut raw = s.raw();
-    assert_eq!(contents(&mut raw), before);
-    drop(s);
-    let _ = std::fs::remove_dir_all(&dir);
+    contents(&mut raw)
 }
 
 /// The same commands during an AOF rewrite: the new base is the dataset
@@ -454,16 +459,11 @@ fn aof_rewrite_is_point_in_time_through_swapdb_and_flushes() {
         "{:?}",
         after.keys().take(5).collect::<Vec<_>>()
     );
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe {
-        libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
-    }
     drop(raw);
-    drop(s);
-    let s = keel_in(&dir, &["--appendonly", "yes"]);
-    let mut raw = s.raw();
-    assert_eq!(contents(&mut raw), after);
-    drop(s);
+    assert_eq!(
+        contents_after_sigkill(s, &dir, &["--appendonly", "yes"]),
+        after
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
