@@ -41,6 +41,8 @@ impl Lease {
     }
 }
 
+/// Cheap to clone: clones share one connection to etcd.
+#[derive(Clone)]
 pub struct Store {
     client: Client,
     prefix: String,
@@ -57,6 +59,13 @@ pub struct Snapshot {
     /// The etcd revision each `alive` key was created at: one per
     /// incarnation of a node's lease (elections are named by it).
     pub alive_since: BTreeMap<String, i64>,
+    /// The lease each `alive` key is attached to (a replica that finds its
+    /// primary's process gone revokes it, rather than wait for its TTL).
+    pub alive_lease: BTreeMap<String, i64>,
+    /// The `mod_revision` of each `nodes/<id>` key: a node rewrites it at
+    /// the start of every session with etcd, before it takes a lease, so
+    /// a failover that read it knows no new lease of the node began since.
+    pub registered: BTreeMap<String, i64>,
     /// The etcd revision the snapshot was read at (watch from the next).
     pub revision: i64,
 }
@@ -119,11 +128,13 @@ impl Store {
             } else if let Some(id) = rest.strip_prefix("nodes/") {
                 if let Ok(node) = serde_json::from_slice::<Node>(kv.value()) {
                     snap.nodes.insert(id.to_string(), node);
+                    snap.registered.insert(id.to_string(), kv.mod_revision());
                 }
             } else if let Some(id) = rest.strip_prefix("alive/") {
                 snap.alive.insert(id.to_string());
                 snap.alive_since
                     .insert(id.to_string(), kv.create_revision());
+                snap.alive_lease.insert(id.to_string(), kv.lease());
             }
         }
         Ok(snap)
@@ -165,6 +176,8 @@ impl Store {
         Ok(())
     }
 
+    /// Ends a lease now: its keys go at once (a node's own at shutdown; a
+    /// dead primary's, found gone by its replica).
     pub async fn revoke(&mut self, lease: i64) -> Result<()> {
         self.client.lease_revoke(lease).await?;
         Ok(())
@@ -178,18 +191,27 @@ impl Store {
 
     /// A failover's write of `topology`: only if the stored one is still
     /// at `version`, the old primary `dead`'s `alive` key is gone (no
-    /// failover while its lease lives) and the `winner`'s is there (a
-    /// winner whose own lease lapsed meanwhile does not take the shard).
+    /// failover while its lease lives), `dead` has not begun a session
+    /// since `dead_registered` (its `nodes/` key's revision when the
+    /// winner saw it gone: a lease taken since may still be serving) and
+    /// the `winner`'s `alive` key is there (a winner whose own lease
+    /// lapsed meanwhile does not take the shard).
     pub async fn promote(
         &mut self,
         version: i64,
         topology: &Topology,
         dead: &str,
+        dead_registered: i64,
         winner: &str,
     ) -> Result<bool> {
         let alive = |id: &str| self.key(&format!("alive/{id}"));
         let when = vec![
             Compare::create_revision(alive(dead), CompareOp::Equal, 0),
+            Compare::mod_revision(
+                self.key(&format!("nodes/{dead}")),
+                CompareOp::Equal,
+                dead_registered,
+            ),
             Compare::create_revision(alive(winner), CompareOp::NotEqual, 0),
         ];
         self.write_topology(version, topology, when).await

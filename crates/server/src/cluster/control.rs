@@ -6,10 +6,12 @@
 //! with none, the id etcd has for this node's address, so a node restarted
 //! with an empty directory takes its old place); register the address;
 //! take a lease and mark the node alive under it; read the whole cluster
-//! state and apply it; then renew the lease every quarter TTL and re-read
-//! the state whenever the watch reports a change. Any error ends the
-//! session (the lease deadline then lapses on its own: the node stops
-//! serving keys) and a new one starts half a second later.
+//! state and apply it; then renew the lease four times per serving
+//! window (`cluster::window`) and re-read the state whenever the watch
+//! reports a change, while a task of its own runs the elections. Any
+//! error ends the session (the lease deadline then lapses on its own: the
+//! node stops serving keys unless its replicas' promises hold) and a new
+//! one starts half a second later.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use keel_cluster::{Node, Snapshot, Store};
 
-use super::failover::{self, Election};
+use super::failover;
 use super::View;
 use crate::replication::{replica, Primary};
 use crate::server::Server;
@@ -167,6 +169,7 @@ async fn run(server: Arc<Server>) {
 async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
     let s = settings(server);
     let ttl = Duration::from_secs(s.ttl);
+    let window = super::window(server);
     // Every request must answer well within the lease.
     let timeout = ttl / 2;
     let cluster = &server.cluster;
@@ -199,7 +202,7 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
         .sent
         .fetch_add(5, std::sync::atomic::Ordering::Relaxed);
     apply(server, &myself, snap.clone());
-    cluster.extend_lease(deadline(sent, s.ttl as i64));
+    cluster.extend_lease(deadline(sent, s.ttl as i64, window));
     tracing::info!(
         "Cluster: node {} joined '{}' at etcd revision {}",
         myself.id,
@@ -207,9 +210,12 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
         snap.revision
     );
     let mut watch = within(timeout, store.watch(snap.revision + 1)).await?;
-    let mut renew = tokio::time::interval(ttl / 4);
+    let mut renew = tokio::time::interval(window / 4);
     renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut election = Election::default();
+    // Elections talk to etcd on a task of their own: a slow answer to
+    // one never delays a renewal.
+    let elections = tokio::spawn(failover::run(server.clone(), store.clone(), lease.id));
+    let _elections = AbortOnDrop(elections);
     loop {
         tokio::select! {
             _ = renew.tick() => {
@@ -219,14 +225,7 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
                 if granted <= 0 {
                     bail!("lease {:x} expired", lease.id);
                 }
-                cluster.extend_lease(deadline(sent, granted));
-                // Bounded well within the renewal interval: a slow etcd
-                // answer to the election must not delay the next renewal.
-                let step = failover::step(server, &mut store, &mut election, lease.id);
-                match tokio::time::timeout(ttl / 8, step).await {
-                    Ok(result) => result?,
-                    Err(_) => tracing::warn!("Cluster: an election step timed out"),
-                }
+                cluster.extend_lease(deadline(sent, granted, window));
             }
             msg = watch.message() => {
                 let resp = msg.context("watch")?;
@@ -244,10 +243,20 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
 }
 
 /// The lease renewed (or granted) by a request sent at `sent` lives at
-/// least `ttl` seconds past it on etcd's clock; the node counts 90% of
-/// that, against clock drift.
-fn deadline(sent: Instant, ttl: i64) -> Instant {
-    sent + Duration::from_millis(ttl.max(0) as u64 * 900)
+/// least `ttl` seconds past it on etcd's clock; the node serves on it for
+/// the serving window past `sent` (never more than 90% of the TTL, against
+/// clock drift).
+fn deadline(sent: Instant, ttl: i64, window: Duration) -> Instant {
+    sent + Duration::from_millis(ttl.max(0) as u64 * 900).min(window)
+}
+
+/// Ends the session's election task with the session.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 async fn within<T>(limit: Duration, f: impl std::future::Future<Output = Result<T>>) -> Result<T> {

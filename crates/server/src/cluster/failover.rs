@@ -2,13 +2,25 @@
 //! its lease (its `alive` key is gone) and a replica's promise to it has
 //! run out (so the primary has stopped serving, see `cluster::promise`),
 //! the replica bids its replication offset; once every live replica has
-//! bid, or a second has passed, the bidder with the highest offset (then
-//! the lowest id) writes the new topology: itself primary, the old
-//! primary its replica, the shard's epoch raised past the cluster's. The
-//! write is one transaction that holds only if the topology is still the
-//! one it read, the old primary is still not alive and the winner still
-//! is, so two replicas cannot both win and a primary that came back in
-//! time keeps its place.
+//! bid, or a serving window has passed, the bidder with the highest
+//! offset (then the lowest id) writes the new topology: itself primary,
+//! the old primary its replica, the shard's epoch raised past the
+//! cluster's. It writes it no sooner than a window and an eighth after it
+//! first saw the lease gone: the old primary serves on a renewal for a
+//! window past sending it, and every renewal etcd took was sent before
+//! the lease went (`cluster` module note). The write is one transaction
+//! that holds only if the topology is still the one it read, the old
+//! primary is still not alive and has not begun a new session with etcd
+//! since (it rewrites its `nodes/` key first), and the winner is alive,
+//! so two replicas cannot both win and a primary that came back in time
+//! keeps its place.
+//!
+//! Detection: a replica whose link to its primary is down probes the
+//! primary's port; a refused connection means the process is gone (kill
+//! -9, a crash, a shutdown), and the replica revokes the primary's lease
+//! instead of waiting for etcd to expire it. A primary that is paused or
+//! cut off still accepts connections or answers none: its lease runs out
+//! on its own `cluster-lease-ttl`.
 //!
 //! An election is named by the shard, its epoch and the incarnation of
 //! the lost primary (the etcd revision of its last `alive` key): bids of
@@ -24,20 +36,21 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use keel_cluster::Store;
 
+use crate::replication::LINK_UP;
 use crate::server::Server;
 
-/// How long the bidders wait for a replica that has not bid.
-const BID_WAIT: Duration = Duration::from_secs(1);
-
 #[derive(Default)]
-pub struct Election {
+struct Election {
     /// `<shard id>/<epoch>/<incarnation>` of the election this node has
-    /// bid in.
+    /// bid in, and when it bid.
     round: Option<String>,
     since: Option<Instant>,
     /// The shard's primary as last seen alive: its id and the revision of
     /// its `alive` key.
     primary_seen: Option<(String, i64)>,
+    /// The shard's primary as first seen gone: its id, the revision of
+    /// its `nodes/` key then, and when.
+    gone: Option<(String, i64, Instant)>,
 }
 
 impl Election {
@@ -81,8 +94,35 @@ fn data_too_old(server: &Server) -> bool {
     age > ping_secs * 1000 + timeout_ms.saturating_mul(factor)
 }
 
-/// One step, run after each lease renewal.
-pub async fn step(
+/// A session's elections: a step four times a serving window, for as
+/// long as the session (holding `lease`) lasts.
+pub async fn run(server: Arc<Server>, mut store: Store, lease: i64) {
+    let mut election = Election::default();
+    loop {
+        let window = super::window(&server);
+        tokio::time::sleep(window / 4).await;
+        match tokio::time::timeout(window, step(&server, &mut store, &mut election, lease)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("Cluster: election step: {e:#}"),
+            Err(_) => tracing::warn!("Cluster: an election step timed out"),
+        }
+    }
+}
+
+/// Whether the primary's process is certainly gone: the replication link
+/// is down and the primary's port refuses connections.
+async fn process_gone(server: &Server, ip: &str, port: u16, limit: Duration) -> bool {
+    if server.repl.link_state.load(Relaxed) == LINK_UP {
+        return false;
+    }
+    let connect = tokio::net::TcpStream::connect((ip, port));
+    matches!(
+        tokio::time::timeout(limit, connect).await,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused
+    )
+}
+
+async fn step(
     server: &Arc<Server>,
     store: &mut Store,
     election: &mut Election,
@@ -94,6 +134,7 @@ pub async fn step(
         return Ok(());
     };
     let shard = &view.topology().shards[i];
+    let window = super::window(server);
     let no_failover = server.config.read().get("cluster-replica-no-failover") == "yes";
     if view.alive(&shard.primary) {
         let revision = view
@@ -103,8 +144,36 @@ pub async fn step(
             .copied()
             .unwrap_or(0);
         election.primary_seen = Some((shard.primary.clone(), revision));
+        election.gone = None;
         election.reset();
+        let primary = view.node(&shard.primary);
+        let lease = view.snapshot.alive_lease.get(&shard.primary);
+        if let (Some(p), Some(&lease), false) = (primary, lease, no_failover) {
+            if process_gone(server, &p.ip, p.port, window / 4).await {
+                tracing::info!(
+                    "Cluster: primary {} refuses connections; revoking its lease",
+                    shard.primary
+                );
+                // Already gone (expired meanwhile) is as good.
+                if let Err(e) = store.revoke(lease).await {
+                    tracing::debug!("Cluster: revoking lease {lease:x}: {e:#}");
+                }
+            }
+        }
         return Ok(());
+    }
+    let registered = view
+        .snapshot
+        .registered
+        .get(&shard.primary)
+        .copied()
+        .unwrap_or(0);
+    let seen_before = election
+        .gone
+        .as_ref()
+        .is_some_and(|(id, r, _)| *id == shard.primary && *r == registered);
+    if !seen_before {
+        election.gone = Some((shard.primary.clone(), registered, Instant::now()));
     }
     // Bound by its promise, the replica lets its primary serve.
     if no_failover || server.repl.heard.bound(super::promise::period(server)) {
@@ -131,14 +200,17 @@ pub async fn step(
             "Cluster: primary {} lost its lease; bidding offset {offset}",
             shard.primary
         );
-        election.round = Some(round);
+        election.round = Some(round.clone());
         election.since = Some(Instant::now());
+    }
+    let gone_for = election.gone.as_ref().map_or(Duration::ZERO, |g| g.2.elapsed());
+    if gone_for < window + window / 8 {
         return Ok(());
     }
     let bids = store.bids(&round).await?;
     let live = shard.replicas.iter().filter(|r| view.alive(r));
     let all_in = live.clone().all(|r| bids.iter().any(|(id, _)| id == r));
-    if !all_in && election.since.is_some_and(|t| t.elapsed() < BID_WAIT) {
+    if !all_in && election.since.is_some_and(|t| t.elapsed() < window) {
         return Ok(());
     }
     let best = bids
@@ -157,7 +229,7 @@ pub async fn step(
     s.epoch = topology.current_epoch;
     let shard_id = s.id.clone();
     if store
-        .promote(view.snapshot.version, &topology, &old, me)
+        .promote(view.snapshot.version, &topology, &old, registered, me)
         .await?
     {
         tracing::info!(

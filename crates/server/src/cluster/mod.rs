@@ -15,9 +15,14 @@
 //!
 //! Fencing: a node's lease in etcd lives `cluster-lease-ttl` seconds past
 //! its last renewal, counted by etcd from when the renewal arrived. The
-//! node counts its own deadline from when it *sent* the renewal, which is
-//! earlier, so its deadline passes before etcd can expire the lease and a
-//! replica be promoted. A primary also serves past its lease while every
+//! node serves on a renewal only for the [`window`] after it *sent* it,
+//! renewing four times a window; a replica promotes itself only a window
+//! and an eighth after it saw its primary's lease gone (expired, or
+//! revoked by the replica once it found the primary's process gone, see
+//! `failover`), so the old primary stopped serving on any renewal etcd
+//! took before. A short window, not the lease's TTL (etcd grants no TTL
+//! under 2 s), is what makes failover take less than a second. A primary
+//! also serves past its lease while every
 //! replica of its shard has promised, over the replication link, not to
 //! bid ([`promise`]): so etcd is not on the data path, and a stalled or
 //! unreachable etcd changes nothing for clients. Past both the node's
@@ -38,11 +43,21 @@ pub mod redirect;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use keel_cluster::topology::UNOWNED;
 use keel_cluster::{Node, Shard, Snapshot, Topology, SLOTS};
 use parking_lot::RwLock;
+
+/// How long one lease renewal, or one replica's promise, lets a node
+/// serve: a fifth of `cluster-lease-ttl` (400 ms at its default of 2 s).
+/// A failover waits a little longer than this once the primary's lease is
+/// gone, so it sets how fast failover can be; renewals and promises are
+/// refreshed several times a window, so a slow answer or two cost nothing.
+pub fn window(server: &crate::server::Server) -> Duration {
+    let ttl = server.config.read().get_int("cluster-lease-ttl").max(2) as u64;
+    Duration::from_millis(ttl * 200)
+}
 
 /// The topology as this node last read it from etcd.
 pub struct View {
@@ -161,7 +176,7 @@ pub struct Cluster {
     promised_until_ns: AtomicU64,
     /// How long another shard's primary may be gone from etcd before its
     /// slots count as failing (the lease period).
-    failing_grace: RwLock<std::time::Duration>,
+    failing_grace: RwLock<Duration>,
     /// Whether `cluster-require-full-coverage` is on (hot copy).
     pub full_coverage: AtomicBool,
     /// Requests to and events from etcd (CLUSTER INFO's message counts).
@@ -184,7 +199,7 @@ impl Default for Cluster {
             base: Instant::now(),
             deadline_ns: AtomicU64::new(0),
             promised_until_ns: AtomicU64::new(0),
-            failing_grace: RwLock::new(std::time::Duration::from_secs(2)),
+            failing_grace: RwLock::new(Duration::from_secs(2)),
             full_coverage: AtomicBool::new(true),
             sent: AtomicU64::new(0),
             received: AtomicU64::new(0),
@@ -220,7 +235,7 @@ impl Cluster {
         *current = Arc::new(view);
     }
 
-    pub fn set_failing_grace(&self, grace: std::time::Duration) {
+    pub fn set_failing_grace(&self, grace: Duration) {
         *self.failing_grace.write() = grace;
     }
 

@@ -23,11 +23,11 @@ use std::time::Duration;
 use crate::replication::promise;
 use crate::server::Server;
 
-/// How long a promise binds a replica: half the lease's TTL, so that
-/// after a primary dies its replicas are free to bid by the time etcd
-/// drops its lease (a failover waits for both).
+/// How long a promise binds a replica: the serving window, so that after
+/// a primary dies its replicas are free to bid by the time a failover
+/// could complete anyway (it waits for the window after the lease).
 pub fn period(server: &Server) -> Duration {
-    Duration::from_secs(server.config.read().get_int("cluster-lease-ttl").max(2) as u64) / 2
+    super::window(server)
 }
 
 /// Marks and asks eight times a period, so a promise is renewed long
