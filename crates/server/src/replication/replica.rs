@@ -365,6 +365,9 @@ fn session(
         }
         let db = receive_image(server, gen, &mut link, id, off)?;
         client.db = db;
+        // At once, as Redis after an image sent diskless: the primary
+        // streams nothing to a diskless replica until its first ACK.
+        send_ack(&mut link, server.repl.offset())?;
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let id = rest.trim();
         tracing::info!("Successful partial resynchronization with master.");

@@ -310,6 +310,17 @@ fn wait_ok(c: &KeelCluster, i: usize) {
     });
 }
 
+/// Node `i` holds its replicas' promises (a primary whose replicas have
+/// synced and acknowledged) or hears its primary (a replica).
+fn wait_promised(c: &KeelCluster, i: usize) {
+    wait_for(&format!("node {} to hold promises", c.addr(i)), || {
+        match keel_info(&mut c.raw(i), "keel_cluster_promised").as_str() {
+            "1" => Ok(()),
+            other => Err(other.to_string()),
+        }
+    });
+}
+
 /// A key in the given slot, from the slot's own hash-tag table.
 fn key_in_slot(slot: usize, n: usize) -> String {
     let tag = (0..)
@@ -1178,6 +1189,7 @@ fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_pro
     c.create(1);
     wait_ok(&c, 0);
     wait_ok(&c, 1);
+    wait_promised(&c, 0);
     let mut p = c.raw(0);
     let id = match p.call(&["CLUSTER", "MYID"]) {
         Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -1271,6 +1283,7 @@ fn a_stalled_etcd_refuses_no_write() {
     c.create(1);
     for i in 0..4 {
         wait_ok(&c, i);
+        wait_promised(&c, i);
     }
     let slots = [0, 16383];
     let mut writers: Vec<(Raw, String)> = slots
