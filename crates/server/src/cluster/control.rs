@@ -11,7 +11,9 @@
 //! reports a change, while a task of its own runs the elections. Any
 //! error ends the session (the lease deadline then lapses on its own: the
 //! node stops serving keys unless its replicas' promises hold) and a new
-//! one starts half a second later.
+//! one starts half a second later; a lease found gone (expired, or
+//! revoked by a replica, see `failover`) ends it too, and a new one starts
+//! at once.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -153,19 +155,28 @@ pub fn start(server: &Arc<Server>) {
 async fn run(server: Arc<Server>) {
     let mut settled = stored_id(&server).is_some();
     loop {
-        if let Err(e) = session(&server, &mut settled).await {
-            tracing::warn!("Cluster: {e:#}; reconnecting to etcd");
-        }
+        let result = session(&server, &mut settled).await;
         if server
             .shutting_down
             .load(std::sync::atomic::Ordering::Relaxed)
         {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        match result {
+            // The lease is gone but etcd answers: a new one at once (a
+            // replica that revoked it waits longer before it promotes
+            // itself, see `failover`).
+            Ok(()) => tracing::warn!("Cluster: the lease expired or was revoked; taking a new one"),
+            Err(e) => {
+                tracing::warn!("Cluster: {e:#}; reconnecting to etcd");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
     }
 }
 
+/// One session with etcd: `Ok` once the lease is found gone, `Err` on
+/// any error.
 async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
     let s = settings(server);
     let ttl = Duration::from_secs(s.ttl);
@@ -223,7 +234,7 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
                 let granted = within(timeout, lease.renew()).await?;
                 cluster.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if granted <= 0 {
-                    bail!("lease {:x} expired", lease.id);
+                    return Ok(());
                 }
                 cluster.extend_lease(deadline(sent, granted, window));
             }

@@ -20,7 +20,11 @@
 //! -9, a crash, a shutdown), and the replica revokes the primary's lease
 //! instead of waiting for etcd to expire it. A primary that is paused or
 //! cut off still accepts connections or answers none: its lease runs out
-//! on its own `cluster-lease-ttl`.
+//! on its own `cluster-lease-ttl`. A primary that is alive (only its
+//! replica's connections are refused) finds its lease gone at its next
+//! renewal and takes a new one at once, well within the window and an
+//! eighth the replica waits: it keeps its place, and the replica does
+//! not revoke again until its link has been up.
 //!
 //! An election is named by the shard, its epoch and the incarnation of
 //! the lost primary (the etcd revision of its last `alive` key): bids of
@@ -51,6 +55,8 @@ struct Election {
     /// The shard's primary as first seen gone: its id, the revision of
     /// its `nodes/` key then, and when.
     gone: Option<(String, i64, Instant)>,
+    /// This node revoked its primary's lease since its link was last up.
+    revoked: bool,
 }
 
 impl Election {
@@ -146,10 +152,19 @@ async fn step(
         election.primary_seen = Some((shard.primary.clone(), revision));
         election.gone = None;
         election.reset();
+        if server.repl.link_state.load(Relaxed) == LINK_UP {
+            election.revoked = false;
+        }
+        // Once per loss of the link: a primary that took a new lease
+        // since is alive (only this replica cannot reach it), and keeps
+        // its place until its lease lapses on its own.
         let primary = view.node(&shard.primary);
         let lease = view.snapshot.alive_lease.get(&shard.primary);
-        if let (Some(p), Some(&lease), false) = (primary, lease, no_failover) {
+        if let (Some(p), Some(&lease), false, false) =
+            (primary, lease, no_failover, election.revoked)
+        {
             if process_gone(server, &p.ip, p.port, window / 4).await {
+                election.revoked = true;
                 tracing::info!(
                     "Cluster: primary {} refuses connections; revoking its lease",
                     shard.primary
@@ -203,7 +218,10 @@ async fn step(
         election.round = Some(round.clone());
         election.since = Some(Instant::now());
     }
-    let gone_for = election.gone.as_ref().map_or(Duration::ZERO, |g| g.2.elapsed());
+    let gone_for = election
+        .gone
+        .as_ref()
+        .map_or(Duration::ZERO, |g| g.2.elapsed());
     if gone_for < window + window / 8 {
         return Ok(());
     }

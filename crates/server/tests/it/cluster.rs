@@ -313,12 +313,13 @@ fn wait_ok(c: &KeelCluster, i: usize) {
 /// Node `i` holds its replicas' promises (a primary whose replicas have
 /// synced and acknowledged) or hears its primary (a replica).
 fn wait_promised(c: &KeelCluster, i: usize) {
-    wait_for(&format!("node {} to hold promises", c.addr(i)), || {
-        match keel_info(&mut c.raw(i), "keel_cluster_promised").as_str() {
+    wait_for(
+        &format!("node {} to hold promises", c.addr(i)),
+        || match keel_info(&mut c.raw(i), "keel_cluster_promised").as_str() {
             "1" => Ok(()),
             other => Err(other.to_string()),
-        }
-    });
+        },
+    );
 }
 
 /// A key in the given slot, from the slot's own hash-tag table.
@@ -1051,10 +1052,12 @@ fn a_primary_paused_past_its_lease_accepts_no_write_after_it_resumes() {
 
 /// A TCP proxy the test can cut: the node behind it loses that link (its
 /// etcd, or its replica's link to it) and nothing else. Connections made
-/// while it is cut are dropped.
+/// while it is cut are dropped; while it refuses, its port is closed (a
+/// connection is refused, as to a process that is gone).
 struct Proxy {
     port: u16,
     cut: Arc<AtomicBool>,
+    refuse: Arc<AtomicBool>,
     to: Arc<AtomicU16>,
 }
 
@@ -1065,11 +1068,35 @@ impl Proxy {
         let listener = TcpListener::bind((ip, 0)).expect("proxy bind");
         let port = listener.local_addr().expect("addr").port();
         let cut = Arc::new(AtomicBool::new(false));
+        let refuse = Arc::new(AtomicBool::new(false));
         let target = Arc::new(AtomicU16::new(to));
-        let (c, t) = (cut.clone(), target.clone());
+        let (c, r, t) = (cut.clone(), refuse.clone(), target.clone());
+        let ip = ip.to_string();
         std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(inbound) = conn else { continue };
+            let mut listener = Some(listener);
+            loop {
+                // Closed while refusing, bound again after.
+                match (r.load(Ordering::Relaxed), listener.is_some()) {
+                    (true, true) => listener = None,
+                    (false, false) => {
+                        listener = TcpListener::bind((ip.as_str(), port)).ok();
+                    }
+                    _ => {}
+                }
+                let Some(l) = &listener else {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                l.set_nonblocking(true).expect("nonblocking");
+                let inbound = match l.accept() {
+                    Ok((inbound, _)) => inbound,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                inbound.set_nonblocking(false).expect("blocking");
                 if c.load(Ordering::Relaxed) {
                     continue;
                 }
@@ -1117,8 +1144,15 @@ impl Proxy {
         Proxy {
             port,
             cut,
+            refuse,
             to: target,
         }
+    }
+
+    /// Cuts every connection and closes the port (or opens it again).
+    fn set_refusing(&self, refuse: bool) {
+        self.cut.store(refuse, Ordering::Relaxed);
+        self.refuse.store(refuse, Ordering::Relaxed);
     }
 
     fn retarget(&self, to: u16) {
@@ -1130,8 +1164,9 @@ impl Proxy {
     }
 }
 
-/// Whether node `id`'s `alive` key still exists in etcd.
-fn alive_in_etcd(etcd: &Etcd, name: &str, id: &str) -> bool {
+/// The etcd revision node `id`'s `alive` key was created at (one per
+/// lease it took), if it is there.
+fn alive_since(etcd: &Etcd, name: &str, id: &str) -> Option<i64> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -1141,7 +1176,8 @@ fn alive_in_etcd(etcd: &Etcd, name: &str, id: &str) -> bool {
             keel_cluster::Store::connect(&[etcd.endpoint()], name, Duration::from_secs(5))
                 .await
                 .expect("etcd");
-        store.snapshot().await.expect("snapshot").alive.contains(id)
+        let snap = store.snapshot().await.expect("snapshot");
+        snap.alive_since.get(id).copied()
     })
 }
 
@@ -1211,7 +1247,7 @@ fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_pro
         if acked {
             waited.push(key);
         }
-        if alive_in_etcd(&c.etcd, &c.name, &id)
+        if alive_since(&c.etcd, &c.name, &id).is_some()
             || keel_info(&mut p, "keel_cluster_lease_valid") != "0"
         {
             Err("the lease still lives".into())
@@ -1273,6 +1309,62 @@ fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_pro
         }
     });
     wait_ok(&c, 0);
+}
+
+/// A replica that finds its primary's port closed revokes the primary's
+/// lease rather than wait for it to expire. Here the primary is alive and
+/// talks to etcd: only its replica's link to it is refused. It takes a
+/// new lease at once and keeps its place (the replica revokes once per
+/// loss of its link); the replica follows it again once it can.
+#[test]
+fn a_live_primary_whose_replica_finds_its_port_closed_keeps_its_place() {
+    let etcd = Etcd::start();
+    let link_proxy = Proxy::start("127.0.0.11", 0);
+    let announce = link_proxy.port.to_string();
+    let c = KeelCluster::start_with(
+        etcd,
+        2,
+        |_| None,
+        |i| {
+            if i == 0 {
+                vec!["--cluster-announce-port".into(), announce.clone()]
+            } else {
+                Vec::new()
+            }
+        },
+    );
+    link_proxy.retarget(c.ports[0]);
+    c.create(1);
+    wait_ok(&c, 0);
+    wait_ok(&c, 1);
+    wait_promised(&c, 0);
+    let mut p = c.raw(0);
+    let id = match p.call(&["CLUSTER", "MYID"]) {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    let before = alive_since(&c.etcd, &c.name, &id).expect("alive");
+    link_proxy.set_refusing(true);
+    wait_for(
+        "the replica to revoke the primary's lease and the primary to take a new one",
+        || match alive_since(&c.etcd, &c.name, &id) {
+            Some(r) if r != before => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    link_proxy.set_refusing(false);
+    wait_for("the replica's link to be up again", || {
+        let repl = info(&mut c.raw(1), "replication");
+        match info_field(&repl, "master_link_status").as_deref() {
+            Some("up") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    assert_eq!(role(&c, 0), "master");
+    assert_eq!(role(&c, 1), "slave");
+    wait_ok(&c, 0);
+    assert_eq!(p.cmd(&["SET", "after", "1"]), b"+OK\r\n");
+    assert_eq!(p.call(&["WAIT", "1", "5000"]), Value::Integer(1));
 }
 
 /// etcd stopped (SIGSTOP) well past every lease: no node failed, so no
