@@ -12,9 +12,11 @@ redis-server clusters made by redis-cli, in one run.
             (keel-ctl reshard; redis-cli --cluster reshard for Redis) while a
             probe client sends GET and SET of random keys through a cluster
             client: its latency percentiles before and during the move.
-  failover  kill -9 of a primary under a client writing with WAIT 1 100
-            after each write: time from the kill to the first write the
-            new primary accepts, and acknowledged writes missing after.
+  failover  kill -9 of a primary of a 3+3 cluster under a client writing
+            with WAIT 1 100 after each write: time from the kill to the
+            first write the new primary accepts (p50, p99), and
+            acknowledged writes missing after; keel at its defaults, Redis
+            Cluster at each --redis-node-timeouts.
   etcd-pause  kill -STOP of etcd for --pause seconds under one client per
             primary writing a key of that primary every millisecond: the
             replies other than OK, by kind, before, during and after.
@@ -23,7 +25,8 @@ Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
                                  [--maxmemory 600mb] [--runs 1]
        bench/cluster.py scaling [-n 1000000] [--runs 3] [--threads 1]
        bench/cluster.py reshard [--keys 1000000] [--slots 5000]
-       bench/cluster.py failover [--runs 5]
+       bench/cluster.py failover [--runs 20] [--redis-runs 5]
+                                 [--redis-node-timeouts 15000 1000]
        bench/cluster.py etcd-pause [--pause 3] [--primaries 3] [--replicas 0]
 Needs etcd, redis-server, redis-tools, python redis; keel built with
 `cargo build --release` (or KEEL_SERVER=path/to/keel-server, keel-ctl beside it).
@@ -228,66 +231,104 @@ def scaling(a):
             print(f"| {t} | {n} | {k:,.0f} | {r:,.0f} | {k / r:.2f}x | {k / base:.2f}x |")
 
 
-def failover(a):
-    times, lost = [], []
-    for run in range(a.runs):
-        work = tempfile.mkdtemp(prefix="keel-fo-")
-        etcd = Etcd(work)
-        try:
-            c = Cluster("keel", work, 1, replicas=1, etcd=etcd)
-            primary = next(p for p in c.ports if cli(p, "ROLE").startswith("master"))
-            replica = next(p for p in c.ports if p != primary)
-            acked, stop, first = [], threading.Event(), []
-            killed = []
+def slot_primary_and_replica(port, slot):
+    """The ports of the primary serving `slot` and of one of its replicas."""
+    nodes = [l.split() for l in cli(port, "CLUSTER", "NODES").splitlines() if l.strip()]
+    for n in nodes:
+        if "master" not in n[2]:
+            continue
+        for r in n[8:]:
+            lo, _, hi = r.partition("-")
+            if lo.isdigit() and int(lo) <= slot <= int(hi or lo):
+                replica = next(m for m in nodes if m[3] == n[0])
+                return int(n[1].split("@")[0].rsplit(":", 1)[1]), \
+                    int(replica[1].split("@")[0].rsplit(":", 1)[1])
+    raise SystemExit(f"no primary with a replica serves slot {slot}")
 
-            def connect(port):
-                # No client-side retries: redis-py's default backoff
-                # would be counted as failover time.
-                from redis.backoff import NoBackoff
-                from redis.retry import Retry
-                return redis.Redis(port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0))
 
-            def writer():
-                n, port = 0, primary
-                con = connect(port)
-                while not stop.is_set():
-                    key = f"k{n}"
-                    n += 1
-                    after_kill = bool(killed)
-                    try:
-                        con.set(key, "v")
-                    except redis.RedisError:
-                        port = replica
-                        con = connect(port)
-                        time.sleep(0.005)
-                        continue
-                    if after_kill and not first:
-                        first.append(time.monotonic() - killed[0])
-                    try:
-                        if con.execute_command("WAIT", 1, 100) >= 1:
-                            acked.append(key)
-                    except redis.RedisError:
-                        pass
-            t = threading.Thread(target=writer)
-            t.start()
-            wait(lambda: len(acked) > 1000, "writes before the kill")
-            killed.append(time.monotonic())
-            c.procs[c.ports.index(primary)].send_signal(signal.SIGKILL)
-            wait(lambda: first, "the first write after the kill", timeout=30)
-            stop.set()
-            t.join()
-            con = redis.Redis(port=replica)
-            missing = sum(1 for k in acked if not con.exists(k))
-            times.append(first[0])
-            lost.append(missing)
+def failover_once(kind, etcd, extra):
+    """kill -9 of the primary of key {fo}'s slot in a 3+3 cluster, under a
+    client writing with WAIT 1 100: seconds from the kill to the first
+    write its replica accepts, and acknowledged writes missing there."""
+    work = tempfile.mkdtemp(prefix="keel-fo-")
+    c = None
+    try:
+        c = Cluster(kind, work, 3, replicas=1, extra=extra, etcd=etcd)
+        slot = int(cli(c.ports[0], "CLUSTER", "KEYSLOT", "{fo}").strip())
+        primary, replica = slot_primary_and_replica(c.ports[0], slot)
+        wait(lambda: "master_link_status:up" in cli(replica, "INFO", "replication"), "the replica's link")
+        acked, stop, first, killed = [], threading.Event(), [], []
+
+        def connect(port):
+            # No client-side retries: redis-py's default backoff would be
+            # counted as failover time.
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+            return redis.Redis(port=port, socket_timeout=5, retry=Retry(NoBackoff(), 0))
+
+        def writer():
+            n, con = 0, connect(primary)
+            while not stop.is_set():
+                key = f"{{fo}}{n}"
+                n += 1
+                after_kill = bool(killed)
+                try:
+                    con.set(key, "v")
+                except redis.RedisError:
+                    # Gone, or the replica's MOVED until it is promoted.
+                    con = connect(replica)
+                    time.sleep(0.005)
+                    continue
+                if after_kill and not first:
+                    first.append(time.monotonic() - killed[0])
+                try:
+                    if con.execute_command("WAIT", 1, 100) >= 1:
+                        acked.append(key)
+                except redis.RedisError:
+                    pass
+        t = threading.Thread(target=writer)
+        t.start()
+        wait(lambda: len(acked) > 1000, "writes before the kill")
+        killed.append(time.monotonic())
+        c.procs[c.ports.index(primary)].send_signal(signal.SIGKILL)
+        wait(lambda: first, "the first write after the kill", timeout=120)
+        stop.set()
+        t.join()
+        con = redis.Redis(port=replica)
+        return first[0], sum(1 for k in acked if not con.exists(k))
+    finally:
+        if c:
             c.stop()
-        finally:
-            etcd.stop()
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"\nkill -9 of the primary (1 primary + 1 replica, default settings, cluster-lease-ttl 2), {a.runs} runs")
-    print(f"kill to first accepted write: median {statistics.median(times):.2f} s, "
-          f"min {min(times):.2f} s, max {max(times):.2f} s")
-    print(f"acknowledged (WAIT 1 100) writes missing on the new primary: {lost}")
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def failover(a):
+    """keel at its defaults, then Redis Cluster at the node timeouts asked."""
+    work = tempfile.mkdtemp(prefix="keel-fo-etcd-")
+    etcd = Etcd(work)
+    cases = [("keel", "defaults", (), a.runs)]
+    for t in a.redis_node_timeouts:
+        cases.append(("redis", f"cluster-node-timeout {t}", ("--cluster-node-timeout", str(t)), a.redis_runs))
+    results = []
+    try:
+        for kind, label, extra, runs in cases:
+            times, lost = [], []
+            for _ in range(runs):
+                secs, missing = failover_once(kind, etcd, extra)
+                times.append(secs)
+                lost.append(missing)
+                print(f"{kind} ({label}): {secs:.3f} s, {missing} acknowledged writes missing", flush=True)
+            results.append((kind, label, times, lost))
+    finally:
+        etcd.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print("\nkill -9 of a primary in a 3 primary + 3 replica cluster: kill to the first write its "
+          "replica accepts (s)")
+    print("| server | settings | runs | p50 | p99 | min | max | acknowledged writes missing |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind, label, times, lost in results:
+        print(f"| {kind} | {label} | {len(times)} | {pct(times, .5) / 1000:.2f} | {pct(times, .99) / 1000:.2f} | "
+              f"{min(times):.2f} | {max(times):.2f} | {sum(lost)} |")
 
 
 def keys_in_slots(count, below):
@@ -453,7 +494,9 @@ def main():
     r.add_argument("--keys", type=int, default=1000000)
     r.add_argument("--slots", type=int, default=5000)
     f = sub.add_parser("failover")
-    f.add_argument("--runs", type=int, default=5)
+    f.add_argument("--runs", type=int, default=20)
+    f.add_argument("--redis-runs", type=int, default=5)
+    f.add_argument("--redis-node-timeouts", type=int, nargs="*", default=[15000, 1000])
     e = sub.add_parser("etcd-pause")
     e.add_argument("--pause", type=float, default=3)
     e.add_argument("--primaries", type=int, default=3)

@@ -235,6 +235,9 @@ pub struct Client {
     pub multi_writes: bool,
     /// ... and one flagged `denyoom` (EXEC is refused when out of memory).
     pub multi_denyoom: bool,
+    /// CLIENT PAUSE ran: its reply waits until every command that passed
+    /// the pause gate before it has finished (`pause::InFlight`).
+    pub pause_barrier: bool,
     pub watch: Arc<crate::watch::WatchState>,
     pub pubsub: Option<Box<PubSubState>>,
     /// Log offset of this client's last write: with `appendfsync always`
@@ -311,6 +314,7 @@ impl Client {
             postponed: false,
             from_primary: false,
             asking: false,
+            pause_barrier: false,
             cluster_readonly: false,
             repl_conf: None,
             sync_request: None,

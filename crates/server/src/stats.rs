@@ -124,6 +124,8 @@ pub struct ThreadStats {
     /// took them (`client_recent_max_*`).
     pub peak_input_buffer: AtomicU64,
     pub peak_output_buffer: AtomicU64,
+    /// The worker's command past the pause gate, if any.
+    pub in_flight: crate::pause::InFlight,
 }
 
 /// Owner-thread increment: a load and a store, no locked instruction.
@@ -155,6 +157,7 @@ impl ThreadStats {
             writes: AtomicU64::new(0),
             peak_input_buffer: AtomicU64::new(0),
             peak_output_buffer: AtomicU64::new(0),
+            in_flight: crate::pause::InFlight::default(),
         }
     }
 
@@ -330,6 +333,13 @@ impl Stats {
         let t = Arc::new(ThreadStats::new(commands));
         self.threads.lock().push(t.clone());
         t
+    }
+
+    /// Waits until the commands running on every worker now have
+    /// finished (after a pause was stored: `pause::InFlight`).
+    pub fn wait_in_flight(&self) {
+        let threads = self.threads.lock().clone();
+        crate::pause::wait_passed(threads.iter().map(|t| &t.in_flight));
     }
 
     pub fn command_totals(&self, commands: usize) -> Vec<CmdTotals> {

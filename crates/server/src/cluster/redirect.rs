@@ -1,6 +1,8 @@
 //! The cluster redirection gate: where a request's keys are served, as
 //! Redis 7.0's getNodeByQuery decides it (same order, same errors), and
-//! its second look once the keys' shards are locked while a slot migrates.
+//! its second look once the keys' shards are locked (a request or a whole
+//! transaction): fencing (a write runs only while the node serves, see
+//! `cluster`), and while a slot migrates, the keys MIGRATE took since.
 
 use std::borrow::Cow;
 
@@ -54,18 +56,16 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
     // SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE: routed by their channels' slots.
     let shard_channels = cmd.has(flag::PUBSUB);
     if !server.cluster.state_ok(&view) {
-        let c = server.config.read();
-        if shard_channels && c.get("cluster-allow-pubsubshard-when-down") == "yes" {
+        if shard_channels
+            && server
+                .config
+                .read()
+                .get("cluster-allow-pubsubshard-when-down")
+                == "yes"
+        {
             return None;
         }
-        let reads_ok = c.get("cluster-allow-reads-when-down") == "yes";
-        return if !reads_ok {
-            Some(err(DOWN))
-        } else if q.write {
-            Some(err(DOWN_RO))
-        } else {
-            None
-        };
+        return down(server, q.write);
     }
     let migrate = cmd.name == "migrate";
     if (q.migrating_to.is_some() || q.importing) && migrate {
@@ -97,6 +97,19 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
         }
     }
     Some(redirect("MOVED", server, &view, q.slot, q.shard))
+}
+
+/// What a node whose cluster state is `fail` answers a request (`write`:
+/// one that writes), as Redis.
+fn down(server: &Server, write: bool) -> Option<CmdError> {
+    let reads_ok = server.config.read().get("cluster-allow-reads-when-down") == "yes";
+    if !reads_ok {
+        Some(err(DOWN))
+    } else if write {
+        Some(err(DOWN_RO))
+    } else {
+        None
+    }
 }
 
 /// The slot and shard of the request's keys (of every queued request for
@@ -199,9 +212,7 @@ fn add_key<'a>(
     Ok(())
 }
 
-/// The second look, once the request's shards are locked: while a slot
-/// migrates, MIGRATE may have taken a key between the gate's look and
-/// the lock, and the request must not recreate it here. `None` to run.
+/// The second look, once the request's shards are locked. `None` to run.
 pub fn recheck(
     server: &Server,
     client: &Client,
@@ -209,22 +220,66 @@ pub fn recheck(
     argv: &[&[u8]],
     keys: &mut Keys,
 ) -> Option<CmdError> {
-    let view = server.cluster.view();
-    if !view.migrating || client.from_primary || cmd.name == "migrate" || cmd.has(flag::PUBSUB) {
+    recheck_all(server, client, &[(cmd, argv)], keys)
+}
+
+/// The second look at a transaction's queued requests, once EXEC holds
+/// their shards. `None` to run.
+pub fn recheck_transaction(
+    server: &Server,
+    client: &Client,
+    requests: &[(&Command, &[&[u8]])],
+    keys: &mut Keys,
+) -> Option<CmdError> {
+    recheck_all(server, client, requests, keys)
+}
+
+/// Right before the requests run, with their shards held: a write with
+/// keys runs only while this node serves (its lease or its replicas'
+/// promises may have lapsed since the gate, while the request waited for
+/// a lock or its thread was descheduled); and while a slot migrates,
+/// MIGRATE may have taken a key since the gate's look, which the requests
+/// must not recreate here.
+fn recheck_all(
+    server: &Server,
+    client: &Client,
+    requests: &[(&Command, &[&[u8]])],
+    keys: &mut Keys,
+) -> Option<CmdError> {
+    if client.from_primary {
         return None;
     }
-    let mut pos = Vec::new();
-    cmd.key_positions(argv, &mut pos);
-    let slot = resp::slot::key_slot(argv.get(*pos.first()?)?);
-    let to = view.migrating_to(slot)?;
+    let keyed_write =
+        |c: &Command| c.has(flag::WRITE) && (c.has_key_specs() || c.has(flag::MOVABLEKEYS));
+    if requests.iter().any(|(c, _)| keyed_write(c)) && !server.cluster.serving() {
+        return down(server, true);
+    }
+    let view = server.cluster.view();
+    if !view.migrating {
+        return None;
+    }
     let now = crate::command::unix_ms();
-    let missing = pos
-        .iter()
-        .filter(|&&i| keys.peek(0, argv[i], now).is_none())
-        .count();
+    let (mut slot, mut total, mut missing) = (None, 0, 0);
+    let mut pos = Vec::new();
+    for (cmd, argv) in requests {
+        if cmd.name == "migrate" || cmd.has(flag::PUBSUB) {
+            continue;
+        }
+        pos.clear();
+        cmd.key_positions(argv, &mut pos);
+        for &i in &pos {
+            slot.get_or_insert(resp::slot::key_slot(argv[i]));
+            total += 1;
+            if keys.peek(0, argv[i], now).is_none() {
+                missing += 1;
+            }
+        }
+    }
+    let slot = slot?;
+    let to = view.migrating_to(slot)?;
     match missing {
         0 => None,
-        m if m < pos.len() => Some(err(UNSTABLE)),
+        m if m < total => Some(err(UNSTABLE)),
         _ => Some(ask(server, &view, slot, to)),
     }
 }
@@ -254,5 +309,91 @@ pub fn preferred_host<'n>(server: &Server, node: &'n keel_cluster::Node) -> &'n 
         "hostname" if !node.hostname.is_empty() => &node.hostname,
         "hostname" | "unknown-endpoint" => "?",
         _ => &node.ip,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::client::ClientInfo;
+
+    fn server() -> Server {
+        let server = match Server::new(crate::config::Config::default()) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        server.cluster.enable(keel_cluster::Node {
+            id: keel_cluster::topology::new_id(),
+            ip: "127.0.0.1".into(),
+            port: 7000,
+            cport: 17000,
+            hostname: String::new(),
+        });
+        server
+    }
+
+    fn recheck_of(server: &Server, client: &Client, argv: &[&[u8]]) -> Option<CmdError> {
+        let cmd = server.commands.lookup(argv[0]).expect("command");
+        let mut keys = server.keyspace.lock_key(b"k");
+        recheck(server, client, cmd, argv, &mut keys)
+    }
+
+    #[test]
+    fn once_the_shards_are_held_a_keyed_write_runs_only_while_the_node_serves() {
+        let server = server();
+        let mut client = Client::new(Arc::new(ClientInfo::new(
+            1,
+            "127.0.0.1:1".into(),
+            "127.0.0.1:7000".into(),
+            -1,
+            false,
+        )));
+        let set: &[&[u8]] = &[b"set", b"k", b"v"];
+        let get: &[&[u8]] = &[b"get", b"k"];
+        let flushall: &[&[u8]] = &[b"flushall"];
+        // No lease, no promise: keyed writes are refused, as Redis's
+        // CLUSTERDOWN; reads and keyless commands are not fenced here.
+        assert!(!server.cluster.serving());
+        assert_eq!(recheck_of(&server, &client, set), Some(err(DOWN)));
+        assert_eq!(recheck_of(&server, &client, get), None);
+        assert_eq!(recheck_of(&server, &client, flushall), None);
+        // A transaction with a write among its requests is refused whole.
+        let (get_cmd, set_cmd) = (
+            server.commands.lookup(b"get").expect("get"),
+            server.commands.lookup(b"set").expect("set"),
+        );
+        let mut keys = server.keyspace.lock_key(b"k");
+        assert_eq!(
+            recheck_transaction(
+                &server,
+                &client,
+                &[(get_cmd, get), (set_cmd, set)],
+                &mut keys
+            ),
+            Some(err(DOWN))
+        );
+        assert_eq!(
+            recheck_transaction(&server, &client, &[(get_cmd, get)], &mut keys),
+            None
+        );
+        drop(keys);
+        // With reads allowed while down, the write gets the read-only text.
+        server
+            .config
+            .write()
+            .set_internal("cluster-allow-reads-when-down", "yes".into());
+        assert_eq!(recheck_of(&server, &client, set), Some(err(DOWN_RO)));
+        // The primary's stream is never fenced.
+        client.from_primary = true;
+        assert_eq!(recheck_of(&server, &client, set), None);
+        client.from_primary = false;
+        // A live lease lets it run.
+        server
+            .cluster
+            .extend_lease(Instant::now() + Duration::from_secs(60));
+        assert_eq!(recheck_of(&server, &client, set), None);
     }
 }

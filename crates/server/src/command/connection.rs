@@ -571,6 +571,7 @@ fn client_pause(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let end = (super::unix_ms() as i64).saturating_add(ms);
     cx.server.pause_clients(end as u64, mode);
+    cx.client.pause_barrier = true;
     cx.ok();
     Ok(())
 }

@@ -517,6 +517,43 @@ pub fn dispatch(
     stats: &ThreadStats,
     clock: &mut Clock,
 ) {
+    let in_flight = InFlight::enter(&stats.in_flight);
+    run_request(server, client, argv, out, stats, clock);
+    drop(in_flight);
+    // Out of flight itself first: two pausers must not wait on each other.
+    if std::mem::take(&mut client.pause_barrier) {
+        server.stats.wait_in_flight();
+    }
+}
+
+/// This worker's command past the pause gate (`pause::InFlight`), until
+/// dropped.
+struct InFlight<'a>(Option<&'a crate::pause::InFlight>);
+
+impl<'a> InFlight<'a> {
+    #[inline]
+    fn enter(f: &'a crate::pause::InFlight) -> InFlight<'a> {
+        InFlight(f.enter().then_some(f))
+    }
+}
+
+impl Drop for InFlight<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(f) = self.0 {
+            f.leave();
+        }
+    }
+}
+
+fn run_request(
+    server: &Server,
+    client: &mut Client,
+    argv: &[&[u8]],
+    out: &mut Vec<u8>,
+    stats: &ThreadStats,
+    clock: &mut Clock,
+) {
     let mark = out.len();
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
@@ -573,7 +610,8 @@ pub fn dispatch(
     let start = clock.last;
     let mut view = lock_for(server, cmd, argv);
     if server.cluster.enabled() {
-        // A slot migrating out: MIGRATE may have taken a key since the gate.
+        // Fencing, and a slot migrating out: the lease may have lapsed, and
+        // MIGRATE taken a key, since the gate.
         if let Some(e) = crate::cluster::redirect::recheck(server, client, cmd, argv, &mut view) {
             drop(view);
             stats.rejected(Some(cmd.id));

@@ -142,6 +142,19 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             .iter()
             .any(|(db, key, existed)| *existed && view.peek(*db, key, now).is_none());
     server.watches.unwatch_all(&watch);
+    if server.cluster.enabled() {
+        // The gate looked at the queued keys before EXEC held them.
+        let requests: Vec<(&Command, &[&[u8]])> = cmds
+            .iter()
+            .zip(&argvs)
+            .filter_map(|(c, a)| c.as_ref().ok().map(|c| (*c, a.as_slice())))
+            .collect();
+        if let Some(e) =
+            crate::cluster::redirect::recheck_transaction(server, cx.client, &requests, &mut view)
+        {
+            return Err(e);
+        }
+    }
     if aborted {
         drop(view);
         cx.null_array();

@@ -82,6 +82,9 @@ fn end(server: &Server, why: &str) {
 fn run(server: &Arc<Server>, req: Request) {
     let repl = &server.repl;
     tracing::info!("FAILOVER requested");
+    // Writes that passed the pause gate before it closed are in the
+    // offset the replica must reach.
+    server.stats.wait_in_flight();
     let deadline = req.timeout.map(|t| Instant::now() + t);
     // Ask once: a GETACK grows the stream itself (the replica answers
     // with its offset before it), so the replicas' next periodic ACK is
