@@ -151,6 +151,14 @@ fn psync(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     if argv.len() > 3 && is(argv[3], "failover") {
+        // In a cluster the topology in etcd says who is primary, and no
+        // node runs FAILOVER: a handover from anyone would detach this
+        // replica behind the topology's back.
+        if cx.server.cluster.enabled() {
+            return Err(CmdError::new(
+                "ERR PSYNC FAILOVER not allowed in cluster mode.",
+            ));
+        }
         // Our primary hands over (its FAILOVER): we continue its history
         // as the primary.
         let server = cx.server;
@@ -268,6 +276,11 @@ fn role(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
 fn failover(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if cx.server.cluster.enabled() {
+        return Err(CmdError::new(
+            "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.",
+        ));
+    }
     let repl = &cx.server.repl;
     if argv.len() == 2 && is(argv[1], "abort") {
         if repl.failover.state.load(Relaxed) == failover::NONE {

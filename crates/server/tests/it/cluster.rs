@@ -711,6 +711,8 @@ fn replies_and_errors_match_a_redis_cluster() {
         vec!["COPY", "{a}1", "{a}3", "DB", "1"],
         vec!["REPLICAOF", "127.0.0.1", "1"],
         vec!["REPLICAOF", "NO", "ONE"],
+        vec!["FAILOVER"],
+        vec!["FAILOVER", "TO", "127.0.0.1", "1"],
         vec!["CLUSTER", "KEYSLOT", "{user1}.a"],
         vec!["CLUSTER", "COUNTKEYSINSLOT", "99999"],
         vec!["CLUSTER", "COUNTKEYSINSLOT", "abc"],
@@ -1365,6 +1367,15 @@ fn a_live_primary_whose_replica_finds_its_port_closed_keeps_its_place() {
     wait_ok(&c, 0);
     assert_eq!(p.cmd(&["SET", "after", "1"]), b"+OK\r\n");
     assert_eq!(p.call(&["WAIT", "1", "5000"]), Value::Integer(1));
+    // Nor does a handover from any client detach the replica: in a
+    // cluster the topology says who is primary.
+    let mut r = c.raw(1);
+    let replid = info_field(&info(&mut r, "replication"), "master_replid").expect("replid");
+    assert_eq!(
+        r.cmd(&["PSYNC", &replid, "1", "FAILOVER"]),
+        b"-ERR PSYNC FAILOVER not allowed in cluster mode.\r\n"
+    );
+    assert_eq!(role(&c, 1), "slave");
 }
 
 /// etcd stopped (SIGSTOP) well past every lease: no node failed, so no
