@@ -20,6 +20,9 @@ redis-server clusters made by redis-cli, in one run.
   etcd-pause  kill -STOP of etcd for --pause seconds under one client per
             primary writing a key of that primary every millisecond: the
             replies other than OK, by kind, before, during and after.
+  etcd-leader-kills  kill -9 of the leader of a 3-member etcd, --kills times
+            (restarted after --down s), under redis-benchmark --cluster and
+            one probe client per primary: error lines and replies by kind.
 
 Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
                                  [--maxmemory 600mb] [--runs 1]
@@ -28,10 +31,12 @@ Usage: bench/cluster.py capacity [--size 24000] [--pipeline 10] [-n 20000]
        bench/cluster.py failover [--runs 20] [--redis-runs 5]
                                  [--redis-node-timeouts 15000 1000]
        bench/cluster.py etcd-pause [--pause 3] [--primaries 3] [--replicas 0]
+       bench/cluster.py etcd-leader-kills [--kills 5] [--down 3] [--between 3]
 Needs etcd, redis-server, redis-tools, python redis; keel built with
 `cargo build --release` (or KEEL_SERVER=path/to/keel-server, keel-ctl beside it).
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -81,10 +86,64 @@ class Etcd:
              "--advertise-client-urls", c, "--listen-peer-urls", p, "--initial-advertise-peer-urls", p,
              "--initial-cluster", f"b={p}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait(lambda: b'"health":"true"' in urllib.request.urlopen(f"{c}/health", timeout=1).read(), "etcd")
+        self.endpoints = f"127.0.0.1:{self.port}"
 
     def stop(self):
         self.proc.kill()
         self.proc.wait()
+
+
+class EtcdCluster:
+    """`n` etcd members on this machine; members can be killed and restarted."""
+
+    def __init__(self, work, n=3):
+        self.work, self.names = work, [f"m{i}" for i in range(n)]
+        self.client = [free_port() for _ in range(n)]
+        self.peer = [free_port() for _ in range(n)]
+        self.initial = ",".join(f"{m}=http://127.0.0.1:{p}" for m, p in zip(self.names, self.peer))
+        self.endpoints = ",".join(f"127.0.0.1:{p}" for p in self.client)
+        self.procs = [None] * n
+        for i in range(n):
+            self.start(i, "new")
+        wait(lambda: self.leader() is not None, "an etcd leader")
+
+    def start(self, i, state="existing"):
+        c, p = f"http://127.0.0.1:{self.client[i]}", f"http://127.0.0.1:{self.peer[i]}"
+        self.procs[i] = subprocess.Popen(
+            ["etcd", "--name", self.names[i], "--data-dir", os.path.join(self.work, f"etcd-{i}"),
+             "--listen-client-urls", c, "--advertise-client-urls", c, "--listen-peer-urls", p,
+             "--initial-advertise-peer-urls", p, "--initial-cluster", self.initial,
+             "--initial-cluster-state", state], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def status(self, i):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.client[i]}/v3/maintenance/status",
+                                     data=b"{}", method="POST")
+        return json.loads(urllib.request.urlopen(req, timeout=0.5).read())
+
+    def leader(self):
+        """The index of the member every live member names leader, if any."""
+        seen = set()
+        for i, proc in enumerate(self.procs):
+            if proc is None or proc.poll() is not None:
+                continue
+            try:
+                st = self.status(i)
+            except Exception:
+                return None
+            seen.add((st["leader"], st["header"]["member_id"] == st["leader"], i))
+        leaders = [i for (_, me, i) in seen if me]
+        return leaders[0] if len({l for (l, _, _) in seen}) == 1 and len(leaders) == 1 else None
+
+    def kill(self, i):
+        self.procs[i].kill()
+        self.procs[i].wait()
+        self.procs[i] = None
+
+    def stop(self):
+        for p in self.procs:
+            if p is not None:
+                p.kill()
+                p.wait()
 
 
 class Cluster:
@@ -100,7 +159,7 @@ class Cluster:
             os.makedirs(d)
             if kind == "keel":
                 cmd = [KEEL, "--port", str(port), "--save", "", "--dir", d, "--cluster-enabled", "yes",
-                       "--cluster-etcd-endpoints", f"127.0.0.1:{etcd.port}", "--cluster-name", name, *extra]
+                       "--cluster-etcd-endpoints", etcd.endpoints, "--cluster-name", name, *extra]
             else:
                 # The bus port must be given: port + 10000 may pass 65535.
                 bus = free_port()
@@ -113,7 +172,7 @@ class Cluster:
             wait(lambda p=p: redis.Redis(port=p).ping(), f"{kind} on {p}")
         addrs = [f"127.0.0.1:{p}" for p in self.ports]
         if kind == "keel":
-            r = subprocess.run([CTL, "--etcd", f"127.0.0.1:{etcd.port}", "--cluster", name, "create", *addrs,
+            r = subprocess.run([CTL, "--etcd", etcd.endpoints, "--cluster", name, "create", *addrs,
                                 "--replicas", str(replicas)], capture_output=True, text=True)
         else:
             # By hand (redis-cli --cluster create wants 3 primaries): MEET,
@@ -391,7 +450,7 @@ def reshard(a):
             time.sleep(3)
             began = time.perf_counter()
             if kind == "keel":
-                cmd = [CTL, "--etcd", f"127.0.0.1:{etcd.port}", "--cluster", c.name, "reshard", "--from", ids[0],
+                cmd = [CTL, "--etcd", etcd.endpoints, "--cluster", c.name, "reshard", "--from", ids[0],
                        "--to", ids[1], "--slots", str(a.slots)]
             else:
                 cmd = ["redis-cli", "--cluster", "reshard", f"127.0.0.1:{c.ports[0]}", "--cluster-from", ids[0],
@@ -420,61 +479,131 @@ def reshard(a):
               f"{pct(during, .5):.2f} ms | {pct(during, .99):.2f} ms | {max(during) * 1000 if during else 0:.1f} ms |")
 
 
+class Probes:
+    """One client per primary writing a key of that primary every
+    millisecond: the replies by kind, per phase."""
+
+    def __init__(self, primaries):
+        self.phase, self.stop_flag, self.tally = "before", threading.Event(), {}
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.writer, args=(p,)) for p in primaries]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def own_key(port):
+        con = redis.Redis(port=port)
+        for n in range(100000):
+            try:
+                con.get(f"k{n}")
+                return f"k{n}"
+            except redis.ResponseError:
+                continue
+        raise SystemExit(f"no key of {port}")
+
+    def writer(self, port):
+        key, con = self.own_key(port), redis.Redis(port=port, socket_timeout=10)
+        while not self.stop_flag.is_set():
+            try:
+                con.set(key, "v")
+                kind = "OK"
+            except redis.ResponseError as e:
+                kind = str(e).split(" ")[0]
+            except redis.RedisError as e:
+                kind = type(e).__name__
+            with self.lock:
+                self.tally.setdefault(self.phase, {}).setdefault(kind, 0)
+                self.tally[self.phase][kind] += 1
+            time.sleep(0.001)
+
+    def stop(self):
+        self.stop_flag.set()
+        for t in self.threads:
+            t.join()
+
+    def report(self, phases):
+        for name in phases:
+            print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(self.tally.get(name, {}).items())))
+
+
 def etcd_pause(a):
     work = tempfile.mkdtemp(prefix="keel-etcd-pause-")
     etcd = Etcd(work)
     try:
         c = Cluster("keel", work, a.primaries, replicas=a.replicas, etcd=etcd)
         primaries = [p for p in c.ports if cli(p, "ROLE").startswith("master")]
-        phase, stop, tally = ["before"], threading.Event(), {}
-        lock = threading.Lock()
-
-        def own_key(port):
-            con = redis.Redis(port=port)
-            for n in range(100000):
-                try:
-                    con.get(f"k{n}")
-                    return f"k{n}"
-                except redis.ResponseError:
-                    continue
-            raise SystemExit(f"no key of {port}")
-
-        def writer(port):
-            key, con = own_key(port), redis.Redis(port=port, socket_timeout=10)
-            while not stop.is_set():
-                try:
-                    con.set(key, "v")
-                    kind = "OK"
-                except redis.ResponseError as e:
-                    kind = str(e).split(" ")[0]
-                except redis.RedisError as e:
-                    kind = type(e).__name__
-                with lock:
-                    tally.setdefault(phase[0], {}).setdefault(kind, 0)
-                    tally[phase[0]][kind] += 1
-                time.sleep(0.001)
-
-        threads = [threading.Thread(target=writer, args=(p,)) for p in primaries]
-        for t in threads:
-            t.start()
+        probes = Probes(primaries)
         time.sleep(2)
-        phase[0] = "during"
+        probes.phase = "during"
         etcd.proc.send_signal(signal.SIGSTOP)
         time.sleep(a.pause)
         etcd.proc.send_signal(signal.SIGCONT)
-        phase[0] = "after"
+        probes.phase = "after"
         time.sleep(5)
-        stop.set()
-        for t in threads:
-            t.join()
+        probes.stop()
         c.stop()
     finally:
         etcd.stop()
         shutil.rmtree(work, ignore_errors=True)
     print(f"etcd stopped for {a.pause} s; {len(primaries)} primaries, {a.replicas} replica(s) each; "
           "replies per phase (before: 2 s, after: the 5 s after SIGCONT)")
-    for name in ("before", "during", "after"):
-        print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.get(name, {}).items())))
+    probes.report(("before", "during", "after"))
+
+
+def etcd_leader_kills(a):
+    work = tempfile.mkdtemp(prefix="keel-etcd-kill-")
+    etcd = EtcdCluster(work, 3)
+    c, bench = None, None
+    elections = []
+    try:
+        c = Cluster("keel", work, a.primaries, replicas=a.replicas, etcd=etcd)
+        primaries = [p for p in c.ports if cli(p, "ROLE").startswith("master")]
+        for p in c.ports:
+            wait(lambda p=p: "keel_cluster_promised:1" in cli(p, "INFO", "keel"), f"promises on {p}")
+        bench = subprocess.Popen(
+            ["redis-benchmark", "-p", str(primaries[0]), "--cluster", "-t", "set,get", "-r", "100000",
+             "-c", "50", "-l", "-q"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        probes = Probes(primaries)
+        time.sleep(2)
+        probes.phase = "kills"
+        for _ in range(a.kills):
+            leader = etcd.leader()
+            if leader is None:
+                wait(lambda: etcd.leader() is not None, "an etcd leader")
+                leader = etcd.leader()
+            t0 = time.monotonic()
+            etcd.kill(leader)
+            wait(lambda: etcd.leader() is not None, "a new etcd leader")
+            elections.append(time.monotonic() - t0)
+            time.sleep(a.down)
+            etcd.start(leader)
+            wait(lambda: etcd.leader() is not None and all(p is not None for p in etcd.procs)
+                 and etcd.status(leader) is not None, "the killed member back")
+            time.sleep(a.between)
+        probes.phase = "after"
+        time.sleep(3)
+        probes.stop()
+        bench.send_signal(signal.SIGINT)
+        out, _ = bench.communicate(timeout=30)
+        bench = None
+        checks = subprocess.run([CTL, "--etcd", etcd.endpoints, "--cluster", c.name, "check"],
+                                capture_output=True, text=True)
+    finally:
+        if bench:
+            bench.kill()
+        if c:
+            c.stop()
+        etcd.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    errors = [l for l in out.replace("\r", "\n").splitlines() if "rror" in l or "CLUSTERDOWN" in l]
+    print(f"{a.kills} kills of the etcd leader (3 members; each down {a.down} s, then restarted), "
+          f"{len(primaries)} primaries with {a.replicas} replica(s) each, under redis-benchmark --cluster "
+          "-t set,get -r 100000 -c 50 -l")
+    print(f"  new etcd leader after: " + ", ".join(f"{e:.2f} s" for e in elections))
+    print(f"  redis-benchmark error lines: {len(errors)}" + "".join(f"\n    {l}" for l in errors[:10]))
+    print("  probe replies:")
+    probes.report(("before", "kills", "after"))
+    print(f"  keel-ctl check after: exit {checks.returncode}")
 
 
 def main():
@@ -501,9 +630,15 @@ def main():
     e.add_argument("--pause", type=float, default=3)
     e.add_argument("--primaries", type=int, default=3)
     e.add_argument("--replicas", type=int, default=0)
+    k = sub.add_parser("etcd-leader-kills")
+    k.add_argument("--kills", type=int, default=5)
+    k.add_argument("--down", type=float, default=3)
+    k.add_argument("--between", type=float, default=3)
+    k.add_argument("--primaries", type=int, default=3)
+    k.add_argument("--replicas", type=int, default=1)
     a = ap.parse_args()
     {"capacity": capacity, "scaling": scaling, "reshard": reshard, "failover": failover,
-     "etcd-pause": etcd_pause}[a.what](a)
+     "etcd-pause": etcd_pause, "etcd-leader-kills": etcd_leader_kills}[a.what](a)
 
 
 if __name__ == "__main__":
