@@ -10,6 +10,10 @@
 //!   renewed its lease for the lease's TTL. Failover waits for it to go.
 //! - `election/<shard>/<epoch>/<id>`: replicas' bids (their replication
 //!   offsets) to replace a primary whose lease expired.
+//! - `vouch/<primary>/<replica>`: under the replica's lease, while it hears
+//!   its primary and the primary's `alive` key is gone (the primary is cut
+//!   from etcd but serves on its replicas' promises): other nodes do not
+//!   count its slots as failing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -66,6 +70,8 @@ pub struct Snapshot {
     /// the start of every session with etcd, before it takes a lease, so
     /// a failover that read it knows no new lease of the node began since.
     pub registered: BTreeMap<String, i64>,
+    /// Primaries some replica vouches for (`vouch/<primary>/<replica>`).
+    pub vouched: BTreeSet<String>,
     /// The etcd revision the snapshot was read at (watch from the next).
     pub revision: i64,
 }
@@ -129,6 +135,10 @@ impl Store {
                 if let Ok(node) = serde_json::from_slice::<Node>(kv.value()) {
                     snap.nodes.insert(id.to_string(), node);
                     snap.registered.insert(id.to_string(), kv.mod_revision());
+                }
+            } else if let Some(path) = rest.strip_prefix("vouch/") {
+                if let Some((primary, _)) = path.split_once('/') {
+                    snap.vouched.insert(primary.to_string());
                 }
             } else if let Some(id) = rest.strip_prefix("alive/") {
                 snap.alive.insert(id.to_string());
@@ -235,6 +245,26 @@ impl Store {
             None,
         )]);
         Ok(self.client.txn(txn).await?.succeeded())
+    }
+
+    /// `replica` vouches for `primary` (it hears it) for as long as
+    /// `lease` lives, or until [`Store::unvouch`].
+    pub async fn vouch(&mut self, primary: &str, replica: &str, lease: i64) -> Result<()> {
+        let key = self.key(&format!("vouch/{primary}/{replica}"));
+        self.client
+            .put(
+                key,
+                b"1".to_vec(),
+                Some(PutOptions::new().with_lease(lease)),
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub async fn unvouch(&mut self, primary: &str, replica: &str) -> Result<()> {
+        let key = self.key(&format!("vouch/{primary}/{replica}"));
+        self.client.delete(key, None).await?;
+        Ok(())
     }
 
     /// A replica's bid to replace its shard's lost primary in election

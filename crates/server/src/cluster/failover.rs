@@ -26,6 +26,12 @@
 //! eighth the replica waits: it keeps its place, and the replica does
 //! not revoke again until its link has been up.
 //!
+//! A replica that hears its primary while the primary's `alive` key is
+//! gone vouches for it in etcd (`vouch/<primary>/<replica>`, under its
+//! own lease): the primary is cut from etcd alone and serves on its
+//! replicas' promises, so the other nodes must not count its slots as
+//! failing. The vouch goes when the replica stops hearing it.
+//!
 //! An election is named by the shard, its epoch and the incarnation of
 //! the lost primary (the etcd revision of its last `alive` key): bids of
 //! an earlier loss of the same primary, which came back since, are not
@@ -57,6 +63,8 @@ struct Election {
     gone: Option<(String, i64, Instant)>,
     /// This node revoked its primary's lease since its link was last up.
     revoked: bool,
+    /// The primary this node vouches for in etcd.
+    vouched: Option<String>,
 }
 
 impl Election {
@@ -128,6 +136,27 @@ async fn process_gone(server: &Server, ip: &str, port: u16, limit: Duration) -> 
     )
 }
 
+/// Vouches for `primary` in etcd (or for nobody), writing only changes.
+async fn vouch(
+    store: &mut Store,
+    election: &mut Election,
+    me: &str,
+    primary: Option<&str>,
+    lease: i64,
+) -> Result<()> {
+    if election.vouched.as_deref() == primary {
+        return Ok(());
+    }
+    if let Some(old) = election.vouched.take() {
+        store.unvouch(&old, me).await?;
+    }
+    if let Some(p) = primary {
+        store.vouch(p, me, lease).await?;
+        election.vouched = Some(p.to_string());
+    }
+    Ok(())
+}
+
 async fn step(
     server: &Arc<Server>,
     store: &mut Store,
@@ -136,6 +165,7 @@ async fn step(
 ) -> Result<()> {
     let view = server.cluster.view();
     let Some((i, false)) = view.me else {
+        vouch(store, election, &view.myself.id, None, lease).await?;
         *election = Election::default();
         return Ok(());
     };
@@ -152,6 +182,7 @@ async fn step(
         election.primary_seen = Some((shard.primary.clone(), revision));
         election.gone = None;
         election.reset();
+        vouch(store, election, &view.myself.id, None, lease).await?;
         if server.repl.link_state.load(Relaxed) == LINK_UP {
             election.revoked = false;
         }
@@ -190,7 +221,13 @@ async fn step(
     if !seen_before {
         election.gone = Some((shard.primary.clone(), registered, Instant::now()));
     }
-    // Bound by its promise, the replica lets its primary serve.
+    // Bound by its promise, the replica lets its primary serve, and
+    // while it hears it, tells the other nodes it does.
+    let hears = server.repl.link_state.load(Relaxed) == LINK_UP
+        && server.repl.heard.last_ns() != 0
+        && server.repl.heard.bound(super::promise::period(server));
+    let primary = hears.then_some(shard.primary.as_str());
+    vouch(store, election, &view.myself.id, primary, lease).await?;
     if no_failover || server.repl.heard.bound(super::promise::period(server)) {
         election.reset();
         return Ok(());

@@ -30,7 +30,9 @@
 //! partitioned primary cannot take writes a new primary does not have.
 //!
 //! Another shard's primary whose `alive` key has gone counts as failing
-//! (CLUSTERDOWN everywhere, with `cluster-require-full-coverage`) only
+//! (CLUSTERDOWN everywhere, with `cluster-require-full-coverage`) unless
+//! one of its replicas vouches for it in etcd (it hears it: the primary is
+//! cut from etcd alone and serves on its replicas' promises), and only
 //! once it has been gone for a lease period: an etcd that expired every
 //! lease while it stalled does not take the cluster down while the nodes
 //! register again, and a primary that really died has been replaced by
@@ -72,7 +74,7 @@ pub struct View {
     /// Some slot is migrating (the gates then look at keys).
     pub migrating: bool,
     /// Slots owned by some shard, and of those, slots whose primary has
-    /// lost its lease: counted once here, read by every keyed command's
+    /// lost its lease and has no replica vouching for it: counted once here, read by every keyed command's
     /// cluster state check.
     pub slots_assigned: usize,
     pub slots_failing: usize,
@@ -111,7 +113,7 @@ impl View {
             .topology()
             .shards
             .iter()
-            .filter(|s| !view.alive(&s.primary))
+            .filter(|s| !view.alive(&s.primary) && !view.snapshot.vouched.contains(&s.primary))
             .map(Shard::slot_count)
             .sum();
         view

@@ -1313,6 +1313,63 @@ fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_pro
     wait_ok(&c, 0);
 }
 
+/// A primary cut from etcd alone serves on its replica's promise; the
+/// replica, which hears it, vouches for it in etcd, so the other shards'
+/// nodes do not count its slots as failing and go on serving (with
+/// `cluster-require-full-coverage`, the default).
+#[test]
+fn a_primary_cut_from_etcd_alone_does_not_take_the_other_shards_down() {
+    let etcd = Etcd::start();
+    let etcd_proxy = Proxy::start("127.0.0.1", etcd.port);
+    let proxied = format!("127.0.0.1:{}", etcd_proxy.port);
+    let c = KeelCluster::start_with(
+        etcd,
+        4,
+        |i| (i == 0).then(|| proxied.clone()),
+        |_| Vec::new(),
+    );
+    c.create(1);
+    for i in 0..4 {
+        wait_ok(&c, i);
+        wait_promised(&c, i);
+    }
+    let (a, b) = (shard_pair(&c, 0).0, shard_pair(&c, 16383).0);
+    assert!(a == 0 || b == 0, "node 0 is expected to be a primary");
+    let (cut_slot, other, other_slot) = if a == 0 { (0, b, 16383) } else { (16383, a, 0) };
+    let id = match c.raw(0).call(&["CLUSTER", "MYID"]) {
+        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    etcd_proxy.set_cut(true);
+    wait_for("the other primary to see the cut one's lease gone", || {
+        let lines = cluster_nodes(&mut c.raw(other));
+        match lines.iter().find(|l| l.id == id) {
+            Some(l) if l.flags.contains("fail") => Ok(()),
+            l => Err(format!("{l:?}")),
+        }
+    });
+    // With the lease gone, only the vouch keeps the slots counted as
+    // served.
+    wait_for("the other primary to count no failing slot", || {
+        let mut r = c.raw(other);
+        let (state, fail) = (
+            cluster_info(&mut r, "cluster_state"),
+            cluster_info(&mut r, "cluster_slots_fail"),
+        );
+        if state == "ok" && fail == "0" {
+            Ok(())
+        } else {
+            Err(format!("state {state}, failing slots {fail}"))
+        }
+    });
+    let key = key_in_slot(other_slot, 0);
+    assert_eq!(c.raw(other).cmd(&["SET", &key, "1"]), b"+OK\r\n");
+    let key = key_in_slot(cut_slot, 0);
+    assert_eq!(c.raw(0).cmd(&["SET", &key, "1"]), b"+OK\r\n");
+    etcd_proxy.set_cut(false);
+    wait_ok(&c, 0);
+}
+
 /// A replica that finds its primary's port closed revokes the primary's
 /// lease rather than wait for it to expire. Here the primary is alive and
 /// talks to etcd: only its replica's link to it is refused. It takes a
