@@ -62,6 +62,29 @@ def partition(ctx, node, hold):
     link.heal()
 
 
+def etcd_member(ctx, node):
+    etcd = ctx.topology.etcd
+    return etcd, ctx.topology.nodes.index(node) % len(etcd.names)
+
+
+def etcd_kill(ctx, node, hold):
+    """kill -9 of an etcd member (the target's index among them), started
+    again after `hold`."""
+    etcd, i = etcd_member(ctx, node)
+    etcd.kill(i)
+    time.sleep(hold)
+    etcd.start(i)
+
+
+def etcd_pause(ctx, node, hold):
+    """SIGSTOP of an etcd member for `hold` (a stalled member, or the
+    leader: an election)."""
+    etcd, i = etcd_member(ctx, node)
+    etcd.pause(i)
+    time.sleep(hold)
+    etcd.resume(i)
+
+
 def bgrewriteaof(ctx, node, hold):
     node.client().execute_command("BGREWRITEAOF")
     time.sleep(hold)
@@ -123,6 +146,8 @@ FAULTS = {
     "bgsave": bgsave,
     "maxmemory": maxmemory,
     "failover": failover,
+    "etcd-kill": etcd_kill,
+    "etcd-pause": etcd_pause,
     "disk-full": disk("w"),
     "fsync-error": disk("f"),
     "slow-fsync": disk("s"),

@@ -39,15 +39,18 @@ class Result:
         return f"{self.topology} seed={self.seed} faults={self.faults} {counts}: {verdict}"
 
 
-def read_state(node, keys):
+def read_state(node, keys, tag=""):
     c = node.client(timeout=30)
     p = c.pipeline(transaction=False)
+    if tag:
+        # Cluster mode: a replica serves reads to READONLY clients.
+        p.execute_command("READONLY")
     for k in keys:
-        p.lrange(k, 0, -1)
-    p.get("counter")
+        p.lrange(tag + k, 0, -1)
+    p.get(tag + "counter")
     for i in range(REGISTERS):
-        p.get(f"reg:{i}")
-    values = p.execute()
+        p.get(f"{tag}reg:{i}")
+    values = p.execute()[1 if tag else 0:]
     state = dict(zip(keys, values[:len(keys)]))
     state["counter"] = int(values[len(keys)] or 0)
     for i, v in enumerate(values[len(keys) + 1:]):
@@ -79,13 +82,18 @@ def run_once(name, seed, seconds, log=print, keep=False):
                 n.start()
         for link in getattr(topology, "links", {}).values():
             link.heal()
+        if hasattr(topology, "etcd"):
+            topology.etcd.heal()
         topology.settle()
         history = workload.history
         for op in history:
             result.counts[f"{op.f}:{op.outcome}"] = result.counts.get(f"{op.f}:{op.outcome}", 0) + 1
         keys = sorted({op.key for op in history if op.f == "append"})
-        finals = read_state(topology.primary, keys)
-        replica_finals = [(r.name, read_state(r, keys)) for r in topology.replicas()]
+        # Failovers the topology made on its own (the cluster's).
+        events.failovers += getattr(topology, "failovers_seen", [])
+        tag = getattr(topology, "key_tag", "")
+        finals = read_state(topology.primary, keys, tag)
+        replica_finals = [(r.name, read_state(r, keys, tag)) for r in topology.replicas()]
         # The final values are reads too: the registers' last word.
         for i in range(REGISTERS):
             final_read = Op(-1, "get", f"reg:{i}")

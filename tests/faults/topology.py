@@ -146,7 +146,13 @@ class Replicated:
             n.destroy(keep)
 
 
+def cluster_topology(scratch=None):
+    from cluster import Cluster
+    return Cluster(scratch)
+
+
 TOPOLOGIES = {
+    "cluster": cluster_topology,
     "single-always": lambda scratch=None: Single("always", scratch),
     "single-everysec": lambda scratch=None: Single("everysec", scratch),
     "replicas": lambda scratch=None: Replicated(scratch=scratch),

@@ -70,6 +70,8 @@ class Workload:
         self.counter = 0
         self.key_gen = [0] * KEYS
         self.appends = [0] * KEYS
+        # A topology may put every key in one slot (the cluster's hash tag).
+        self.tag = getattr(topology, "key_tag", "")
 
     def key_for(self, rng):
         slot = rng.randrange(KEYS)
@@ -111,21 +113,21 @@ class Workload:
             roll = rng.random()
             if roll < 0.15:
                 op = Op(process, "read", self.read_key(rng))
-                op.read, ok = perform(op, lambda: conn.lrange(op.key, 0, -1))
+                op.read, ok = perform(op, lambda: conn.lrange(self.tag + op.key, 0, -1))
             elif roll < 0.25:
                 op = Op(process, "incr", "counter")
-                _, ok = perform(op, lambda: conn.incr("counter"))
+                _, ok = perform(op, lambda: conn.incr(self.tag + "counter"))
             elif roll < 0.30:
                 n += 1
                 op = Op(process, "write", f"reg:{rng.randrange(REGISTERS)}", f"{process}-{n}")
-                _, ok = perform(op, lambda: conn.set(op.key, op.value))
+                _, ok = perform(op, lambda: conn.set(self.tag + op.key, op.value))
             elif roll < 0.35:
                 op = Op(process, "get", f"reg:{rng.randrange(REGISTERS)}")
-                op.read, ok = perform(op, lambda: conn.get(op.key))
+                op.read, ok = perform(op, lambda: conn.get(self.tag + op.key))
             else:
                 n += 1
                 op = Op(process, "append", self.key_for(rng), f"{process}-{n}-{PAD}")
-                _, ok = perform(op, lambda: conn.rpush(op.key, op.value))
+                _, ok = perform(op, lambda: conn.rpush(self.tag + op.key, op.value))
                 if op.outcome == "ok" and rng.random() < self.wait_share:
                     try:
                         op.waited = conn.execute_command("WAIT", 1, 100)
