@@ -21,8 +21,9 @@ import redis
 from nodes import KEEL, free_port, keel_with_disk_faults, wait_until
 
 CTL = os.path.join(os.path.dirname(KEEL), "keel-ctl")
-# The workload's keys: one slot.
-TAG = "{w}"
+# The workload's keys: one slot (11), among the first of its shard's, so
+# `keel-ctl reshard --slots 16` from its owner moves it.
+TAG = "{w1716}"
 
 
 class Etcd:
@@ -124,8 +125,11 @@ class Cluster:
         self.slot = slot_of(TAG)
         self.lock = threading.Lock()
         self.owner, self.owner_id, self.checked = self.nodes[0], None, 0.0
-        # Times the workload's shard changed primary (set by `primary`).
+        # Times the workload's slot changed primary on its own (a
+        # failover: set by `primary`), and whether the nemesis is moving it
+        # itself (keel-ctl failover or reshard: no loss is allowed then).
         self.failovers_seen = []
+        self.planned = False
 
     # The workload asks for the primary before each operation: the owner
     # of the workload's slot, asked again at most every 50 ms.
@@ -157,7 +161,7 @@ class Cluster:
                         port = int(f[1].split("@")[0].rsplit(":", 1)[1])
                         node = next((m for m in self.nodes if m.port == port), None)
                         if node is not None:
-                            if self.owner_id is not None and f[0] != self.owner_id:
+                            if self.owner_id is not None and f[0] != self.owner_id and not self.planned:
                                 self.failovers_seen.append(time.monotonic())
                             self.owner, self.owner_id = node, f[0]
                             return
@@ -187,7 +191,52 @@ class Cluster:
 
     def faults(self):
         return ["kill", "pause", "etcd-kill", "etcd-pause", "bgrewriteaof", "bgsave",
-                "disk-full", "fsync-error", "slow-fsync"]
+                "disk-full", "fsync-error", "slow-fsync", "ctl-failover", "reshard"]
+
+    def ctl(self, *args):
+        return subprocess.run([CTL, "--etcd", self.etcd.endpoints, "--cluster", self.cluster_name, *args],
+                              capture_output=True, text=True, timeout=300)
+
+    def planned_move(self, log, action):
+        """Runs `action` (keel-ctl moving the workload's slot or its
+        primary) on a settled cluster; the move it makes is not a failover:
+        nothing acknowledged may be lost to it."""
+        try:
+            self.settle(timeout=30)
+        except AssertionError as e:
+            log(f"  skipped: the cluster did not settle ({e})")
+            return
+        with self.lock:
+            self.refresh()
+            self.planned = True
+        try:
+            r = action()
+            log(f"  keel-ctl {' '.join(r.args[5:])}: exit {r.returncode}"
+                + ("" if r.returncode == 0 else f": {(r.stdout + r.stderr)[-300:]}"))
+        finally:
+            with self.lock:
+                self.refresh()
+                self.planned = False
+
+    def manual_failover(self, log):
+        """keel-ctl failover to the workload's shard's replica."""
+        def action():
+            replica = self.replicas()[0]
+            rid = replica.client().execute_command("CLUSTER", "MYID")
+            return self.ctl("failover", rid if isinstance(rid, str) else rid.decode())
+        self.planned_move(log, action)
+
+    def reshard(self, log):
+        """keel-ctl reshard of the workload's slot (its owner's first 16)
+        to the next shard's primary."""
+        def action():
+            lines = self.owner.client().execute_command("CLUSTER", "NODES")
+            lines = lines if isinstance(lines, str) else lines.decode()
+            primaries = sorted(f.split()[0] for f in lines.splitlines()
+                               if "master" in f.split()[2] and len(f.split()) > 8)
+            to = primaries[(primaries.index(self.owner_id) + 1) % len(primaries)]
+            return self.ctl("reshard", "--from", self.owner_id, "--to", to, "--slots", "16")
+        self.planned_move(log, action)
 
     def settle(self, timeout=180):
         """etcd whole, every node in state ok with its link up, and the

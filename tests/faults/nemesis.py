@@ -85,6 +85,18 @@ def etcd_pause(ctx, node, hold):
     etcd.resume(i)
 
 
+def ctl_failover(ctx, node, hold):
+    """keel-ctl failover of the workload's shard (cluster)."""
+    ctx.topology.manual_failover(ctx.log)
+    time.sleep(hold)
+
+
+def reshard(ctx, node, hold):
+    """keel-ctl reshard of the workload's slot to another shard (cluster)."""
+    ctx.topology.reshard(ctx.log)
+    time.sleep(hold)
+
+
 def bgrewriteaof(ctx, node, hold):
     node.client().execute_command("BGREWRITEAOF")
     time.sleep(hold)
@@ -148,6 +160,8 @@ FAULTS = {
     "failover": failover,
     "etcd-kill": etcd_kill,
     "etcd-pause": etcd_pause,
+    "ctl-failover": ctl_failover,
+    "reshard": reshard,
     "disk-full": disk("w"),
     "fsync-error": disk("f"),
     "slow-fsync": disk("s"),
