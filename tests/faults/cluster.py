@@ -262,6 +262,28 @@ class Cluster:
             wait_until(f"{r.name} to catch up", lambda r=r: r.info().get("slave_repl_offset", -1) >= target,
                        timeout=timeout)
 
+    def final_anomalies(self):
+        """No key of the workload's slot on a primary other than its owner
+        (after a reshard, the source keeps none), unless a migration is
+        still open (keel-ctl reshard failed midway: then both hold some,
+        as ASK serves them)."""
+        with self.lock:
+            self.refresh()
+        owner = self.owner
+        lines = owner.client().execute_command("CLUSTER", "NODES")
+        lines = lines if isinstance(lines, str) else lines.decode()
+        if any("[" in l for l in lines.splitlines()):
+            return []
+        out = []
+        for n in self.nodes:
+            if n is owner or n.client().execute_command("ROLE")[0] != "master":
+                continue
+            count = n.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", self.slot)
+            if count:
+                out.append(f"two primaries: {n.name} holds {count} keys of slot {self.slot}, "
+                           f"which {owner.name} owns")
+        return out
+
     def close(self, keep=False):
         for n in self.nodes:
             n.destroy(keep)

@@ -105,6 +105,8 @@ def run_once(name, seed, seconds, log=print, keep=False):
         for n in topology.nodes:
             if not n.client().ping():
                 result.anomalies.append(f"{n.name} does not answer at the end")
+        if hasattr(topology, "final_anomalies"):
+            result.anomalies += topology.final_anomalies()
     except AssertionError as e:
         result.anomalies.append(f"run failed: {e}")
     finally:

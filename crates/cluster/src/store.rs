@@ -40,7 +40,9 @@ impl Lease {
         self.keeper.keep_alive().await?;
         match self.stream.message().await? {
             Some(resp) => Ok(resp.ttl()),
-            None => Ok(0),
+            // Not an expired lease: a stream etcd closed (a new session
+            // after the usual pause, not at once).
+            None => anyhow::bail!("the lease keep-alive stream ended"),
         }
     }
 }
@@ -70,8 +72,9 @@ pub struct Snapshot {
     /// the start of every session with etcd, before it takes a lease, so
     /// a failover that read it knows no new lease of the node began since.
     pub registered: BTreeMap<String, i64>,
-    /// Primaries some replica vouches for (`vouch/<primary>/<replica>`).
-    pub vouched: BTreeSet<String>,
+    /// Who vouches for whom: primary id to the ids of the nodes that
+    /// vouch for it (`vouch/<primary>/<replica>`).
+    pub vouched: BTreeMap<String, BTreeSet<String>>,
     /// The etcd revision the snapshot was read at (watch from the next).
     pub revision: i64,
 }
@@ -137,8 +140,11 @@ impl Store {
                     snap.registered.insert(id.to_string(), kv.mod_revision());
                 }
             } else if let Some(path) = rest.strip_prefix("vouch/") {
-                if let Some((primary, _)) = path.split_once('/') {
-                    snap.vouched.insert(primary.to_string());
+                if let Some((primary, replica)) = path.split_once('/') {
+                    snap.vouched
+                        .entry(primary.to_string())
+                        .or_default()
+                        .insert(replica.to_string());
                 }
             } else if let Some(id) = rest.strip_prefix("alive/") {
                 snap.alive.insert(id.to_string());

@@ -147,8 +147,9 @@ async fn vouch(
     if election.vouched.as_deref() == primary {
         return Ok(());
     }
-    if let Some(old) = election.vouched.take() {
+    if let Some(old) = election.vouched.clone() {
         store.unvouch(&old, me).await?;
+        election.vouched = None;
     }
     if let Some(p) = primary {
         store.vouch(p, me, lease).await?;
@@ -165,6 +166,7 @@ async fn step(
 ) -> Result<()> {
     let view = server.cluster.view();
     let Some((i, false)) = view.me else {
+        server.repl.heard.stop_electing();
         vouch(store, election, &view.myself.id, None, lease).await?;
         *election = Election::default();
         return Ok(());
@@ -182,6 +184,7 @@ async fn step(
         election.primary_seen = Some((shard.primary.clone(), revision));
         election.gone = None;
         election.reset();
+        server.repl.heard.stop_electing();
         vouch(store, election, &view.myself.id, None, lease).await?;
         if server.repl.link_state.load(Relaxed) == LINK_UP {
             election.revoked = false;
@@ -283,6 +286,13 @@ async fn step(
     s.replicas.push(old.clone());
     s.epoch = topology.current_epoch;
     let shard_id = s.id.clone();
+    // No promise from here on; one made since the check above (the
+    // primary came back and was heard) stops the promotion.
+    server.repl.heard.start_electing();
+    if server.repl.heard.bound(super::promise::period(server)) {
+        server.repl.heard.stop_electing();
+        return Ok(());
+    }
     if store
         .promote(view.snapshot.version, &topology, &old, registered, me)
         .await?

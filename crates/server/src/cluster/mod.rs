@@ -113,7 +113,7 @@ impl View {
             .topology()
             .shards
             .iter()
-            .filter(|s| !view.alive(&s.primary) && !view.snapshot.vouched.contains(&s.primary))
+            .filter(|s| !view.alive(&s.primary) && !view.vouched(s))
             .map(Shard::slot_count)
             .sum();
         view
@@ -158,6 +158,15 @@ impl View {
             return Some(&self.myself);
         }
         self.snapshot.nodes.get(id)
+    }
+
+    /// One of the shard's own replicas vouches for its primary (it hears
+    /// it while its lease is gone, see `failover`).
+    pub fn vouched(&self, shard: &Shard) -> bool {
+        self.snapshot
+            .vouched
+            .get(&shard.primary)
+            .is_some_and(|by| by.iter().any(|r| shard.replicas.contains(r)))
     }
 
     pub fn alive(&self, id: &str) -> bool {

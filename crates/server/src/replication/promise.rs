@@ -14,7 +14,7 @@
 //! [`heard_after`]: crate::replication::ReplicaLink::heard_after
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -68,10 +68,18 @@ impl Marks {
     }
 }
 
-/// The replica's side: when it last heard its primary, and when it began.
+/// The replica's side: when it last heard its primary, when it began, and
+/// whether it is taking its primary's place (then it acknowledges
+/// nothing: an ACK would renew a promise).
+///
+/// The link's `heard` (a store, then the ACK's read of `electing`) and the
+/// election's `start_electing` (a store, then `bound`'s read of the last
+/// hearing) are sequentially consistent: either the election sees the
+/// hearing and stops, or the link sees the election and does not promise.
 pub struct Heard {
     last_ns: AtomicU64,
     started_ns: u64,
+    electing: AtomicBool,
 }
 
 impl Default for Heard {
@@ -79,6 +87,7 @@ impl Default for Heard {
         Heard {
             last_ns: AtomicU64::new(0),
             started_ns: now_ns(),
+            electing: AtomicBool::new(false),
         }
     }
 }
@@ -87,7 +96,23 @@ impl Heard {
     /// Bytes of the stream arrived.
     #[inline]
     pub fn heard(&self) {
-        self.last_ns.store(now_ns(), Relaxed);
+        self.last_ns.store(now_ns(), SeqCst);
+    }
+
+    /// Whether an ACK may go (it renews this replica's promise).
+    #[inline]
+    pub fn may_promise(&self) -> bool {
+        !self.electing.load(SeqCst)
+    }
+
+    /// About to take the primary's place: no more promises. The caller
+    /// then checks `bound` again.
+    pub fn start_electing(&self) {
+        self.electing.store(true, SeqCst);
+    }
+
+    pub fn stop_electing(&self) {
+        self.electing.store(false, SeqCst);
     }
 
     /// When bytes of the stream last arrived (0: never).
@@ -98,7 +123,7 @@ impl Heard {
     /// Whether a promise made with `period` may still bind this replica:
     /// it heard its primary, or started, less than `period` ago.
     pub fn bound(&self, period: Duration) -> bool {
-        let since = self.last_ns.load(Relaxed).max(self.started_ns);
+        let since = self.last_ns.load(SeqCst).max(self.started_ns);
         now_ns().saturating_sub(since) < period.as_nanos() as u64
     }
 }

@@ -366,8 +366,10 @@ fn session(
         let db = receive_image(server, gen, &mut link, id, off)?;
         client.db = db;
         // At once, as Redis after an image sent diskless: the primary
-        // streams nothing to a diskless replica until its first ACK.
-        send_ack(&mut link, server.repl.offset())?;
+        // streams nothing to a diskless replica until its first ACK. The
+        // image is bytes of the primary: heard before the ACK promises.
+        server.repl.heard.heard();
+        send_ack(&mut link, &server.repl.heard, server.repl.offset())?;
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let id = rest.trim();
         tracing::info!("Successful partial resynchronization with master.");
@@ -547,7 +549,7 @@ fn apply_stream(
             return Ok(());
         }
         if last_ack.elapsed() >= Duration::from_secs(1) {
-            send_ack(link, repl.offset())?;
+            send_ack(link, &repl.heard, repl.offset())?;
             last_ack = Instant::now();
         }
         if last_io.elapsed() >= Duration::from_secs(timeout) {
@@ -602,7 +604,7 @@ fn apply_stream(
                         run_lanes(server, &buf, lanes);
                         repl.feed_raw(&buf[fed..done]);
                         fed = done;
-                        send_ack(link, repl.offset())?;
+                        send_ack(link, &repl.heard, repl.offset())?;
                         last_ack = Instant::now();
                     } else if argv.is_empty() {
                     } else if let Some(shard) = client
@@ -692,7 +694,13 @@ fn run_lane(server: &Server, buf: &[u8], lane: &mut Lane) {
     }
 }
 
-fn send_ack(link: &mut Link, offset: u64) -> std::io::Result<()> {
+/// `REPLCONF ACK <offset>`: in a cluster also a promise not to bid for a
+/// while (`replication::promise`), so none is sent once this replica has
+/// begun to take its primary's place.
+fn send_ack(link: &mut Link, heard: &super::promise::Heard, offset: u64) -> std::io::Result<()> {
+    if !heard.may_promise() {
+        return Ok(());
+    }
     let mut buf = Vec::new();
     resp::encode::command(
         &mut buf,
