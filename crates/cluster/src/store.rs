@@ -179,17 +179,19 @@ impl Store {
         Ok(Lease { id, keeper, stream })
     }
 
-    /// Marks `id` alive for as long as `lease` lives.
-    pub async fn set_alive(&mut self, id: &str, lease: i64) -> Result<()> {
-        let key = self.key(&format!("alive/{id}"));
+    /// Puts `key` (under the prefix) for as long as `lease` lives.
+    async fn put_leased(&mut self, key: &str, value: Vec<u8>, lease: i64) -> Result<()> {
+        let key = self.key(key);
         self.client
-            .put(
-                key,
-                b"1".to_vec(),
-                Some(PutOptions::new().with_lease(lease)),
-            )
+            .put(key, value, Some(PutOptions::new().with_lease(lease)))
             .await?;
         Ok(())
+    }
+
+    /// Marks `id` alive for as long as `lease` lives.
+    pub async fn set_alive(&mut self, id: &str, lease: i64) -> Result<()> {
+        self.put_leased(&format!("alive/{id}"), b"1".to_vec(), lease)
+            .await
     }
 
     /// Ends a lease now: its keys go at once (a node's own at shutdown; a
@@ -256,15 +258,8 @@ impl Store {
     /// `replica` vouches for `primary` (it hears it) for as long as
     /// `lease` lives, or until [`Store::unvouch`].
     pub async fn vouch(&mut self, primary: &str, replica: &str, lease: i64) -> Result<()> {
-        let key = self.key(&format!("vouch/{primary}/{replica}"));
-        self.client
-            .put(
-                key,
-                b"1".to_vec(),
-                Some(PutOptions::new().with_lease(lease)),
-            )
-            .await?;
-        Ok(())
+        self.put_leased(&format!("vouch/{primary}/{replica}"), b"1".to_vec(), lease)
+            .await
     }
 
     pub async fn unvouch(&mut self, primary: &str, replica: &str) -> Result<()> {
@@ -277,15 +272,9 @@ impl Store {
     /// `round` (`<shard id>/<epoch>/<incarnation>`): its replication
     /// offset, under its lease (a bidder that dies withdraws).
     pub async fn bid(&mut self, round: &str, id: &str, offset: u64, lease: i64) -> Result<()> {
-        let key = self.key(&format!("election/{round}/{id}"));
-        self.client
-            .put(
-                key,
-                offset.to_string().into_bytes(),
-                Some(PutOptions::new().with_lease(lease)),
-            )
-            .await?;
-        Ok(())
+        let key = format!("election/{round}/{id}");
+        self.put_leased(&key, offset.to_string().into_bytes(), lease)
+            .await
     }
 
     /// The bids of election `round`: node id and offset.

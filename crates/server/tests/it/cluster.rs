@@ -1198,23 +1198,20 @@ fn set_and_wait(raw: &mut Raw, key: &str) -> (Vec<u8>, bool) {
     (reply, acked)
 }
 
-/// The primary (node 0) loses etcd, its lease lapses, and it goes on
-/// taking writes on its replica's promise, with no failover; then it also
-/// loses its replica and stops taking writes before the replica is
-/// promoted. Node 0's etcd traffic and its replica's link to it each go
-/// through a proxy the test cuts (the replica reaches node 0 at its
-/// announced port, the link proxy's).
-#[test]
-fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_promotion() {
-    let etcd = Etcd::start();
-    let etcd_proxy = Proxy::start("127.0.0.1", etcd.port);
+/// A primary (node 0) and its replica (node 1), the replica's link to it
+/// through a proxy the test can cut (node 0 announces the proxy's port),
+/// node 0 reaching etcd at `etcd_for_primary` when given; settled, the
+/// replica's promise held. Returns node 0's id.
+fn primary_behind_a_link_proxy(
+    etcd: Etcd,
+    etcd_for_primary: Option<String>,
+) -> (KeelCluster, Proxy, String) {
     let link_proxy = Proxy::start("127.0.0.11", 0);
-    let proxied = format!("127.0.0.1:{}", etcd_proxy.port);
     let announce = link_proxy.port.to_string();
     let c = KeelCluster::start_with(
         etcd,
         2,
-        |i| (i == 0).then(|| proxied.clone()),
+        |i| etcd_for_primary.clone().filter(|_| i == 0),
         |i| {
             if i == 0 {
                 vec!["--cluster-announce-port".into(), announce.clone()]
@@ -1228,11 +1225,26 @@ fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_pro
     wait_ok(&c, 0);
     wait_ok(&c, 1);
     wait_promised(&c, 0);
-    let mut p = c.raw(0);
-    let id = match p.call(&["CLUSTER", "MYID"]) {
+    let id = match c.raw(0).call(&["CLUSTER", "MYID"]) {
         Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
         other => panic!("{other:?}"),
     };
+    (c, link_proxy, id)
+}
+
+/// The primary (node 0) loses etcd, its lease lapses, and it goes on
+/// taking writes on its replica's promise, with no failover; then it also
+/// loses its replica and stops taking writes before the replica is
+/// promoted. Node 0's etcd traffic and its replica's link to it each go
+/// through a proxy the test cuts (the replica reaches node 0 at its
+/// announced port, the link proxy's).
+#[test]
+fn a_primary_cut_from_etcd_serves_on_its_replicas_promise_and_stops_before_a_promotion() {
+    let etcd = Etcd::start();
+    let etcd_proxy = Proxy::start("127.0.0.1", etcd.port);
+    let proxied = format!("127.0.0.1:{}", etcd_proxy.port);
+    let (c, link_proxy, id) = primary_behind_a_link_proxy(etcd, Some(proxied));
+    let mut p = c.raw(0);
     let mut waited = Vec::new();
     let mut n = 0;
     let mut next_key = || {
@@ -1377,31 +1389,8 @@ fn a_primary_cut_from_etcd_alone_does_not_take_the_other_shards_down() {
 /// loss of its link); the replica follows it again once it can.
 #[test]
 fn a_live_primary_whose_replica_finds_its_port_closed_keeps_its_place() {
-    let etcd = Etcd::start();
-    let link_proxy = Proxy::start("127.0.0.11", 0);
-    let announce = link_proxy.port.to_string();
-    let c = KeelCluster::start_with(
-        etcd,
-        2,
-        |_| None,
-        |i| {
-            if i == 0 {
-                vec!["--cluster-announce-port".into(), announce.clone()]
-            } else {
-                Vec::new()
-            }
-        },
-    );
-    link_proxy.retarget(c.ports[0]);
-    c.create(1);
-    wait_ok(&c, 0);
-    wait_ok(&c, 1);
-    wait_promised(&c, 0);
+    let (c, link_proxy, id) = primary_behind_a_link_proxy(Etcd::start(), None);
     let mut p = c.raw(0);
-    let id = match p.call(&["CLUSTER", "MYID"]) {
-        Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("{other:?}"),
-    };
     let before = alive_since(&c.etcd, &c.name, &id).expect("alive");
     link_proxy.set_refusing(true);
     wait_for(
