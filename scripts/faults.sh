@@ -10,5 +10,6 @@ cd "$(dirname "$0")/.."
 cargo build --release -q -p keel-server --bins
 command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install redis-server)"; exit 1; }
 command -v etcd >/dev/null || { echo "etcd is needed for the cluster topology (apt-get install etcd-server)"; exit 1; }
+command -v nft >/dev/null || { echo "nftables is needed for the cluster topology's partitions (apt-get install nftables)"; exit 1; }
 python3 -c 'import redis' 2>/dev/null || python3 -m pip install -q redis
 KEEL_SERVER="$PWD/target/release/keel-server" exec python3 tests/faults/run.py "$@"

@@ -2,7 +2,7 @@
 # Runs the whole test suite. Installs what it needs when missing:
 # redis-server and redis-tools (the differential tests and the redis-cli /
 # redis-benchmark compatibility tests drive the real ones), etcd (the cluster
-# tests), gcc, and the Python client used by the redis-py tests.
+# tests), iproute2 and nftables (the fault suite's partitions), gcc, and the Python client used by the redis-py tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,10 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null || need_apt+=(redis-tools)
 # The cluster tests start their own etcd (the topology store).
 command -v etcd >/dev/null || need_apt+=(etcd-server)
+# The fault suite's cluster topology runs each node in a network namespace
+# and cuts its links with nftables.
+command -v ip >/dev/null || need_apt+=(iproute2)
+command -v nft >/dev/null || need_apt+=(nftables)
 # gcc builds the vendored Lua and the failing-disk shim of the AOF error tests.
 command -v gcc >/dev/null || need_apt+=(gcc libc6-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -18,6 +18,7 @@ import urllib.request
 
 import redis
 
+from netns import Network
 from nodes import KEEL, free_port, keel_with_disk_faults, wait_until
 
 CTL = os.path.join(os.path.dirname(KEEL), "keel-ctl")
@@ -29,20 +30,23 @@ TAG = "{w1716}"
 class Etcd:
     """`n` etcd members; each can be killed, paused and restarted."""
 
-    def __init__(self, scratch_dir, n=3):
-        self.dir, self.names = scratch_dir, [f"e{i}" for i in range(n)]
-        self.client = [free_port() for _ in range(n)]
-        self.peer = [free_port() for _ in range(n)]
-        self.initial = ",".join(f"{m}=http://127.0.0.1:{p}" for m, p in zip(self.names, self.peer))
-        self.endpoints = ",".join(f"127.0.0.1:{p}" for p in self.client)
-        self.procs = [None] * n
-        self.paused = [False] * n
+    def __init__(self, scratch_dir, hosts):
+        self.dir, self.names = scratch_dir, [f"e{i}" for i in range(len(hosts))]
+        self.hosts = hosts
+        self.client = [free_port() for _ in hosts]
+        self.peer = [free_port() for _ in hosts]
+        self.initial = ",".join(f"{m}=http://{h.ip}:{p}" for m, h, p in zip(self.names, hosts, self.peer))
+        self.endpoints = ",".join(f"{h.ip}:{p}" for h, p in zip(hosts, self.client))
+        self.procs = [None] * len(hosts)
+        self.paused = [False] * len(hosts)
 
     def start(self, i, state="existing"):
-        c, p = f"http://127.0.0.1:{self.client[i]}", f"http://127.0.0.1:{self.peer[i]}"
+        ip = self.hosts[i].ip
+        c, p = f"http://{ip}:{self.client[i]}", f"http://{ip}:{self.peer[i]}"
         log = open(os.path.join(self.dir, f"etcd-{i}.log"), "ab")
         self.procs[i] = subprocess.Popen(
-            ["etcd", "--name", self.names[i], "--data-dir", os.path.join(self.dir, f"etcd-{i}"),
+            [*self.hosts[i].prefix, "etcd", "--name", self.names[i],
+             "--data-dir", os.path.join(self.dir, f"etcd-{i}"),
              "--listen-client-urls", c, "--advertise-client-urls", c, "--listen-peer-urls", p,
              "--initial-advertise-peer-urls", p, "--initial-cluster", self.initial,
              "--initial-cluster-state", state], stdout=log, stderr=log)
@@ -55,7 +59,7 @@ class Etcd:
 
     def healthy(self):
         for i in range(len(self.names)):
-            req = urllib.request.Request(f"http://127.0.0.1:{self.client[i]}/v3/maintenance/status",
+            req = urllib.request.Request(f"http://{self.hosts[i].ip}:{self.client[i]}/v3/maintenance/status",
                                          data=b"{}", method="POST")
             status = json.loads(urllib.request.urlopen(req, timeout=1).read())
             if not status.get("leader"):
@@ -114,14 +118,21 @@ class Cluster:
     def __init__(self, scratch=None):
         self.name = "cluster"
         import tempfile
-        self.etcd = Etcd(tempfile.mkdtemp(prefix="keel-faults-etcd-", dir=scratch))
+        self.net = Network()
+        self.etcd = Etcd(tempfile.mkdtemp(prefix="keel-faults-etcd-", dir=scratch),
+                         [self.net.host(f"e{i}") for i in range(3)])
         self.cluster_name = f"faults{free_port()}"
-        self.nodes = []
-        for i in range(6):
-            args = ["--appendonly", "yes", "--appendfsync", "always", "--repl-timeout", "4",
+
+        def node(name):
+            args = ["--protected-mode", "no", "--appendonly", "yes", "--appendfsync", "always", "--repl-timeout", "4",
                     "--repl-diskless-sync-delay", "0", "--cluster-enabled", "yes",
                     "--cluster-etcd-endpoints", self.etcd.endpoints, "--cluster-name", self.cluster_name]
-            self.nodes.append(keel_with_disk_faults(args, f"n{i + 1}", scratch))
+            return keel_with_disk_faults(args, name, scratch, self.net.host(name))
+
+        self.nodes = [node(f"n{i + 1}") for i in range(6)]
+        # A seventh node, added to the cluster and removed again while the
+        # faults run (`membership`); not a target of the other faults.
+        self.spare, self.spare_id = node("n7"), None
         self.slot = slot_of(TAG)
         self.lock = threading.Lock()
         self.owner, self.owner_id, self.checked = self.nodes[0], None, 0.0
@@ -130,6 +141,14 @@ class Cluster:
         # itself (keel-ctl failover or reshard: no loss is allowed then).
         self.failovers_seen = []
         self.planned = False
+
+    def members(self):
+        """The nodes in the cluster now: the six, and the spare while added."""
+        return self.nodes + ([self.spare] if self.spare_id else [])
+
+    def reachable(self, n):
+        """Alive, running, and not cut from the test's clients."""
+        return n.alive() and not n.paused and self.net.client_ip not in n.host.cuts
 
     # The workload asks for the primary before each operation: the owner
     # of the workload's slot, asked again at most every 50 ms.
@@ -142,8 +161,8 @@ class Cluster:
             return self.owner
 
     def refresh(self):
-        for n in self.nodes:
-            if not n.alive() or n.paused:
+        for n in self.members():
+            if not self.reachable(n):
                 continue
             try:
                 lines = n.client(timeout=0.5).execute_command("CLUSTER", "NODES")
@@ -159,7 +178,7 @@ class Cluster:
                     lo, _, hi = r.partition("-")
                     if lo.isdigit() and int(lo) <= self.slot <= int(hi or lo):
                         port = int(f[1].split("@")[0].rsplit(":", 1)[1])
-                        node = next((m for m in self.nodes if m.port == port), None)
+                        node = next((m for m in self.nodes + [self.spare] if m.port == port), None)
                         if node is not None:
                             if self.owner_id is not None and f[0] != self.owner_id and not self.planned:
                                 self.failovers_seen.append(time.monotonic())
@@ -177,13 +196,13 @@ class Cluster:
             f = line.split()
             if len(f) >= 4 and f[3] == self.owner_id:
                 ports.append(int(f[1].split("@")[0].rsplit(":", 1)[1]))
-        return [n for n in self.nodes if n.port in ports]
+        return [n for n in self.members() if n.port in ports]
 
     def start(self):
         self.etcd.start_all()
         for n in self.nodes:
             n.start()
-        addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
+        addrs = [f"{n.ip}:{n.port}" for n in self.nodes]
         r = subprocess.run([CTL, "--etcd", self.etcd.endpoints, "--cluster", self.cluster_name, "create",
                             *addrs, "--replicas", "1"], capture_output=True, text=True)
         assert r.returncode == 0, f"keel-ctl create: {r.stdout}{r.stderr}"
@@ -191,7 +210,81 @@ class Cluster:
 
     def faults(self):
         return ["kill", "pause", "etcd-kill", "etcd-pause", "bgrewriteaof", "bgsave",
-                "disk-full", "fsync-error", "slow-fsync", "ctl-failover", "reshard"]
+                "disk-full", "fsync-error", "slow-fsync", "ctl-failover", "reshard",
+                "cut-etcd", "cut-link", "cut-clients", "isolate", "membership"]
+
+    def cut(self, node, what):
+        """Cuts `node`'s links: "etcd" (every etcd member), "link" (its
+        replication links: a replica's to its primary, a primary's to its
+        replicas), "clients" (the test's clients and keel-ctl) or
+        "isolate" (etcd and every other node; its clients still reach it).
+        Returns the addresses cut."""
+        etcd = [h.ip for h in self.etcd.hosts]
+        if what == "etcd":
+            ips = etcd
+        elif what == "clients":
+            ips = [self.net.client_ip]
+        elif what == "isolate":
+            ips = etcd + [n.ip for n in self.nodes + [self.spare]]
+        else:
+            ips = self.replication_peers(node)
+        node.host.cut(ips)
+        return sorted(set(ips) - {node.ip})
+
+    def replication_peers(self, node):
+        if not self.reachable(node):
+            return []
+        try:
+            role = node.client(timeout=1).execute_command("ROLE")
+        except (redis.RedisError, OSError):
+            return []
+        if role[0] == "slave":
+            return [role[1]]
+        return [r[0] for r in role[2]]
+
+    def heal(self, node):
+        node.host.heal()
+
+    def membership(self, log):
+        """keel-ctl add-node of the spare as a replica of the workload's
+        shard when it is out; keel-ctl del-node when it is in (after the
+        shard's other replicas caught up with their primary, as an operator
+        would before taking a copy away)."""
+        if self.spare_id is None:
+            self.spare.kill()
+            self.spare.wipe()
+            self.spare.start()
+            with self.lock:
+                self.refresh()
+                owner = self.owner_id
+            r = self.ctl("add-node", f"{self.spare.ip}:{self.spare.port}", "--replica-of", owner)
+            log(f"  keel-ctl add-node n7 --replica-of {owner[:8]}: exit {r.returncode}"
+                + ("" if r.returncode == 0 else f": {(r.stdout + r.stderr)[-300:]}"))
+            if r.returncode == 0:
+                self.spare_id = self.spare.client().execute_command("CLUSTER", "MYID")
+            else:
+                self.ctl("del-node", self.spare.client().execute_command("CLUSTER", "MYID"))
+                self.spare.kill()
+            return
+        if self.spare.client().execute_command("ROLE")[0] != "slave":
+            log("  n7 is a primary now: it stays")
+            return
+        try:
+            primary = self.primary
+            target = primary.info()["master_repl_offset"]
+            for r in self.replicas():
+                if r is not self.spare:
+                    wait_until(f"{r.name} to catch up", lambda r=r: r.info().get("slave_repl_offset", -1) >= target,
+                               timeout=30)
+        except (AssertionError, redis.RedisError, OSError) as e:
+            log(f"  del-node n7 put off: {e}")
+            return
+        r = self.ctl("del-node", self.spare_id)
+        log(f"  keel-ctl del-node n7: exit {r.returncode}"
+            + ("" if r.returncode == 0 else f": {(r.stdout + r.stderr)[-300:]}"))
+        if r.returncode == 0:
+            self.spare_id = None
+            self.spare.kill()
 
     def ctl(self, *args):
         return subprocess.run([CTL, "--etcd", self.etcd.endpoints, "--cluster", self.cluster_name, *args],
@@ -241,6 +334,7 @@ class Cluster:
     def settle(self, timeout=180):
         """etcd whole, every node in state ok with its link up, and the
         workload's shard's replicas caught up."""
+        self.net.heal()
         self.etcd.heal()
         wait_until("etcd healthy", self.etcd.healthy, timeout=timeout)
 
@@ -252,7 +346,7 @@ class Cluster:
             repl = c.info("replication")
             return "cluster_state:ok" in info and repl.get("master_link_status", "up") == "up"
 
-        for n in self.nodes:
+        for n in self.members():
             wait_until(f"{n.name} in state ok", lambda n=n: ok(n), timeout=timeout)
         with self.lock:
             self.refresh()
@@ -275,7 +369,9 @@ class Cluster:
         if any("[" in l for l in lines.splitlines()):
             return []
         out = []
-        for n in self.nodes:
+        if self.spare_id and not self.spare.client().ping():
+            out.append("n7 (added) does not answer at the end")
+        for n in self.members():
             if n is owner or n.client().execute_command("ROLE")[0] != "master":
                 continue
             count = n.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", self.slot)
@@ -285,6 +381,7 @@ class Cluster:
         return out
 
     def close(self, keep=False):
-        for n in self.nodes:
+        for n in self.nodes + [self.spare]:
             n.destroy(keep)
         self.etcd.close()
+        self.net.close()

@@ -85,6 +85,26 @@ def etcd_pause(ctx, node, hold):
     etcd.resume(i)
 
 
+def cut(what):
+    """A partition of the node's links (cluster.Cluster.cut) for `hold`."""
+
+    def fault(ctx, node, hold):
+        ips = ctx.topology.cut(node, what)
+        ctx.log(f"  cut from {' '.join(ips) or 'nothing'}")
+        try:
+            time.sleep(hold)
+        finally:
+            ctx.topology.heal(node)
+
+    return fault
+
+
+def membership(ctx, node, hold):
+    """keel-ctl add-node or del-node of the cluster's spare node."""
+    ctx.topology.membership(ctx.log)
+    time.sleep(hold)
+
+
 def ctl_failover(ctx, node, hold):
     """keel-ctl failover of the workload's shard (cluster)."""
     ctx.topology.manual_failover(ctx.log)
@@ -162,6 +182,11 @@ FAULTS = {
     "etcd-pause": etcd_pause,
     "ctl-failover": ctl_failover,
     "reshard": reshard,
+    "cut-etcd": cut("etcd"),
+    "cut-link": cut("link"),
+    "cut-clients": cut("clients"),
+    "isolate": cut("isolate"),
+    "membership": membership,
     "disk-full": disk("w"),
     "fsync-error": disk("f"),
     "slow-fsync": disk("s"),

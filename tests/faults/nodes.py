@@ -48,8 +48,11 @@ class Node:
     """One server process. `kind` is "keel" or "redis"; `args` are
     redis.conf directives as command-line pairs (["--appendonly", "yes"])."""
 
-    def __init__(self, kind, args=(), name=None, scratch=None, env=None):
+    def __init__(self, kind, args=(), name=None, scratch=None, env=None, host=None):
         self.kind = kind
+        # A netns.Host the process runs in, or None: the machine's loopback.
+        self.host = host
+        self.ip = host.ip if host else "127.0.0.1"
         self.env = env
         self.args = list(args)
         # Arguments of the node's current role (`--replicaof ...`), kept
@@ -64,7 +67,8 @@ class Node:
 
     def command_line(self):
         binary = KEEL if self.kind == "keel" else REDIS
-        base = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir]
+        prefix = self.host.prefix if self.host else []
+        base = prefix + [binary, "--port", str(self.port), "--bind", self.ip, "--dir", self.dir]
         if self.kind == "keel":
             base += ["--threads", "2"]
         else:
@@ -92,7 +96,7 @@ class Node:
         return self.proc is not None and self.proc.poll() is None
 
     def client(self, timeout=5):
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout,
+        return redis.Redis(host=self.ip, port=self.port, socket_timeout=timeout,
                            socket_connect_timeout=timeout, decode_responses=True)
 
     def kill(self):
@@ -175,9 +179,9 @@ def disk_shim():
     return _SHIM
 
 
-def keel_with_disk_faults(args, name, scratch=None):
+def keel_with_disk_faults(args, name, scratch=None, host=None):
     """A keel node whose log's disk the nemesis can fail (`set_disk`)."""
-    node = Node("keel", args, name=name, scratch=scratch)
+    node = Node("keel", args, name=name, scratch=scratch, host=host)
     node.env = {"LD_PRELOAD": disk_shim(), "FAILDISK_CONTROL": os.path.join(node.dir, "disk-fault")}
     return node
 

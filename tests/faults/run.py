@@ -91,6 +91,8 @@ def run_once(name, seed, seconds, log=print, keep=False):
         keys = sorted({op.key for op in history if op.f == "append"})
         # Failovers the topology made on its own (the cluster's).
         events.failovers += getattr(topology, "failovers_seen", [])
+        if hasattr(topology, "failovers_seen"):
+            result.counts["failovers-seen"] = len(topology.failovers_seen)
         tag = getattr(topology, "key_tag", "")
         finals = read_state(topology.primary, keys, tag)
         replica_finals = [(r.name, read_state(r, keys, tag)) for r in topology.replicas()]

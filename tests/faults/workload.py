@@ -105,7 +105,7 @@ class Workload:
         while not self.stop.is_set():
             primary = self.topology.primary
             if conn is None or port != primary.port:
-                conn = self.connect(primary.port)
+                conn = self.connect(primary)
                 port = primary.port
                 if conn is None:
                     time.sleep(0.05)
@@ -141,9 +141,9 @@ class Workload:
                 time.sleep(0.01)
 
     @staticmethod
-    def connect(port):
+    def connect(node):
         try:
-            return redis.Redis(host="127.0.0.1", port=port, socket_timeout=1,
+            return redis.Redis(host=node.ip, port=node.port, socket_timeout=1,
                                socket_connect_timeout=1, decode_responses=True,
                                single_connection_client=True,
                                # A retried RPUSH would append twice: the

@@ -1642,6 +1642,104 @@ fn resharding_under_a_writing_client_loses_no_key_and_leaves_one_copy() {
     );
 }
 
+/// A kill -9 of the source's primary in the middle of a reshard: the
+/// replica takes over and keel-ctl goes on moving from it, so the
+/// migration ends closed, every key once, none lost.
+#[test]
+fn a_reshard_goes_on_through_a_failover_of_its_source() {
+    let mut c = KeelCluster::start(4);
+    c.create(1);
+    for i in 0..4 {
+        wait_ok(&c, i);
+    }
+    let source = c.primary_of_slot(0, 0);
+    let target = c.primary_of_slot(0, 16383);
+    let lines = cluster_nodes(&mut c.raw(0));
+    let id = |i: usize| {
+        lines
+            .iter()
+            .find(|l| l.port == c.ports[i])
+            .map(|l| l.id.clone())
+            .expect("node line")
+    };
+    let (from, to) = (id(source), id(target));
+    let seeds: Vec<String> = (0..4).map(|i| format!("redis://{}/", c.addr(i))).collect();
+    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
+    let mut con = client.get_connection().expect("cluster connection");
+    let mut pipe = redis::cluster::cluster_pipe();
+    for n in 0..20_000 {
+        pipe.set(format!("pre:{n}"), n).ignore();
+    }
+    pipe.query::<()>(&mut con).expect("preload");
+    wait_promised(&c, source);
+    let (_, replica) = shard_pair(&c, 0);
+
+    // One key per MIGRATE: the move is long, and the kill lands early in it.
+    let mut reshard = Command::new(env!("CARGO_BIN_EXE_keel-ctl"))
+        .args(["--etcd", &c.etcd.endpoint(), "--cluster", &c.name])
+        .args(["reshard", "--from", &from, "--to", &to, "--slots", "4096"])
+        .args(["--batch", "64", "--pipeline", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run keel-ctl reshard");
+    // Its output, line by line, as it goes.
+    let stdout = reshard.stdout.take().expect("keel-ctl's stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line.clone());
+        }
+    });
+    let mut text = String::new();
+    for line in rx.iter() {
+        text.push_str(&line);
+        text.push('\n');
+        if line.starts_with("Moved slots") {
+            break;
+        }
+    }
+    c.kill(source);
+    assert!(
+        reshard.try_wait().expect("keel-ctl's state").is_none(),
+        "the reshard ended before the kill: the test needs a longer move"
+    );
+    let out = reshard.wait_with_output().expect("keel-ctl reshard");
+    reader.join().expect("the output reader");
+    text.extend(rx.try_iter().map(|l| l + "\n"));
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "keel-ctl reshard failed:\n{text}");
+    assert!(
+        text.contains("trying again"),
+        "no failover was met:\n{text}"
+    );
+    assert_eq!(c.primary_of_slot(replica, 4095), target);
+    assert_eq!(c.primary_of_slot(replica, 4096), replica);
+
+    // The killed node comes back empty, as a replica of its old shard.
+    c.restart_empty(source);
+    for i in 0..4 {
+        wait_ok(&c, i);
+    }
+    let (ok, out) = c.ctl(&["check"]);
+    assert!(ok, "{out}");
+    let (ok, out) = c.ctl(&["fix"]);
+    assert!(ok && out.contains("No slots are moving"), "{out}");
+    let mut con = client.get_connection().expect("cluster connection");
+    let mut pipe = redis::cluster::cluster_pipe();
+    for n in 0..20_000 {
+        pipe.get(format!("pre:{n}"));
+    }
+    let got: Vec<u64> = pipe.query(&mut con).expect("read back");
+    assert_eq!(got, (0..20_000).collect::<Vec<u64>>());
+    let total = as_i(&c.raw(replica).call(&["DBSIZE"])) + as_i(&c.raw(target).call(&["DBSIZE"]));
+    assert_eq!(total, 20_000, "a key is on both primaries, or lost");
+}
+
 /// The id node `i` gives for itself.
 fn myid(c: &KeelCluster, i: usize) -> String {
     match c.raw(i).call(&["CLUSTER", "MYID"]) {

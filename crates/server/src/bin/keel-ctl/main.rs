@@ -66,6 +66,8 @@ enum Verb {
         #[arg(long, default_value_t = 100)]
         pipeline: usize,
     },
+    /// Finishes moves of slots a reshard left open.
+    Fix,
     /// Moves slots between shards while clients keep writing.
     Reshard {
         /// Node id of the source shard's primary.
@@ -118,6 +120,7 @@ async fn run(cli: Cli) -> Result<bool> {
     match cli.verb {
         Verb::Create { nodes, replicas } => verbs::create(&mut store, &nodes, replicas).await,
         Verb::Check => verbs::check(&mut store).await,
+        Verb::Fix => verbs::fix(&mut store).await,
         Verb::Info => verbs::info(&mut store).await,
         Verb::AddNode { node, replica_of } => {
             verbs::add_node(&mut store, &node, replica_of.as_deref()).await

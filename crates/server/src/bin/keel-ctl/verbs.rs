@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use keel_cluster::topology::{expand, ranges};
 use keel_cluster::{Node, Snapshot, Store, Topology, SLOTS};
 
@@ -264,23 +264,170 @@ async fn update(store: &mut Store, change: impl Fn(&mut Topology)) -> Result<()>
     }
 }
 
-/// Until node `addr`'s own CLUSTER NODES line shows `marker`.
-async fn wait_marker(addr: &str, marker: &str) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
+/// How long a step of a move keeps trying while a shard's primary is
+/// away (killed, cut off, failing over) before it gives up.
+const MOVE_RETRY: Duration = Duration::from_secs(60);
+
+/// The current primary of shard `shard` (a failover changes it).
+async fn primary_of(store: &mut Store, shard: &str) -> Result<Node> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.as_ref() else {
+        bail!("no such cluster in etcd");
+    };
+    let Some(s) = t.shards.iter().find(|s| s.id == shard) else {
+        bail!("shard {} is gone from the topology", short(shard));
+    };
+    snap.node(&s.primary)
+        .cloned()
+        .ok_or_else(|| anyhow!("unknown node {}", s.primary))
+}
+
+/// Until both ends of the move of `slot` show it in their own CLUSTER
+/// NODES line: the source's primary `[slot->-<target>]`, the target's
+/// `[slot-<-<source>]`, whoever the primaries are by then.
+async fn wait_migration_seen(store: &mut Store, from: &str, to: &str, slot: u16) -> Result<()> {
+    let deadline = Instant::now() + MOVE_RETRY;
     loop {
-        let lines = Conn::open(addr)?.text(&["CLUSTER", "NODES"])?;
-        let mine = lines
-            .lines()
-            .find(|l| l.contains("myself"))
-            .unwrap_or_default();
-        if mine.contains(marker) {
+        let (src, dst) = (primary_of(store, from).await?, primary_of(store, to).await?);
+        let shows = |node: &Node, marker: String| -> Result<bool> {
+            let lines = Conn::open(&node.addr())?.text(&["CLUSTER", "NODES"])?;
+            let mine = lines.lines().find(|l| l.contains("myself"));
+            Ok(mine.is_some_and(|l| l.contains(&marker)))
+        };
+        let seen = shows(&src, format!("[{slot}->-{}]", dst.id))
+            .and_then(|a| Ok(a && shows(&dst, format!("[{slot}-<-{}]", src.id))?));
+        if matches!(seen, Ok(true)) {
             return Ok(());
         }
         if Instant::now() > deadline {
-            bail!("{addr} did not take the migration state {marker}");
+            bail!("the move of slot {slot} is not seen by both shards' primaries: {seen:?}");
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Moves keys from one shard's primary to another's with MIGRATE,
+/// following each shard to its new primary after a failover.
+struct Mover<'a> {
+    from: &'a str,
+    to: &'a str,
+    pipeline: String,
+    timeout: String,
+    /// The source primary's connection and the target primary, as last
+    /// resolved; dropped on an error and resolved again.
+    ends: Option<(Conn, Node)>,
+}
+
+impl<'a> Mover<'a> {
+    fn new(from: &'a str, to: &'a str, pipeline: usize, timeout_ms: u64) -> Mover<'a> {
+        Mover {
+            from,
+            to,
+            pipeline: pipeline.max(1).to_string(),
+            timeout: timeout_ms.to_string(),
+            ends: None,
+        }
+    }
+
+    /// Every key of `slot`: how many it moved. An error (a primary killed
+    /// or failing over) is retried on the shards' primaries of the moment
+    /// until MOVE_RETRY passes without progress.
+    async fn slot(&mut self, store: &mut Store, slot: u16) -> Result<usize> {
+        let mut moved = 0;
+        let mut deadline = Instant::now() + MOVE_RETRY;
+        loop {
+            match self.batch(store, slot).await {
+                Ok(0) => return Ok(moved),
+                Ok(n) => {
+                    moved += n;
+                    deadline = Instant::now() + MOVE_RETRY;
+                }
+                Err(e) if Instant::now() < deadline => {
+                    eprintln!("[WARNING] moving slot {slot}: {e:#}; trying again");
+                    self.ends = None;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e.context(format!("moving slot {slot}"))),
+            }
+        }
+    }
+
+    /// One MIGRATE of up to `pipeline` keys of `slot`.
+    async fn batch(&mut self, store: &mut Store, slot: u16) -> Result<usize> {
+        if self.ends.is_none() {
+            let src = primary_of(store, self.from).await?;
+            let dst = primary_of(store, self.to).await?;
+            self.ends = Some((Conn::open(&src.addr())?, dst));
+        }
+        let Some((conn, dst)) = self.ends.as_mut() else {
+            unreachable!("resolved above");
+        };
+        let slot_s = slot.to_string();
+        let keys = conn.list(&["CLUSTER", "GETKEYSINSLOT", &slot_s, &self.pipeline])?;
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let port = dst.port.to_string();
+        let (ip, timeout) = (dst.ip.as_str(), self.timeout.as_str());
+        match conn.call(&migrate_args(ip, &port, timeout, &keys)) {
+            Ok(_) => Ok(keys.len()),
+            Err(e) if e.to_string().contains("BUSYKEY") => {
+                // The target has some of these keys already: a failover of
+                // the source undid the delete of an earlier MIGRATE (its
+                // replica never got it). Key by key, then.
+                for key in &keys {
+                    match conn.call(&migrate_args(ip, &port, timeout, std::slice::from_ref(key))) {
+                        Ok(_) => {}
+                        Err(e) if e.to_string().contains("BUSYKEY") => {
+                            drop_leftover(conn, &dst.addr(), key)?
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(keys.len())
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// MIGRATE of `keys` to `ip:port` (database 0, no COPY or REPLACE).
+fn migrate_args<'a>(
+    ip: &'a str,
+    port: &'a str,
+    timeout: &'a str,
+    keys: &'a [Vec<u8>],
+) -> Vec<&'a [u8]> {
+    let mut args: Vec<&[u8]> = vec![
+        b"MIGRATE",
+        ip.as_bytes(),
+        port.as_bytes(),
+        b"",
+        b"0",
+        timeout.as_bytes(),
+        b"KEYS",
+    ];
+    args.extend(keys.iter().map(Vec::as_slice));
+    args
+}
+
+/// `key` exists on both the source (`src`) and the target: the source's
+/// copy is a leftover of a move a failover undid, and goes only when it
+/// is the target's value byte for byte (nothing written to either since);
+/// two different values are a conflict keel-ctl does not settle.
+fn drop_leftover(src: &mut Conn, target: &str, key: &[u8]) -> Result<()> {
+    let here = src.call(&[b"DUMP".as_slice(), key])?;
+    let there = Conn::open(target)?.call(&[b"DUMP".as_slice(), key])?;
+    if here != there {
+        bail!(
+            "key {} holds different values on the source and the target of the move \
+             (a failover of the source undid part of it): keep one of them by hand, \
+             then run keel-ctl fix",
+            String::from_utf8_lossy(key)
+        );
+    }
+    src.call(&[b"DEL".as_slice(), key])?;
+    Ok(())
 }
 
 pub struct Reshard<'a> {
@@ -298,14 +445,15 @@ pub struct Reshard<'a> {
 /// whose primary is `to`, `batch` slots at a time: the slots are marked
 /// migrating in etcd (the source answers ASK for keys it no longer has,
 /// the target takes ASKING requests), their keys are MIGRATEd `pipeline`
-/// at a time, then the target is made their owner.
+/// at a time, then the target is made their owner. A failover of either
+/// shard on the way is followed: the move goes on with the new primary.
 pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
     let snap = store.snapshot().await?;
     let Some(t) = snap.topology.clone() else {
         bail!("no such cluster in etcd");
     };
     if !t.migrations.is_empty() {
-        bail!("slots are already moving (keel-ctl check shows them)");
+        bail!("slots are already moving: keel-ctl fix finishes that move");
     }
     let (Some(src), Some(dst)) = (t.shard_of_primary(r.from), t.shard_of_primary(r.to)) else {
         bail!("--from and --to must be primaries' node ids");
@@ -315,10 +463,7 @@ pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
     }
     let addr = |id: &str| snap.node(id).map(Node::addr).unwrap_or_default();
     let (src_addr, dst_addr) = (addr(r.from), addr(r.to));
-    let dst_node = snap
-        .node(r.to)
-        .cloned()
-        .ok_or_else(|| anyhow::anyhow!("unknown node {}", r.to))?;
+    let (from, to) = (t.shards[src].id.clone(), t.shards[dst].id.clone());
     let slots: Vec<u16> = expand(&t.shards[src].slots)
         .into_iter()
         .take(r.slots)
@@ -326,9 +471,7 @@ pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
     println!("Ready to move {} slots.", slots.len());
     println!("  Source nodes:\n    M: {} {src_addr}", r.from);
     println!("  Destination node:\n    M: {} {dst_addr}", r.to);
-    let mut conn = Conn::open(&src_addr)?;
-    let (port, timeout) = (dst_node.port.to_string(), r.timeout_ms.to_string());
-    let pipeline = r.pipeline.max(1).to_string();
+    let mut mover = Mover::new(&from, &to, r.pipeline, r.timeout_ms);
     let mut moved_keys = 0usize;
     for chunk in slots.chunks(r.batch.max(1)) {
         let open = ranges(chunk.to_vec());
@@ -338,41 +481,60 @@ pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
             }
         })
         .await?;
-        let first = chunk[0];
-        wait_marker(&src_addr, &format!("[{first}->-{}]", r.to)).await?;
-        wait_marker(&dst_addr, &format!("[{first}-<-{}]", r.from)).await?;
-        for &slot in chunk {
-            loop {
-                let slot_s = slot.to_string();
-                let keys = conn.list(&["CLUSTER", "GETKEYSINSLOT", &slot_s, &pipeline])?;
-                if keys.is_empty() {
-                    break;
-                }
-                let mut args: Vec<&[u8]> = vec![
-                    b"MIGRATE",
-                    dst_node.ip.as_bytes(),
-                    port.as_bytes(),
-                    b"",
-                    b"0",
-                    timeout.as_bytes(),
-                    b"KEYS",
-                ];
-                args.extend(keys.iter().map(Vec::as_slice));
-                conn.call(&args)?;
-                moved_keys += keys.len();
-            }
-        }
-        update(store, |t| {
-            for range in &open {
-                t.finish_migration(*range);
-            }
-        })
-        .await?;
+        moved_keys += finish_move(store, &mut mover, &open).await?;
         println!(
             "Moved slots {}-{} from {src_addr} to {dst_addr} ({moved_keys} keys so far)",
             chunk[0],
             chunk[chunk.len() - 1]
         );
+    }
+    Ok(true)
+}
+
+/// Moves the keys of the open migration of `open` (ranges of slots) and
+/// closes it: the target shard owns them.
+async fn finish_move(store: &mut Store, mover: &mut Mover<'_>, open: &[[u16; 2]]) -> Result<usize> {
+    let Some(first) = open.first() else {
+        return Ok(0);
+    };
+    wait_migration_seen(store, mover.from, mover.to, first[0]).await?;
+    let mut moved = 0;
+    for range in open {
+        for slot in range[0]..=range[1] {
+            moved += mover.slot(store, slot).await?;
+        }
+    }
+    update(store, |t| {
+        for range in open {
+            t.finish_migration(*range);
+        }
+    })
+    .await?;
+    Ok(moved)
+}
+
+/// Finishes the migrations left open (a keel-ctl reshard that stopped
+/// midway): their remaining keys are moved and the targets made owners,
+/// as `redis-cli --cluster fix` closes open slots.
+pub async fn fix(store: &mut Store) -> Result<bool> {
+    let snap = store.snapshot().await?;
+    let Some(t) = snap.topology.clone() else {
+        bail!("no such cluster in etcd");
+    };
+    if t.migrations.is_empty() {
+        println!("[OK] No slots are moving.");
+        return Ok(true);
+    }
+    for m in &t.migrations {
+        println!(
+            ">>> Finishing the move of slots {}-{} to shard {}",
+            m.slots[0],
+            m.slots[1],
+            short(&m.to)
+        );
+        let mut mover = Mover::new(&m.from, &m.to, 100, 60000);
+        let moved = finish_move(store, &mut mover, &[m.slots]).await?;
+        println!("[OK] Moved {moved} keys.");
     }
     Ok(true)
 }
