@@ -211,7 +211,7 @@ class Cluster:
     def faults(self):
         return ["kill", "pause", "etcd-kill", "etcd-pause", "bgrewriteaof", "bgsave",
                 "disk-full", "fsync-error", "slow-fsync", "ctl-failover", "reshard",
-                "cut-etcd", "cut-link", "cut-clients", "isolate", "membership"]
+                "cut-etcd", "cut-link", "cut-clients", "isolate", "membership", "reshard-kill"]
 
     def cut(self, node, what):
         """Cuts `node`'s links: "etcd" (every etcd member), "link" (its
@@ -322,14 +322,57 @@ class Cluster:
     def reshard(self, log):
         """keel-ctl reshard of the workload's slot (its owner's first 16)
         to the next shard's primary."""
-        def action():
-            lines = self.owner.client().execute_command("CLUSTER", "NODES")
-            lines = lines if isinstance(lines, str) else lines.decode()
-            primaries = sorted(f.split()[0] for f in lines.splitlines()
-                               if "master" in f.split()[2] and len(f.split()) > 8)
-            to = primaries[(primaries.index(self.owner_id) + 1) % len(primaries)]
-            return self.ctl("reshard", "--from", self.owner_id, "--to", to, "--slots", "16")
-        self.planned_move(log, action)
+        self.planned_move(log, self.reshard_command)
+
+    def reshard_under_kill(self, log, delay, hold):
+        """keel-ctl reshard of the workload's slot with the source primary
+        killed `delay` seconds into the move (a failover in the middle of the
+        move: keel-ctl goes on from the promoted replica), started again
+        after `hold`. Not a planned move: the kill is a failover."""
+        try:
+            self.settle(timeout=30)
+        except AssertionError as e:
+            log(f"  skipped: the cluster did not settle ({e})")
+            return
+        with self.lock:
+            self.refresh()
+            victim = self.owner
+        done = []
+        # A long move (1024 slots, 16 per step) so the kill lands inside it.
+        mover = threading.Thread(target=lambda: done.append(self.reshard_command(1024, 16)), daemon=True)
+        mover.start()
+        # The kill lands `delay` after the source shows the move open.
+        while mover.is_alive() and "->-" not in self.own_line(victim):
+            time.sleep(0.002)
+        time.sleep(delay)
+        log(f"  kill -9 of {victim.name} {delay * 1000:.0f} ms into the move"
+            + ("" if mover.is_alive() else " (too late: the reshard had ended)"))
+        victim.kill()
+        mover.join()
+        r = done[0]
+        log(f"  keel-ctl {' '.join(r.args[5:])}: exit {r.returncode}"
+            + ("" if r.returncode == 0 else f": {(r.stdout + r.stderr)[-300:]}"))
+        time.sleep(hold)
+        victim.start()
+
+    @staticmethod
+    def own_line(node):
+        try:
+            lines = node.client(timeout=1).execute_command("CLUSTER", "NODES")
+        except (redis.RedisError, OSError):
+            return ""
+        return next((l for l in lines.splitlines() if "myself" in l), "")
+
+    def reshard_command(self, slots=16, batch=64):
+        """keel-ctl reshard of the owner's first `slots` slots (the
+        workload's among them) to the next primary."""
+        lines = self.owner.client().execute_command("CLUSTER", "NODES")
+        lines = lines if isinstance(lines, str) else lines.decode()
+        primaries = sorted(f.split()[0] for f in lines.splitlines()
+                           if "master" in f.split()[2] and len(f.split()) > 8)
+        to = primaries[(primaries.index(self.owner_id) + 1) % len(primaries)]
+        return self.ctl("reshard", "--from", self.owner_id, "--to", to, "--slots", str(slots),
+                        "--batch", str(batch), "--pipeline", "1")
 
     def settle(self, timeout=180):
         """etcd whole, every node in state ok with its link up, and the
@@ -348,6 +391,11 @@ class Cluster:
 
         for n in self.members():
             wait_until(f"{n.name} in state ok", lambda n=n: ok(n), timeout=timeout)
+        # A reshard that failed midway left its move open: an operator
+        # finishes it (and a conflict it cannot settle fails the run).
+        if "are moving from shard" in self.ctl("check").stdout:
+            r = self.ctl("fix")
+            assert r.returncode == 0, f"keel-ctl fix: {(r.stdout + r.stderr)[-500:]}"
         with self.lock:
             self.refresh()
         primary = self.owner

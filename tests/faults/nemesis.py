@@ -117,6 +117,13 @@ def reshard(ctx, node, hold):
     time.sleep(hold)
 
 
+def reshard_kill(ctx, node, hold):
+    """keel-ctl reshard with kill -9 of the source primary in the middle
+    (cluster); the delay comes from the hold, so the seed fixes it."""
+    ctx.events.kills.append(time.monotonic())
+    ctx.topology.reshard_under_kill(ctx.log, (hold % 1.0) * 0.05, hold)
+
+
 def bgrewriteaof(ctx, node, hold):
     node.client().execute_command("BGREWRITEAOF")
     time.sleep(hold)
@@ -182,6 +189,7 @@ FAULTS = {
     "etcd-pause": etcd_pause,
     "ctl-failover": ctl_failover,
     "reshard": reshard,
+    "reshard-kill": reshard_kill,
     "cut-etcd": cut("etcd"),
     "cut-link": cut("link"),
     "cut-clients": cut("clients"),

@@ -2,7 +2,7 @@
 (CI's replay; scripts/faults.sh runs the long randomized passes). Each
 seed's schedule holds the faults that topology's promise is about: kill -9
 of the node under `always`/`everysec`, a failover and a cut link with
-replicas, a reshard and both kinds of failover in the cluster."""
+replicas, partitions, reshards and both kinds of failover in the cluster."""
 import pytest
 
 from run import run_once
@@ -13,9 +13,13 @@ SHORT = [
     ("replicas", 7),
     ("replicas-mixed", 7),
     ("replicas-maxmemory", 7),
-    # A keel-ctl reshard of the workload's slot, a keel-ctl failover, then
-    # kill -9 of the new primary (an automatic failover).
-    ("cluster", 9),
+    # A replica's link cut, a reshard with its source primary killed in
+    # the middle, a node cut from the clients, a node isolated from etcd
+    # and the other nodes, a keel-ctl failover.
+    ("cluster", 1710),
+    # A primary isolated, reshards (two with a kill in the middle), kill -9
+    # of a primary.
+    ("cluster", 1148),
 ]
 
 

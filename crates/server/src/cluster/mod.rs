@@ -193,7 +193,15 @@ pub struct Cluster {
     /// Requests to and events from etcd (CLUSTER INFO's message counts).
     pub sent: AtomicU64,
     pub received: AtomicU64,
+    /// Slots MIGRATE took keys out of, with the replication offset every
+    /// replica must acknowledge before a missing key of the slot is sent
+    /// to the target with ASK ([`Cluster::may_redirect`]); `LEAVING_NOW`
+    /// until the first look after the MIGRATE fixes it.
+    leaving: parking_lot::Mutex<std::collections::HashMap<usize, u64>>,
 }
+
+/// A `leaving` mark whose offset is not read yet.
+const LEAVING_NOW: u64 = u64::MAX;
 
 impl Default for Cluster {
     fn default() -> Cluster {
@@ -214,6 +222,7 @@ impl Default for Cluster {
             full_coverage: AtomicBool::new(true),
             sent: AtomicU64::new(0),
             received: AtomicU64::new(0),
+            leaving: Default::default(),
         }
     }
 }
@@ -284,6 +293,46 @@ impl Cluster {
     pub fn lease_valid(&self) -> bool {
         let deadline = self.deadline_ns.load(Ordering::Acquire);
         deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
+    }
+
+    /// MIGRATE deleted keys of `slot` here (their copies are on the
+    /// target now).
+    pub fn moved_out(&self, slot: usize) {
+        self.leaving.lock().insert(slot, LEAVING_NOW);
+    }
+
+    /// Whether a key of `slot` missing here may be sent to the target with
+    /// ASK: only once every replica of this shard has the deletes of the
+    /// MIGRATEs that moved the slot's keys. Before, a failover could
+    /// promote a replica that still has a moved key, serve it again from
+    /// here, and hide what clients wrote to the target's copy meanwhile
+    /// (the caller answers TRYAGAIN). The first look after a MIGRATE
+    /// fixes the offset to wait for (the deletes were fed to the stream
+    /// under the keys' locks, before the look could take them) and asks
+    /// the replicas for their offsets at once.
+    pub fn may_redirect(
+        &self,
+        repl: &crate::replication::Replication,
+        view: &View,
+        slot: usize,
+    ) -> bool {
+        let mut leaving = self.leaving.lock();
+        let Some(offset) = leaving.get_mut(&slot) else {
+            return true;
+        };
+        if *offset == LEAVING_NOW {
+            *offset = repl.offset();
+            repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
+        }
+        let replicas = view
+            .me
+            .map(|(shard, _)| view.topology().shards[shard].replicas.len())
+            .unwrap_or(0);
+        if repl.acked_at_least(*offset) >= replicas {
+            leaving.remove(&slot);
+            return true;
+        }
+        false
     }
 
     /// Redis's cluster state: `ok` while this node serves and, with

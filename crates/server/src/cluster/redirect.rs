@@ -18,6 +18,8 @@ pub const UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 pub const DOWN: &str = "CLUSTERDOWN The cluster is down";
 pub const DOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
 pub const UNSTABLE: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
+/// keel's own: a key moved out, its delete not on every replica yet.
+pub const LEAVING: &str = "TRYAGAIN The key is moving to another node, try again";
 
 fn err(s: &'static str) -> CmdError {
     CmdError(Cow::Borrowed(s))
@@ -76,7 +78,7 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
             return Some(if q.existing > 0 {
                 err(UNSTABLE)
             } else {
-                ask(server, &view, q.slot, to)
+                ask_when_moved(server, &view, q.slot, to)
             });
         }
     }
@@ -280,7 +282,17 @@ fn recheck_all(
     match missing {
         0 => None,
         m if m < total => Some(err(UNSTABLE)),
-        _ => Some(ask(server, &view, slot, to)),
+        _ => Some(ask_when_moved(server, &view, slot, to)),
+    }
+}
+
+/// ASK for keys MIGRATE moved from `slot`, once their deletes are on
+/// every replica here (`Cluster::may_redirect`); TRYAGAIN until then.
+fn ask_when_moved(server: &Server, view: &View, slot: usize, shard: usize) -> CmdError {
+    if server.cluster.may_redirect(&server.repl, view, slot) {
+        ask(server, view, slot, shard)
+    } else {
+        err(LEAVING)
     }
 }
 

@@ -286,6 +286,11 @@ fn migrate(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     if !deleted.is_empty() {
         // The log and replicas see the keys the target acknowledged leave.
+        if cx.server.cluster.enabled() {
+            for key in &deleted {
+                cx.server.cluster.moved_out(resp::slot::key_slot(key));
+            }
+        }
         let mut del = vec![b"DEL".to_vec()];
         del.extend(deleted);
         cx.propagate_instead(vec![del]);

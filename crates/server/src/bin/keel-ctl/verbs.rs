@@ -417,7 +417,10 @@ fn migrate_args<'a>(
 /// two different values are a conflict keel-ctl does not settle.
 fn drop_leftover(src: &mut Conn, target: &str, key: &[u8]) -> Result<()> {
     let here = src.call(&[b"DUMP".as_slice(), key])?;
-    let there = Conn::open(target)?.call(&[b"DUMP".as_slice(), key])?;
+    // The target serves the slot it imports to ASKING requests only.
+    let mut target = Conn::open(target)?;
+    target.call(&["ASKING"])?;
+    let there = target.call(&[b"DUMP".as_slice(), key])?;
     if here != there {
         bail!(
             "key {} holds different values on the source and the target of the move \
