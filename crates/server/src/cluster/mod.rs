@@ -193,15 +193,11 @@ pub struct Cluster {
     /// Requests to and events from etcd (CLUSTER INFO's message counts).
     pub sent: AtomicU64,
     pub received: AtomicU64,
-    /// Slots MIGRATE took keys out of, with the replication offset every
-    /// replica must acknowledge before a missing key of the slot is sent
-    /// to the target with ASK ([`Cluster::may_redirect`]); `LEAVING_NOW`
-    /// until the first look after the MIGRATE fixes it.
-    leaving: parking_lot::Mutex<std::collections::HashMap<usize, u64>>,
+    /// Slots MIGRATE took keys out of, with where their deletes end in the
+    /// replication stream and in the log ([`Cluster::may_redirect`]);
+    /// `None` until the first look after the MIGRATE reads them.
+    leaving: parking_lot::Mutex<std::collections::HashMap<usize, Option<(u64, u64)>>>,
 }
-
-/// A `leaving` mark whose offset is not read yet.
-const LEAVING_NOW: u64 = u64::MAX;
 
 impl Default for Cluster {
     fn default() -> Cluster {
@@ -298,37 +294,38 @@ impl Cluster {
     /// MIGRATE deleted keys of `slot` here (their copies are on the
     /// target now).
     pub fn moved_out(&self, slot: usize) {
-        self.leaving.lock().insert(slot, LEAVING_NOW);
+        self.leaving.lock().insert(slot, None);
     }
 
     /// Whether a key of `slot` missing here may be sent to the target with
-    /// ASK: only once every replica of this shard has the deletes of the
-    /// MIGRATEs that moved the slot's keys. Before, a failover could
-    /// promote a replica that still has a moved key, serve it again from
-    /// here, and hide what clients wrote to the target's copy meanwhile
-    /// (the caller answers TRYAGAIN). The first look after a MIGRATE
-    /// fixes the offset to wait for (the deletes were fed to the stream
-    /// under the keys' locks, before the look could take them) and asks
-    /// the replicas for their offsets at once.
-    pub fn may_redirect(
-        &self,
-        repl: &crate::replication::Replication,
-        view: &View,
-        slot: usize,
-    ) -> bool {
+    /// ASK: only once the deletes of the MIGRATEs that moved the slot's
+    /// keys are on every replica of this shard and in this node's log on
+    /// disk. Before, a failover (a replica without the delete) or a
+    /// restart (a log without it) could bring a moved key back here and
+    /// hide what clients wrote to the target's copy meanwhile (the caller
+    /// answers TRYAGAIN). The first look after a MIGRATE reads the offsets
+    /// to wait for (the deletes were fed to the stream and the log under
+    /// the keys' locks, before the look could take them) and asks the
+    /// replicas for theirs at once.
+    pub fn may_redirect(&self, server: &crate::server::Server, view: &View, slot: usize) -> bool {
         let mut leaving = self.leaving.lock();
-        let Some(offset) = leaving.get_mut(&slot) else {
+        let Some(mark) = leaving.get_mut(&slot) else {
             return true;
         };
-        if *offset == LEAVING_NOW {
-            *offset = repl.offset();
-            repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
-        }
+        let (repl, log) = *mark.get_or_insert_with(|| {
+            let at = (server.repl.offset(), server.aof.appended_hint());
+            // A replica answers GETACK with its offset before it: at least
+            // `at` once it has the deletes.
+            server.repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
+            at
+        });
         let replicas = view
             .me
             .map(|(shard, _)| view.topology().shards[shard].replicas.len())
             .unwrap_or(0);
-        if repl.acked_at_least(*offset) >= replicas {
+        let on_replicas = server.repl.acked_at_least(repl) >= replicas;
+        let on_disk = !server.aof.enabled() || server.aof.durable_at_least(log);
+        if on_replicas && on_disk {
             leaving.remove(&slot);
             return true;
         }

@@ -18,7 +18,8 @@ pub const UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 pub const DOWN: &str = "CLUSTERDOWN The cluster is down";
 pub const DOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
 pub const UNSTABLE: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
-/// keel's own: a key moved out, its delete not on every replica yet.
+/// keel's own: a key moved out, its delete not on every replica or on
+/// disk yet.
 pub const LEAVING: &str = "TRYAGAIN The key is moving to another node, try again";
 
 fn err(s: &'static str) -> CmdError {
@@ -287,9 +288,10 @@ fn recheck_all(
 }
 
 /// ASK for keys MIGRATE moved from `slot`, once their deletes are on
-/// every replica here (`Cluster::may_redirect`); TRYAGAIN until then.
+/// every replica and on disk here (`Cluster::may_redirect`); TRYAGAIN
+/// until then.
 fn ask_when_moved(server: &Server, view: &View, slot: usize, shard: usize) -> CmdError {
-    if server.cluster.may_redirect(&server.repl, view, slot) {
+    if server.cluster.may_redirect(server, view, slot) {
         ask(server, view, slot, shard)
     } else {
         err(LEAVING)

@@ -286,6 +286,12 @@ impl Aof {
         self.appended_seen.load(Acquire)
     }
 
+    /// Whether the log holds its first `offset` bytes on disk (fsynced;
+    /// written, under `no`).
+    pub fn durable_at_least(&self, offset: u64) -> bool {
+        self.durable.load(Acquire) >= offset
+    }
+
     pub fn last_error(&self) -> String {
         self.last_error.lock().clone()
     }
