@@ -208,11 +208,13 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
     let sent = Instant::now();
     let mut lease = within(timeout, store.lease(s.ttl as i64)).await?;
     within(timeout, store.set_alive(&myself.id, lease.id)).await?;
+    let strangers = cluster.strangers();
     let snap = within(timeout, store.snapshot()).await?;
     cluster
         .sent
         .fetch_add(5, std::sync::atomic::Ordering::Relaxed);
     apply(server, &myself, snap.clone());
+    cluster.topology_read(strangers);
     cluster.extend_lease(deadline(sent, s.ttl as i64, window));
     tracing::info!(
         "Cluster: node {} joined '{}' at etcd revision {}",
@@ -237,6 +239,14 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
                     return Ok(());
                 }
                 cluster.extend_lease(deadline(sent, granted, window));
+                // A replica the topology did not name connected: read
+                // the topology again (the promises are void until then).
+                if cluster.stranger_pending() {
+                    let strangers = cluster.strangers();
+                    let snap = within(timeout, store.snapshot()).await?;
+                    apply(server, &myself, snap);
+                    cluster.topology_read(strangers);
+                }
             }
             msg = watch.message() => {
                 let resp = msg.context("watch")?;
@@ -246,8 +256,10 @@ async fn session(server: &Arc<Server>, settled: &mut bool) -> Result<()> {
                     Some(_) => {}
                 }
                 cluster.received.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let strangers = cluster.strangers();
                 let snap = within(timeout, store.snapshot()).await?;
                 apply(server, &myself, snap);
+                cluster.topology_read(strangers);
             }
         }
     }

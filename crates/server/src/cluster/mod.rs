@@ -197,6 +197,13 @@ pub struct Cluster {
     /// replication stream and in the log ([`Cluster::may_redirect`]);
     /// `None` until the first look after the MIGRATE reads them.
     leaving: parking_lot::Mutex<std::collections::HashMap<usize, Option<(u64, u64)>>>,
+    /// Replicas that connected to this primary while the topology it had
+    /// read did not name them, counted; and that count as it was when the
+    /// last topology read from etcd began. While the first is ahead, the
+    /// replicas' promises are void (`promise`): the topology may have
+    /// changed behind this node's back.
+    strangers: AtomicU64,
+    strangers_read: AtomicU64,
 }
 
 impl Default for Cluster {
@@ -219,6 +226,8 @@ impl Default for Cluster {
             sent: AtomicU64::new(0),
             received: AtomicU64::new(0),
             leaving: Default::default(),
+            strangers: AtomicU64::new(0),
+            strangers_read: AtomicU64::new(0),
         }
     }
 }
@@ -291,6 +300,38 @@ impl Cluster {
         deadline != 0 && (self.base.elapsed().as_nanos() as u64) < deadline
     }
 
+    /// A replica named `id` (None: it did not say) connected to this
+    /// node: if the view does not name it in this primary's shard, its
+    /// replicas' promises are void until a topology read from etcd after
+    /// now says who the shard's replicas are.
+    pub fn replica_connected(&self, id: Option<&str>) {
+        let view = self.view();
+        let Some((shard, true)) = view.me else {
+            return;
+        };
+        let replicas = &view.topology().shards[shard].replicas;
+        if !id.is_some_and(|id| replicas.iter().any(|r| r == id)) {
+            self.strangers.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The strangers counted so far: read before a topology read begins,
+    /// and given to [`Cluster::topology_read`] once it is applied.
+    pub fn strangers(&self) -> u64 {
+        self.strangers.load(Ordering::Acquire)
+    }
+
+    pub fn topology_read(&self, strangers_before: u64) {
+        self.strangers_read
+            .fetch_max(strangers_before, Ordering::AcqRel);
+    }
+
+    /// A replica the topology did not name connected since the last
+    /// topology read from etcd began.
+    pub fn stranger_pending(&self) -> bool {
+        self.strangers() > self.strangers_read.load(Ordering::Acquire)
+    }
+
     /// MIGRATE deleted keys of `slot` here (their copies are on the
     /// target now).
     pub fn moved_out(&self, slot: usize) {
@@ -347,5 +388,57 @@ impl Cluster {
                 .failing_since
                 .is_none_or(|t| t.elapsed() >= *self.failing_grace.read());
         view.slots_assigned == SLOTS as usize && !failing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use keel_cluster::{Shard, Snapshot, Topology};
+
+    use super::*;
+
+    /// A cluster whose view makes this node the primary of one shard with
+    /// replica `r1`.
+    fn primary_of_r1() -> Cluster {
+        let cluster = Cluster::default();
+        let myself = cluster.myself();
+        let snapshot = Snapshot {
+            topology: Some(Topology {
+                current_epoch: 1,
+                shards: vec![Shard {
+                    id: keel_cluster::topology::new_id(),
+                    epoch: 1,
+                    primary: myself.id.clone(),
+                    replicas: vec!["r1".to_string()],
+                    slots: vec![[0, SLOTS - 1]],
+                }],
+                migrations: Vec::new(),
+            }),
+            ..Snapshot::default()
+        };
+        cluster.set_view(View::new(myself, snapshot));
+        cluster
+    }
+
+    #[test]
+    fn a_replica_the_topology_does_not_name_voids_promises_until_a_later_read() {
+        let cluster = primary_of_r1();
+        cluster.replica_connected(Some("r1"));
+        assert!(!cluster.stranger_pending());
+
+        // A read that began before the stranger connected does not clear it.
+        let before = cluster.strangers();
+        cluster.replica_connected(Some("r2"));
+        assert!(cluster.stranger_pending());
+        cluster.topology_read(before);
+        assert!(cluster.stranger_pending());
+        // Nor does the stranger's leaving: only a read begun after it.
+        let after = cluster.strangers();
+        cluster.topology_read(after);
+        assert!(!cluster.stranger_pending());
+
+        // A replica that did not say its id is a stranger too.
+        cluster.replica_connected(None);
+        assert!(cluster.stranger_pending());
     }
 }

@@ -10,11 +10,12 @@
 //! its lease certainly lives (then its `alive` key does too) or while
 //! every replica the topology names has a promise that certainly still
 //! binds it (counted from instants before the replica heard it, with a
-//! margin). A replica the primary does not know of (connected, but not in
-//! the topology it last read) voids the promises: the topology changed
-//! behind its back. A replica that has not heard its primary since it
-//! started never bids (`failover::step`): one added behind a cut-off
-//! primary's back cannot take its place.
+//! margin). A replica the primary does not know of (one that connected,
+//! even briefly, while the topology it last read does not name it) voids
+//! the promises until it reads a newer topology: the topology changed
+//! behind its back, and that replica may bid once it loses its link. A
+//! replica that has not heard its primary since it started never bids
+//! (`failover::step`).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -67,7 +68,7 @@ fn tick(server: &Server, period: Duration) {
         !l.node_id
             .as_ref()
             .is_some_and(|id| shard.replicas.contains(id))
-    });
+    }) || cluster.stranger_pending();
     let until = if unknown {
         0
     } else {

@@ -244,6 +244,9 @@ where
         node_id: conf.node_id.clone(),
         heard_after_ns: std::sync::atomic::AtomicU64::new(0),
     });
+    if server.cluster.enabled() {
+        server.cluster.replica_connected(conf.node_id.as_deref());
+    }
     let ids = repl.ids();
     let partial = req.psync && req.pos.is_some_and(|p| repl.can_continue(&req.replid, p));
     if partial {
