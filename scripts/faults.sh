@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # keel-ctl too: the cluster topology creates and reshards with it.
-cargo build --release -q -p keel-server --bins
+cargo build --release -q -p keel-server -p keel-ctl
 command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install redis-server)"; exit 1; }
 command -v etcd >/dev/null || { echo "etcd is needed for the cluster topology (apt-get install etcd-server)"; exit 1; }
 command -v nft >/dev/null || { echo "nftables is needed for the cluster topology's partitions (apt-get install nftables)"; exit 1; }

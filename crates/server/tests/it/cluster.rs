@@ -218,8 +218,26 @@ impl KeelCluster {
     }
 }
 
+/// keel-ctl, from the keel-ctl package of this workspace: `cargo test`
+/// of the workspace builds it beside this test's own binaries.
+fn keel_ctl_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    // target/<profile>/deps/it-<hash>
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the target directory");
+    let ctl = dir.join("keel-ctl");
+    assert!(
+        ctl.exists(),
+        "{} is missing: `cargo test --workspace` (or `cargo build -p keel-ctl`) builds it",
+        ctl.display()
+    );
+    ctl
+}
+
 fn keel_ctl(etcd: &str, name: &str, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_keel-ctl"))
+    let out = Command::new(keel_ctl_binary())
         .args(["--etcd", etcd, "--cluster", name])
         .args(args)
         .output()
@@ -1675,7 +1693,7 @@ fn a_reshard_goes_on_through_a_failover_of_its_source() {
     let (_, replica) = shard_pair(&c, 0);
 
     // One key per MIGRATE: the move is long, and the kill lands early in it.
-    let mut reshard = Command::new(env!("CARGO_BIN_EXE_keel-ctl"))
+    let mut reshard = Command::new(keel_ctl_binary())
         .args(["--etcd", &c.etcd.endpoint(), "--cluster", &c.name])
         .args(["reshard", "--from", &from, "--to", &to, "--slots", "4096"])
         .args(["--batch", "64", "--pipeline", "1"])
@@ -1717,8 +1735,16 @@ fn a_reshard_goes_on_through_a_failover_of_its_source() {
         text.contains("trying again"),
         "no failover was met:\n{text}"
     );
-    assert_eq!(c.primary_of_slot(replica, 4095), target);
-    assert_eq!(c.primary_of_slot(replica, 4096), replica);
+    // The promoted replica reads the final layout from etcd.
+    wait_for("the new layout", || {
+        match (
+            c.primary_of_slot(replica, 4095),
+            c.primary_of_slot(replica, 4096),
+        ) {
+            (t, r) if t == target && r == replica => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
 
     // The killed node comes back empty, as a replica of its old shard.
     c.restart_empty(source);
