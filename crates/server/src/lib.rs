@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod command;
 pub mod config;
 #[doc(hidden)]
+#[cfg(feature = "fuzz-entry-points")]
 pub mod fuzzing;
 pub mod glob;
 pub mod inbox;
