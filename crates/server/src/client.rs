@@ -79,9 +79,9 @@ pub struct ClientInfo {
     pub authenticated: AtomicBool,
     /// Messages for the connection that are not replies: pub/sub,
     /// tracking invalidations, MONITOR.
-    pub inbox: crate::inbox::Inbox,
+    pub inbox: crate::clients::inbox::Inbox,
     /// CLIENT TRACKING state (read by writers invalidating keys).
-    pub tracking: crate::tracking::ClientTracking,
+    pub tracking: crate::clients::tracking::ClientTracking,
     /// The client has a subscription of some kind (Redis's CLIENT_PUBSUB:
     /// a RESP2 tracking redirect needs it).
     pub subscribed: AtomicBool,
@@ -238,7 +238,7 @@ pub struct Client {
     /// CLIENT PAUSE ran: its reply waits until every command that passed
     /// the pause gate before it has finished (`pause::InFlight`).
     pub pause_barrier: bool,
-    pub watch: Arc<crate::watch::WatchState>,
+    pub watch: Arc<crate::clients::watch::WatchState>,
     pub pubsub: Option<Box<PubSubState>>,
     /// Log offset of this client's last write: with `appendfsync always`
     /// its replies leave once the log is durable up to here.
@@ -258,9 +258,9 @@ pub struct Client {
     pub script_monitor_lines: Vec<Vec<u8>>,
     /// Slow-log entries of the running script's commands, logged when it
     /// ends (dropped if it restarts, as its commands run again).
-    pub script_slowlog: Vec<crate::slowlog::Entry>,
+    pub script_slowlog: Vec<crate::observe::slowlog::Entry>,
     /// A blocked command's runs, for the slow log once its wait ends.
-    pub blocked_run: Option<crate::slowlog::BlockedRun>,
+    pub blocked_run: Option<crate::observe::slowlog::BlockedRun>,
     /// The request was held back by CLIENT PAUSE: the connection waits for
     /// the pause to end and sends it again.
     pub postponed: bool,

@@ -1114,8 +1114,8 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             }
             Ok(out.join(" "))
         }
-        Kind::NotifyFlags => crate::notify::parse(value)
-            .map(crate::notify::to_string)
+        Kind::NotifyFlags => crate::clients::notify::parse(value)
+            .map(crate::clients::notify::to_string)
             .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
         Kind::BufferLimits => {
             // Redis's setConfigClientOutputBufferLimitOption.

@@ -18,9 +18,9 @@ use resp::{RequestDecoder, INLINE_MAX_SIZE};
 use crate::client::{Client, ClientInfo, ReplyMode};
 use crate::command::{self, Clock, TimeoutReply};
 use crate::config::Config;
+use crate::observe::stats::ThreadStats;
 use crate::persistence::{load, rdb, snapshot};
 use crate::server::Server;
-use crate::stats::ThreadStats;
 use crate::storage::keyspace::SHARDS;
 use crate::storage::value::Value;
 

@@ -9,11 +9,14 @@
 //! - `storage` is pure data: the sharded keyspace, values, slots. It calls
 //!   nothing above it.
 //! - `server` holds the shared state and starts the threads; `config`,
-//!   `client`, `stats` are shared records.
+//!   `client` are shared records.
+//! - `clients`: who waits for what (blocked, watching, subscribed,
+//!   tracking, monitoring, paused) and what reaches a connection besides
+//!   its replies; `observe`: INFO's counters, Prometheus, latency, slowlog.
 
 pub mod acl;
-pub mod blocking;
 pub mod client;
+pub mod clients;
 pub mod cluster;
 pub mod command;
 pub mod config;
@@ -21,23 +24,13 @@ pub mod config;
 #[cfg(feature = "fuzz-entry-points")]
 pub mod fuzzing;
 pub mod glob;
-pub mod inbox;
-pub mod latency;
 pub mod memory;
-pub mod metrics;
-pub mod monitor;
 pub mod net;
-pub mod notify;
-pub mod pause;
+pub mod observe;
 pub mod persistence;
-pub mod pubsub;
 pub mod replication;
 pub mod server;
-pub mod slowlog;
-pub mod stats;
 pub mod storage;
-pub mod tracking;
-pub mod watch;
 
 #[global_allocator]
 static GLOBAL: memory::alloc::Counting = memory::alloc::Counting;

@@ -19,9 +19,9 @@ use crate::command::{self, table::CommandTable};
 use crate::config::Config;
 use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
+use crate::observe::stats::Stats;
 use crate::persistence::aof::{Aof, Fsync};
 use crate::persistence::snapshot::Target;
-use crate::stats::Stats;
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::EncodingLimits;
 use std::path::Path;
@@ -45,12 +45,12 @@ pub struct Server {
     /// The TLS configuration of `tls-port` connections.
     pub tls: crate::net::tls::Tls,
     pub clients: Clients,
-    pub blocking: crate::blocking::Blocking,
-    pub watches: crate::watch::Watches,
-    pub pubsub: crate::pubsub::PubSub,
-    pub tracking: crate::tracking::Tracking,
-    pub monitors: crate::monitor::Monitors,
-    pub pause: crate::pause::Pause,
+    pub blocking: crate::clients::blocking::Blocking,
+    pub watches: crate::clients::watch::Watches,
+    pub pubsub: crate::clients::pubsub::PubSub,
+    pub tracking: crate::clients::tracking::Tracking,
+    pub monitors: crate::clients::monitor::Monitors,
+    pub pause: crate::clients::pause::Pause,
     pub workers: Workers,
     pub stats: Stats,
     /// Writes since the last save (`rdb_changes_since_last_save`).
@@ -93,9 +93,9 @@ pub struct Server {
     /// Eviction's pool of best candidates (command::evict).
     pub eviction_pool: parking_lot::Mutex<crate::command::evict::Pool>,
     /// SLOWLOG's entries and thresholds (see `slowlog`).
-    pub slowlog: crate::slowlog::SlowLog,
+    pub slowlog: crate::observe::slowlog::SlowLog,
     /// The latency monitor (LATENCY), shared with the log's threads.
-    pub latency: Arc<crate::latency::Monitor>,
+    pub latency: Arc<crate::observe::latency::Monitor>,
     /// Replication in both roles (see `replication`).
     pub repl: crate::replication::Replication,
     /// Cluster mode: the topology from etcd and the lease deadline.
@@ -307,14 +307,14 @@ impl Server {
             .backlog_ttl
             .store(c.get_int("repl-backlog-ttl").max(0) as u64, Relaxed);
         self.notify_flags.store(
-            crate::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
+            crate::clients::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
             Relaxed,
         );
         self.tracking.max_keys.store(
             c.get_int("tracking-table-max-keys").max(0) as usize,
             Relaxed,
         );
-        self.pubsub.set_limit(crate::pubsub::parse_limit(
+        self.pubsub.set_limit(crate::clients::pubsub::parse_limit(
             c.get("client-output-buffer-limit"),
         ));
         for (cell, name) in self.limits.iter().zip(LIMIT_PARAMS) {
@@ -374,7 +374,7 @@ impl Server {
     pub fn notify(&self, class: u32, event: &str, key: &[u8], db: usize) {
         let flags = self.notify_flags.load(Relaxed);
         if flags != 0 {
-            crate::notify::publish(&self.pubsub, flags, class, event, key, db);
+            crate::clients::notify::publish(&self.pubsub, flags, class, event, key, db);
         }
     }
 
@@ -628,7 +628,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         // Cluster mode needs the bound port to announce.
         crate::cluster::control::init(&server).map_err(StartError::Cluster)?;
         // `metrics-port`: the Prometheus endpoint, on a thread of its own.
-        crate::metrics::start(&server)?;
+        crate::observe::metrics::start(&server)?;
         let c = server.config.read().clone();
         if !c.get("pidfile").is_empty() {
             let _ = std::fs::write(c.get("pidfile"), format!("{}\n", std::process::id()));
@@ -852,7 +852,7 @@ async fn cron(server: Arc<Server>) {
             // While clients are paused the stream stays still too (no
             // PING), so a failover that waits for a replica to reach the
             // primary's offset sees it reached.
-            let paused = server.pause.mode() != crate::pause::NONE;
+            let paused = server.pause.mode() != crate::clients::pause::NONE;
             server
                 .repl
                 .cron(command::unix_ms(), period.max(0) as u64, paused);
@@ -874,7 +874,7 @@ async fn cron(server: Arc<Server>) {
         // As Redis (checkClientPauseTimeoutAndReturnIfPaused): while
         // clients are paused the dataset is static, not only to clients:
         // no eviction, no active expiry, nothing enters the stream.
-        let paused = server.pause.mode() != crate::pause::NONE;
+        let paused = server.pause.mode() != crate::clients::pause::NONE;
         if server.memory.maxmemory() != 0 && !command::scripting::any_busy() && !paused {
             command::evict::perform(&server);
             crate::memory::bound_resident(server.memory.maxmemory());

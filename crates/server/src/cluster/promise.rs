@@ -95,7 +95,7 @@ fn tick(server: &Server, period: Duration) {
     // While clients are paused the stream stays still (keel-ctl failover
     // waits for a replica to reach the primary's offset): no mark, and
     // the promises run out unless renewed after the pause.
-    let paused = server.pause.mode() != crate::pause::NONE;
+    let paused = server.pause.mode() != crate::clients::pause::NONE;
     if !shard.replicas.is_empty() && repl.active() && !paused {
         // The instant first, then the offset: whatever is fed after lies
         // past it, so an ACK past it was heard after the instant.

@@ -223,7 +223,7 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
         flags.push('b');
     }
     {
-        use crate::tracking::flag as tf;
+        use crate::clients::tracking::flag as tf;
         let t = c.tracking.flags.load(Relaxed);
         if t & tf::ON != 0 {
             flags.push('t');
@@ -559,9 +559,9 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// CLIENT PAUSE timeout [WRITE | ALL]
 fn client_pause(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mode = match argv.get(3) {
-        None => crate::pause::ALL,
-        Some(a) if is(a, "write") => crate::pause::WRITE,
-        Some(a) if is(a, "all") => crate::pause::ALL,
+        None => crate::clients::pause::ALL,
+        Some(a) if is(a, "write") => crate::clients::pause::WRITE,
+        Some(a) if is(a, "all") => crate::clients::pause::ALL,
         Some(_) => return Err(CmdError::new("ERR CLIENT PAUSE mode must be WRITE or ALL")),
     };
     let ms = resp::parse_i64(argv[2])
@@ -587,9 +587,9 @@ fn client_unpause(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 fn client_unblock(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let id = resp::parse_i64(argv[2]).ok_or(error::NOT_INTEGER)?;
     let how = match argv.get(3) {
-        None => crate::blocking::UNBLOCK_TIMEOUT,
-        Some(a) if is(a, "timeout") => crate::blocking::UNBLOCK_TIMEOUT,
-        Some(a) if is(a, "error") => crate::blocking::UNBLOCK_ERROR,
+        None => crate::clients::blocking::UNBLOCK_TIMEOUT,
+        Some(a) if is(a, "timeout") => crate::clients::blocking::UNBLOCK_TIMEOUT,
+        Some(a) if is(a, "error") => crate::clients::blocking::UNBLOCK_ERROR,
         Some(_) => {
             return Err(CmdError::new(
                 "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
@@ -614,7 +614,7 @@ fn monitor(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// CLIENT TRACKING <ON | OFF> [REDIRECT id] [PREFIX prefix ...] [BCAST]
 /// [OPTIN] [OPTOUT] [NOLOOP], with Redis 7.0's checks in its order.
 fn client_tracking(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    use crate::tracking::flag as tf;
+    use crate::clients::tracking::flag as tf;
     let mut options = 0u8;
     let mut redirect = 0u64;
     let mut prefixes: Vec<Vec<u8>> = Vec::new();
@@ -723,7 +723,7 @@ fn prefix_collisions(existing: &[Vec<u8>], given: &[Vec<u8>]) -> Result<(), CmdE
 
 /// CLIENT CACHING <YES | NO>
 fn client_caching(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    use crate::tracking::flag as tf;
+    use crate::clients::tracking::flag as tf;
     let t = &cx.client.info.tracking;
     if !t.has(tf::ON) || !(t.has(tf::OPTIN) || t.has(tf::OPTOUT)) {
         return Err(CmdError::new("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
@@ -751,7 +751,7 @@ fn client_caching(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// The redirect as CLIENT GETREDIR and TRACKINGINFO report it: -1 when
 /// not tracking, 0 for none.
 fn redirect_of(c: &ClientInfo) -> i64 {
-    if c.tracking.has(crate::tracking::flag::ON) {
+    if c.tracking.has(crate::clients::tracking::flag::ON) {
         c.tracking.redirect.load(Relaxed) as i64
     } else {
         -1
@@ -767,7 +767,7 @@ fn client_getredir(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// CLIENT TRACKINGINFO
 fn client_trackinginfo(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    use crate::tracking::flag as tf;
+    use crate::clients::tracking::flag as tf;
     let info = cx.client.info.clone();
     let t = &info.tracking;
     let proto = cx.client.proto;

@@ -17,7 +17,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
 use super::Ctx;
-use crate::notify;
+use crate::clients::notify;
 use crate::persistence::rdb::{self, PayloadError};
 use crate::storage::access;
 

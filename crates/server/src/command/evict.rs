@@ -147,7 +147,7 @@ pub fn perform(server: &Server) -> Outcome {
     }
     // While clients are paused the dataset stays still (Redis's
     // performEvictions): no DEL enters the stream a failover waits on.
-    if server.pause.mode() != crate::pause::NONE {
+    if server.pause.mode() != crate::clients::pause::NONE {
         return Outcome::Fail;
     }
     let policy = server.memory.policy();

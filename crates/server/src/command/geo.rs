@@ -11,7 +11,7 @@ use super::long_double::{fmt_fixed, LongDouble};
 use super::table::Registry;
 use super::zset::{add_generic, parse_score, view_zset, zlimits, AddFlags};
 use super::Ctx;
-use crate::notify;
+use crate::clients::notify;
 use crate::storage::geohash::{self, Shape, ShapeKind};
 use crate::storage::value::Value;
 use crate::storage::zset::ZSet;

@@ -9,7 +9,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
 use super::Ctx;
-use crate::notify;
+use crate::clients::notify;
 use crate::storage::hll::{self, Encoding, REGISTERS};
 use crate::storage::value::{EntryMut, Str, Value};
 

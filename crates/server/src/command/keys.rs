@@ -7,9 +7,9 @@ use super::table::Registry;
 use super::Ctx;
 use std::sync::atomic::Ordering::Relaxed;
 
+use crate::clients::notify;
 use crate::glob;
 use crate::memory::lazyfree;
-use crate::notify;
 use crate::storage::access;
 use crate::storage::keyspace::View;
 use crate::storage::value::{EntryMut, Value};

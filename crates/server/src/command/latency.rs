@@ -1,11 +1,11 @@
 //! LATENCY LATEST / HISTORY / RESET / DOCTOR / GRAPH / HELP (the monitor:
-//! `crate::latency`), and LATENCY HISTOGRAM (the per-command latency
-//! histograms of `crate::stats`).
+//! `crate::observe::latency`), and LATENCY HISTOGRAM (the per-command latency
+//! histograms of `crate::observe::stats`).
 
 use super::error::{CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
-use crate::latency;
+use crate::observe::latency;
 
 pub(super) fn register(r: &mut Registry) {
     r.add("latency|latest", latency_latest);
@@ -50,7 +50,7 @@ fn latency_histogram(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.bulk(b"calls");
         cx.int(h.len() as i64);
         cx.bulk(b"histogram_usec");
-        let buckets = crate::stats::cumulative_buckets(h);
+        let buckets = crate::observe::stats::cumulative_buckets(h);
         cx.map(buckets.len());
         for (usec, count) in buckets {
             cx.int(usec as i64);

@@ -18,7 +18,7 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::{Ctx, TimeoutReply};
-use crate::notify;
+use crate::clients::notify;
 use crate::storage::access;
 use crate::storage::keyspace::View;
 use crate::storage::list::{Elem, List, Needle};

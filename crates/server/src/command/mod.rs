@@ -52,9 +52,9 @@ pub use error::{CmdError, CmdResult};
 use table::{Access, Command, CommandTable, Registry};
 
 use crate::client::{Client, ReplyMode};
+use crate::observe::stats::ThreadStats;
 use crate::persistence::aof::Fsync;
 use crate::server::Server;
-use crate::stats::ThreadStats;
 use crate::storage::keyspace::View;
 
 pub type Handler = fn(&mut Ctx, &[&[u8]]) -> CmdResult;
@@ -430,9 +430,9 @@ impl gates::World for Gates<'_> {
     #[inline]
     fn paused(&self, cmd: &Command) -> bool {
         match self.server.pause.mode() {
-            crate::pause::NONE => false,
+            crate::clients::pause::NONE => false,
             _ if self.client.info.monitor.load(Relaxed) || self.client.from_primary => false,
-            crate::pause::ALL => true,
+            crate::clients::pause::ALL => true,
             _ => {
                 cmd.has(table::flag::WRITE | table::flag::REPLICATES)
                     || (cmd.has(table::flag::EXEC) && self.client.multi_writes)
@@ -528,11 +528,11 @@ pub fn dispatch(
 
 /// This worker's command past the pause gate (`pause::InFlight`), until
 /// dropped.
-struct InFlight<'a>(Option<&'a crate::pause::InFlight>);
+struct InFlight<'a>(Option<&'a crate::clients::pause::InFlight>);
 
 impl<'a> InFlight<'a> {
     #[inline]
-    fn enter(f: &'a crate::pause::InFlight) -> InFlight<'a> {
+    fn enter(f: &'a crate::clients::pause::InFlight) -> InFlight<'a> {
         InFlight(f.enter().then_some(f))
     }
 }
@@ -655,7 +655,7 @@ fn run_request(
     // command is logged when its wait ends, see `slowlog`).
     let us = took.as_micros() as u64;
     if us >= server.slowlog.watch_us() || cmd.has(table::flag::BLOCKING) {
-        crate::slowlog::command_done(server, client, cmd, argv, us);
+        crate::observe::slowlog::command_done(server, client, cmd, argv, us);
     }
     finish_reply(client, out, mark);
 }
@@ -667,11 +667,12 @@ fn run_request(
 fn tracking_after(server: &Server, client: &mut Client, cmd: &Command) {
     server.tracking.flush_broadcast(&server.clients);
     let t = &client.info.tracking;
-    if t.has(crate::tracking::flag::CACHING)
+    if t.has(crate::clients::tracking::flag::CACHING)
         && client.multi.is_none()
         && !cmd.name.starts_with("client")
     {
-        t.flags.fetch_and(!crate::tracking::flag::CACHING, Relaxed);
+        t.flags
+            .fetch_and(!crate::clients::tracking::flag::CACHING, Relaxed);
     }
 }
 
@@ -863,7 +864,7 @@ pub fn execute<'s>(
         flush_script_monitor_lines(server, cx.client);
     }
     if !cx.client.script_slowlog.is_empty() && cmd.has(table::flag::SCRIPT_CALL) {
-        crate::slowlog::flush_script(server, cx.client);
+        crate::observe::slowlog::flush_script(server, cx.client);
     }
     // MONITOR: after the command ran (a blocked command once, when it
     // first ran), unless `admin` or `skip_monitor`.
@@ -902,7 +903,7 @@ pub fn execute<'s>(
 /// shards locked runs its first commands twice; they are shown once).
 #[cold]
 fn feed_monitors(server: &Server, client: &mut Client, argv: &[&[u8]]) {
-    use crate::monitor::{Monitors, Origin};
+    use crate::clients::monitor::{Monitors, Origin};
     if client.in_script {
         let line = Monitors::line(Origin::Lua, "", client.db, argv);
         client.script_monitor_lines.push(line);

@@ -202,7 +202,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             server.stats.latency_tracking.load(Relaxed),
         );
         let us = took.as_micros() as u64;
-        crate::slowlog::inner_command_done(server, cx.client, cmd, argv, us, false);
+        crate::observe::slowlog::inner_command_done(server, cx.client, cmd, argv, us, false);
     }
     if own_tx {
         super::propagate::end_transaction(server, cx.client);

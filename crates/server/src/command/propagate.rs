@@ -19,7 +19,7 @@
 //!   (`crate::replication`);
 //! - changed keys: WATCH invalidation at once (under the writer's shard
 //!   locks, so EXEC cannot miss it), client-side caching invalidations
-//!   (`crate::tracking`), and clients blocked on the key,
+//!   (`crate::clients::tracking`), and clients blocked on the key,
 //!   signalled once dispatch has released the shards (`Ctx::ready`). A
 //!   woken client runs its command again and decides whether the key now
 //!   serves it: any write to a key may, whatever command made it (RENAME,
@@ -135,7 +135,7 @@ fn emit(server: &Server, client: Option<&mut Client>, records: Vec<Record>) {
 /// command found it) or by active expiry (`None`). As Redis's
 /// deleteExpiredKeyAndPropagate: `expired` event, WATCH, a `DEL` record.
 pub fn expired(server: &Server, client: Option<&mut Client>, db: usize, key: &[u8]) {
-    server.notify(crate::notify::EXPIRED, "expired", key, db);
+    server.notify(crate::clients::notify::EXPIRED, "expired", key, db);
     server.watches.touch(db, key);
     if server.tracking.active() {
         let origin = client.as_ref().map(|c| c.info.id);
@@ -158,7 +158,7 @@ pub fn evicted(server: &Server, db: usize, key: &[u8]) {
     if server.tracking.active() {
         server.tracking.invalidate(&server.clients, key, None);
     }
-    server.notify(crate::notify::EVICTED, "evicted", key, db);
+    server.notify(crate::clients::notify::EVICTED, "evicted", key, db);
     if records_wanted(server) {
         emit(
             server,

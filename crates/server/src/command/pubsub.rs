@@ -1,5 +1,5 @@
 //! Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH,
-//! PUBSUB. Delivery and limits live in `crate::pubsub`.
+//! PUBSUB. Delivery and limits live in `crate::clients::pubsub`.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -9,7 +9,7 @@ use super::error::CmdResult;
 use super::table::{flag, Registry};
 use super::Ctx;
 use crate::client::PubSubState;
-use crate::pubsub::Kind;
+use crate::clients::pubsub::Kind;
 
 pub(super) fn register(r: &mut Registry) {
     r.add_flagged("subscribe", subscribe, flag::SUBSCRIBED_OK);

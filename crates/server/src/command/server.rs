@@ -312,7 +312,7 @@ fn latencystats(server: &crate::server::Server, cfg: &crate::config::Config, o: 
             if i > 0 {
                 o.push(',');
             }
-            let v = crate::stats::value_at_percentile(&h, *p) as f64 / 1000.0;
+            let v = crate::observe::stats::value_at_percentile(&h, *p) as f64 / 1000.0;
             let _ = write!(o, "p{}={v:.3}", crate::config::fmt_percentile(*p));
         }
         o.push_str("\r\n");

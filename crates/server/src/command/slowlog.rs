@@ -1,4 +1,4 @@
-//! SLOWLOG GET [count] / LEN / RESET / HELP (the log: `crate::slowlog`).
+//! SLOWLOG GET [count] / LEN / RESET / HELP (the log: `crate::observe::slowlog`).
 
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;

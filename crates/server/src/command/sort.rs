@@ -21,7 +21,7 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
-use crate::notify;
+use crate::clients::notify;
 use crate::storage::value::{EntryMut, List, Value};
 
 pub fn register(r: &mut Registry) {

@@ -16,7 +16,7 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::{Ctx, TimeoutReply};
-use crate::notify;
+use crate::clients::notify;
 use crate::storage::keyspace::View;
 use crate::storage::stream::{
     AppendError, Entry, Group, Nack, NodeLimits, Stream, StreamId, Trim, TrimStrategy,

@@ -8,7 +8,7 @@ use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
 use super::Ctx;
-use crate::notify;
+use crate::clients::notify;
 use crate::storage::keyspace::View;
 use crate::storage::value::{EntryMut, Str, Value};
 

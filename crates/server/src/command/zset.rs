@@ -6,7 +6,7 @@
 //! number formats: scores are printed with `%.17g` and parsed with
 //! `strtod` rules (hex, `inf`, and for range bounds leading spaces).
 
-use crate::notify;
+use crate::clients::notify;
 use std::collections::HashMap;
 
 use rand::Rng;

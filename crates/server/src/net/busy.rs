@@ -29,8 +29,8 @@ use resp::{encode, RequestDecoder};
 
 use crate::client::{Client, ClientInfo};
 use crate::command::{self, table::flag};
+use crate::observe::stats::ThreadStats;
 use crate::server::Server;
-use crate::stats::ThreadStats;
 
 /// The transaction state of a connection, as the hook changed it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -19,8 +19,8 @@ use super::tls::TlsStream;
 use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream, Stream};
 use crate::client::{Client, ClientInfo};
 use crate::command;
+use crate::observe::stats::ThreadStats;
 use crate::server::Server;
-use crate::stats::ThreadStats;
 
 /// Read size when no large bulk is pending (Redis's PROTO_IOBUF_LEN).
 const READ_CHUNK: usize = 16 * 1024;
@@ -399,7 +399,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     out: &mut Vec<u8>,
     stats: &ThreadStats,
 ) -> std::io::Result<bool> {
-    let waiter = Arc::new(crate::blocking::Waiter::new(client.info.id));
+    let waiter = Arc::new(crate::clients::blocking::Waiter::new(client.info.id));
     server.blocking.register(req.db, &req.keys, &waiter);
     client.info.blocked.store(true, Relaxed);
     // A push that landed between the command releasing its shards and this
@@ -418,11 +418,11 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
         tokio::select! {
             _ = waiter.wake.notified() => {
                 match waiter.unblock.load(Relaxed) {
-                    crate::blocking::UNBLOCK_TIMEOUT => {
+                    crate::clients::blocking::UNBLOCK_TIMEOUT => {
                         timeout_reply(out, client.proto, req.timeout_reply);
                         break Ok(true);
                     }
-                    crate::blocking::UNBLOCK_ERROR => {
+                    crate::clients::blocking::UNBLOCK_ERROR => {
                         command::reply_error(out, stats, b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
                         break Ok(true);
                     }

@@ -163,8 +163,8 @@ pub struct Aof {
     pub fsyncs: AtomicU64,
     /// Durations of those fsyncs (ns), and under `always` the connections
     /// waiting when each started: the metrics endpoint's histograms.
-    pub fsync_seconds: crate::metrics::Histogram,
-    pub group_size: crate::metrics::Histogram,
+    pub fsync_seconds: crate::observe::metrics::Histogram,
+    pub group_size: crate::observe::metrics::Histogram,
     /// Connections waiting in `wait_durable`, and the most seen lately.
     waiting: AtomicU64,
     peak_waiting: AtomicU64,
@@ -180,7 +180,7 @@ pub struct Aof {
     background_fsyncs: AtomicU64,
     /// The latency monitor (the server's): `aof-write*` and
     /// `aof-fsync-always` events.
-    pub latency: Arc<crate::latency::Monitor>,
+    pub latency: Arc<crate::observe::latency::Monitor>,
     /// Preallocation failed (disk full): not tried again before then.
     prealloc_paused_until: Mutex<Option<Instant>>,
     stop: AtomicBool,
@@ -237,8 +237,12 @@ impl Aof {
             gather_target: AtomicU64::new(0),
             waiting: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
-            fsync_seconds: crate::metrics::Histogram::new(crate::metrics::FSYNC_BUCKETS_NS),
-            group_size: crate::metrics::Histogram::new(crate::metrics::GROUP_BUCKETS),
+            fsync_seconds: crate::observe::metrics::Histogram::new(
+                crate::observe::metrics::FSYNC_BUCKETS_NS,
+            ),
+            group_size: crate::observe::metrics::Histogram::new(
+                crate::observe::metrics::GROUP_BUCKETS,
+            ),
             peak_waiting: AtomicU64::new(0),
             peak_since: Mutex::new(Instant::now()),
             last_submit: Mutex::new(Instant::now()),

@@ -11,8 +11,8 @@ use super::aof::{self, AofError};
 use super::log_file::{boundary, is_incr, logical_len, Boundary};
 use crate::client::{Client, ClientInfo};
 use crate::command::{self, Clock};
+use crate::observe::stats::ThreadStats;
 use crate::server::Server;
-use crate::stats::ThreadStats;
 
 /// The pseudo-client commands are replayed as.
 pub fn loading_client(server: &Server) -> Client {

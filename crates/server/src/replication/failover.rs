@@ -59,7 +59,7 @@ pub fn start(server: &Arc<Server>, req: Request) -> std::io::Result<()> {
     let f = &server.repl.failover;
     f.abort.store(false, Relaxed);
     f.state.store(WAITING_FOR_SYNC, Relaxed);
-    server.pause_clients(u64::MAX, crate::pause::WRITE);
+    server.pause_clients(u64::MAX, crate::clients::pause::WRITE);
     let server2 = server.clone();
     std::thread::Builder::new()
         .name("keel-failover".into())

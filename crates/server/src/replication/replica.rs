@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use super::{Primary, LINK_CONNECTING, LINK_DOWN, LINK_SYNC, LINK_UP};
 use crate::client::{Client, ClientInfo, KIND_PRIMARY};
 use crate::command::{self, Clock};
+use crate::observe::stats::ThreadStats;
 use crate::server::Server;
-use crate::stats::ThreadStats;
 
 /// Makes this server a replica of `primary` (or a primary again, with
 /// `None`), as REPLICAOF and the `replicaof` parameter do. The link

@@ -271,7 +271,7 @@ impl Run<'_, '_> {
             self.server.stats.latency_tracking.load(Relaxed),
         );
         let us = took.as_micros() as u64;
-        crate::slowlog::inner_command_done(self.server, self.client, cmd, argv, us, true);
+        crate::observe::slowlog::inner_command_done(self.server, self.client, cmd, argv, us, true);
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use crate::client::ClientInfo;
-use crate::inbox::Limit;
+use crate::clients::inbox::Limit;
 
 #[derive(Default)]
 pub struct Monitors {
@@ -63,7 +63,7 @@ impl Monitors {
 
     /// Sends `line` to every monitor.
     pub fn send(&self, line: Vec<u8>) {
-        let msg: crate::inbox::Message = line.into();
+        let msg: crate::clients::inbox::Message = line.into();
         for m in self.clients.read().iter() {
             if !m.killed.load(Relaxed) {
                 m.inbox.push(msg.clone(), Limit::default());

@@ -125,7 +125,7 @@ pub struct ThreadStats {
     pub peak_input_buffer: AtomicU64,
     pub peak_output_buffer: AtomicU64,
     /// The worker's command past the pause gate, if any.
-    pub in_flight: crate::pause::InFlight,
+    pub in_flight: crate::clients::pause::InFlight,
 }
 
 /// Owner-thread increment: a load and a store, no locked instruction.
@@ -157,7 +157,7 @@ impl ThreadStats {
             writes: AtomicU64::new(0),
             peak_input_buffer: AtomicU64::new(0),
             peak_output_buffer: AtomicU64::new(0),
-            in_flight: crate::pause::InFlight::default(),
+            in_flight: crate::clients::pause::InFlight::default(),
         }
     }
 
@@ -339,7 +339,7 @@ impl Stats {
     /// finished (after a pause was stored: `pause::InFlight`).
     pub fn wait_in_flight(&self) {
         let threads = self.threads.lock().clone();
-        crate::pause::wait_passed(threads.iter().map(|t| &t.in_flight));
+        crate::clients::pause::wait_passed(threads.iter().map(|t| &t.in_flight));
     }
 
     pub fn command_totals(&self, commands: usize) -> Vec<CmdTotals> {

@@ -7,7 +7,7 @@
 //! of a client's prefixes is announced to it. Invalidations are RESP3 push
 //! messages (`invalidate [key]`), or, for a RESP2 client redirecting to a
 //! subscribed connection, messages on `__redis__:invalidate`. They go to
-//! the client's inbox (`crate::inbox`), so one its own write caused
+//! the client's inbox (`crate::clients::inbox`), so one its own write caused
 //! follows the reply.
 //!
 //! Cost for everyone else: one relaxed load per write while no client
@@ -22,7 +22,7 @@ use parking_lot::{Mutex, RwLock};
 use resp::encode;
 
 use crate::client::{ClientInfo, Clients};
-use crate::inbox::Limit;
+use crate::clients::inbox::Limit;
 
 /// The flags of a client's tracking state (`ClientTracking::flags`).
 pub mod flag {

@@ -74,7 +74,7 @@ pub fn to_string(flags: u32) -> String {
 
 /// Publishes one event if `flags` (the configured classes) select it.
 pub fn publish(
-    pubsub: &crate::pubsub::PubSub,
+    pubsub: &crate::clients::pubsub::PubSub,
     flags: u32,
     class: u32,
     event: &str,

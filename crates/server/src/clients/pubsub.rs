@@ -1,6 +1,6 @@
 //! Pub/sub: who is subscribed to what, and delivery of messages.
 //!
-//! A subscriber is a client; messages go to its inbox (`crate::inbox`). Publishing encodes
+//! A subscriber is a client; messages go to its inbox (`crate::clients::inbox`). Publishing encodes
 //! each message once per protocol version and hands the same bytes to every
 //! subscriber. Each subscriber counts the bytes queued for it: past the
 //! `client-output-buffer-limit pubsub` hard limit, or over the soft limit
@@ -15,9 +15,9 @@ use parking_lot::RwLock;
 use resp::encode;
 
 use crate::client::ClientInfo;
+use crate::clients::inbox::Pushed;
+pub use crate::clients::inbox::{Limit, Message};
 use crate::glob;
-use crate::inbox::Pushed;
-pub use crate::inbox::{Limit, Message};
 
 /// A subscribed client: messages go to its inbox, shaped for its protocol.
 pub type Subscriber = ClientInfo;

@@ -369,7 +369,7 @@ fn render_clients(server: &Server, p: &mut Page) {
 }
 
 /// One per-command figure, as its sample value.
-type CmdValue = fn(&crate::stats::CmdTotals) -> String;
+type CmdValue = fn(&crate::observe::stats::CmdTotals) -> String;
 
 /// Per command, as INFO commandstats names them (`get`, `config|get`):
 /// only commands called since start (or CONFIG RESETSTAT), as INFO lists.
@@ -380,7 +380,7 @@ fn render_commands(server: &Server, p: &mut Page) {
         "Commands processed (INFO's total_commands_processed: refused requests not included)",
         server.stats.commands_processed(),
     );
-    let used: Vec<(&str, crate::stats::CmdTotals)> = server
+    let used: Vec<(&str, crate::observe::stats::CmdTotals)> = server
         .commands
         .all()
         .iter()
