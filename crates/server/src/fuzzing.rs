@@ -150,7 +150,7 @@ fn harness(cell: &'static OnceLock<Harness>) -> &'static Harness {
             Ok(s) => s,
             Err(e) => panic!("fuzz server: {e}"),
         };
-        command::scripting::set_busy_duty(kill_busy_scripts);
+        crate::scripting::set_busy_duty(kill_busy_scripts);
         let stats = server.stats.register_thread(server.commands.len());
         Harness {
             server,

@@ -29,6 +29,7 @@ pub mod net;
 pub mod observe;
 pub mod persistence;
 pub mod replication;
+pub mod scripting;
 pub mod server;
 pub mod storage;
 

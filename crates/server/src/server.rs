@@ -90,8 +90,8 @@ pub struct Server {
     pub notify_flags: std::sync::atomic::AtomicU32,
     /// maxmemory and its policy, eviction counters.
     pub memory: crate::memory::Limits,
-    /// Eviction's pool of best candidates (command::evict).
-    pub eviction_pool: parking_lot::Mutex<crate::command::evict::Pool>,
+    /// Eviction's pool of best candidates (memory::evict).
+    pub eviction_pool: parking_lot::Mutex<crate::memory::evict::Pool>,
     /// SLOWLOG's entries and thresholds (see `slowlog`).
     pub slowlog: crate::observe::slowlog::SlowLog,
     /// The latency monitor (LATENCY), shared with the log's threads.
@@ -406,7 +406,9 @@ impl Server {
         let started = std::thread::Builder::new()
             .name("keel-evict".into())
             .spawn(move || {
-                while command::evict::perform(&server) == command::evict::Outcome::Running {
+                while crate::memory::evict::perform(&server)
+                    == crate::memory::evict::Outcome::Running
+                {
                     std::thread::yield_now();
                 }
                 crate::memory::alloc::flush_thread();
@@ -434,7 +436,7 @@ impl Server {
                             c.get("rdbchecksum") == "yes",
                         )
                     }),
-                    functions: command::scripting::library_codes(self),
+                    functions: crate::scripting::library_codes(self),
                 }
             };
             self.aof.start_rewrite(all, format)
@@ -598,7 +600,7 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
 /// SHUTDOWN.
 pub fn run(config: Config) -> Result<(), StartError> {
     let server = Arc::new(Server::new(config)?);
-    command::scripting::set_busy_duty(net::busy::answer_stuck);
+    crate::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
     server.memory.mark_startup();
     let replicaof = server.config.read().get("replicaof").to_string();
@@ -753,7 +755,7 @@ fn on_active_expire(server: &Server, db: usize, key: &[u8]) {
 fn auto_rewrite(server: &Arc<Server>) {
     // A busy script holds shards the rewrite would wait for, on the
     // thread that accepts connections.
-    if !server.aof.enabled() || server.aof.rewriting() || command::scripting::any_busy() {
+    if !server.aof.enabled() || server.aof.rewriting() || crate::scripting::any_busy() {
         return;
     }
     let (perc, min) = {
@@ -782,7 +784,7 @@ fn auto_rewrite(server: &Arc<Server>) {
 /// Starts a BGSAVE when a `save <seconds> <changes>` point is due.
 fn scheduled_save(server: &Arc<Server>) {
     // Starting takes every shard: not while a script holds some.
-    if server.snapshots.in_progress() || command::scripting::any_busy() {
+    if server.snapshots.in_progress() || crate::scripting::any_busy() {
         return;
     }
     let now = command::unix_ms() / 1000;
@@ -875,8 +877,8 @@ async fn cron(server: Arc<Server>) {
         // clients are paused the dataset is static, not only to clients:
         // no eviction, no active expiry, nothing enters the stream.
         let paused = server.pause.mode() != crate::clients::pause::NONE;
-        if server.memory.maxmemory() != 0 && !command::scripting::any_busy() && !paused {
-            command::evict::perform(&server);
+        if server.memory.maxmemory() != 0 && !crate::scripting::any_busy() && !paused {
+            crate::memory::evict::perform(&server);
             crate::memory::bound_resident(server.memory.maxmemory());
         }
         // BCAST invalidations of what the last round evicted or expired

@@ -82,7 +82,7 @@ pub struct Overhead {
     pub clients_normal: usize,
     pub aof_buffer: usize,
     /// Cached scripts and function libraries.
-    pub scripting: super::scripting::ScriptMemory,
+    pub scripting: crate::scripting::ScriptMemory,
     /// Slot tables per database.
     pub dbs: Vec<usize>,
     /// Keys per database.
@@ -104,7 +104,7 @@ impl Overhead {
         let (allocated, active, resident) = allocator_stats();
         let clients = server.clients.snapshot();
         let clients_normal: usize = clients.iter().map(|c| c.memory() as usize).sum();
-        let scripts = super::scripting::memory(server);
+        let scripts = crate::scripting::memory(server);
         let dbs = server.keyspace.table_bytes(held);
         let (_, sizes) = server.keyspace.stats(held);
         let keys = sizes.iter().map(|d| d.keys).sum();
@@ -199,7 +199,7 @@ fn total_system_memory() -> u64 {
 pub fn info(server: &Server, held: &View, o: &mut String) {
     let m = Overhead::compute(server, held);
     let scripts = &m.scripting;
-    let (vm_eval, vm_functions) = super::scripting::lua_memory();
+    let (vm_eval, vm_functions) = crate::scripting::lua_memory();
     let total_mem = total_system_memory();
     let maxmemory = server.memory.maxmemory();
     let h = |n: usize| human(n as u64);
@@ -268,7 +268,7 @@ pub fn info(server: &Server, held: &View, o: &mut String) {
         m.rss as i64 - m.resident as i64,
         ratio(m.rss, m.used),
         m.rss as i64 - m.used as i64,
-        super::evict::not_counted(server),
+        crate::memory::evict::not_counted(server),
         server.repl.backlog_memory(),
         server.repl.backlog_memory(),
         m.clients_normal,

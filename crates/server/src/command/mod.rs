@@ -12,7 +12,6 @@ pub mod acl;
 pub mod args;
 mod bitmap;
 pub mod error;
-pub mod evict;
 pub mod table;
 
 mod connection;
@@ -34,7 +33,6 @@ mod cluster;
 pub mod propagate;
 pub mod pubsub;
 mod replication;
-pub mod scripting;
 mod server;
 mod set;
 mod slowlog;
@@ -78,7 +76,7 @@ pub fn build_table() -> Result<CommandTable, table::TableError> {
     acl::register(&mut r);
     multi::register(&mut r);
     pubsub::register(&mut r);
-    scripting::register(&mut r);
+    crate::scripting::register(&mut r);
     server::register(&mut r);
     memory::register(&mut r);
     lolwut::register(&mut r);
@@ -400,7 +398,7 @@ impl gates::World for Gates<'_> {
     }
 
     fn script_denyoom(&self, cmd: &Command, argv: &[&[u8]]) -> bool {
-        scripting::denies_oom(self.server, cmd, argv)
+        crate::scripting::denies_oom(self.server, cmd, argv)
     }
 
     #[inline]
@@ -410,9 +408,9 @@ impl gates::World for Gates<'_> {
         // too skips eviction while one runs.
         let oom = self.server.memory.maxmemory() != 0
             && !self.client.from_primary
-            && !scripting::any_busy()
-            && evict::perform(self.server) == evict::Outcome::Fail;
-        evict::set_pre_command_oom(oom);
+            && !crate::scripting::any_busy()
+            && crate::memory::evict::perform(self.server) == crate::memory::evict::Outcome::Fail;
+        crate::memory::evict::set_pre_command_oom(oom);
         oom
     }
 
@@ -479,10 +477,10 @@ impl gates::World for Gates<'_> {
 
     #[inline]
     fn busy(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
-        if !scripting::any_busy() {
+        if !crate::scripting::any_busy() {
             return None;
         }
-        scripting::busy_error(self.server, cmd, argv).map(CmdError::new)
+        crate::scripting::busy_error(self.server, cmd, argv).map(CmdError::new)
     }
 }
 
@@ -705,7 +703,7 @@ fn reject(
 /// the script's call a failed one.
 #[cold]
 fn script_errors(stats: &ThreadStats) -> bool {
-    let (errors, any) = scripting::take_reply_errors();
+    let (errors, any) = crate::scripting::take_reply_errors();
     for e in errors {
         stats.error_reply(&e);
     }

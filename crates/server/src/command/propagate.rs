@@ -9,7 +9,7 @@
 //! - a key found expired on access (the storage layer queues it in its
 //!   shard) or removed by the cron's active expiry: an `expired` keyspace
 //!   event, a changed key, and a `DEL` record;
-//! - a key evicted under `maxmemory` ([`evicted`], from `command::evict`):
+//! - a key evicted under `maxmemory` ([`evicted`], from `memory::evict`):
 //!   an `evicted` event, a changed key (WATCH), and a `DEL` record;
 //! - EXEC and scripts open a transaction ([`begin_transaction`]): their
 //!   commands' records are gathered and leave as one `MULTI ... EXEC`.

@@ -860,7 +860,7 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // Saving would wait for the shards the script holds: only NOSAVE
     // while a script is busy, as Redis.
     if !has("NOSAVE") {
-        if let Some(busy) = super::scripting::busy_reply(cx.server) {
+        if let Some(busy) = crate::scripting::busy_reply(cx.server) {
             return Err(CmdError::new(busy));
         }
     }

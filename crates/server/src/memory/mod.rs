@@ -1,9 +1,10 @@
 //! Memory: what the process holds ([`alloc`]), the `maxmemory` limit and
-//! its policy ([`Limits`]), and freeing large values off the workers
-//! ([`lazyfree`]). Eviction itself deletes keys, so it runs where
-//! commands run: `command::evict`.
+//! its policy ([`Limits`]), eviction ([`evict`]: it deletes keys through
+//! the command layer's propagation path, on the threads that run
+//! commands), and freeing large values off the workers ([`lazyfree`]).
 
 pub mod alloc;
+pub mod evict;
 pub mod lazyfree;
 
 use std::sync::atomic::{

@@ -339,7 +339,7 @@ impl Snapshots {
                 out.aux(b"repl-id", id.as_bytes())?;
                 out.aux(b"repl-offset", offset.to_string().as_bytes())?;
             }
-            for code in crate::command::scripting::library_codes(server) {
+            for code in crate::scripting::library_codes(server) {
                 out.function_library(&code)?;
             }
             let now = crate::command::unix_ms() / 1000;
@@ -541,7 +541,7 @@ pub fn load_into(
             loaded += 1;
         },
         |code| {
-            if let Err(e) = crate::command::scripting::install_library(server, &code, true) {
+            if let Err(e) = crate::scripting::install_library(server, &code, true) {
                 bad_fn = Some(e.0);
             }
         },
@@ -617,5 +617,5 @@ pub fn empty_dataset(server: &Server, view: &mut View, now_ms: u64) {
     }
     drop(maps);
     server.tracking.flushed(&server.clients);
-    crate::command::scripting::flush_libraries(server);
+    crate::scripting::flush_libraries(server);
 }

@@ -4,7 +4,7 @@
 //! while `maxmemory` is set, as Redis's processCommand does; the cron calls
 //! it too, to finish what a command's time budget left. While memory is
 //! over the limit, keys are chosen by `maxmemory-policy` and deleted
-//! through the propagation path ([`super::propagate::evicted`]: a `DEL`
+//! through the propagation path ([`crate::command::propagate::evicted`]: a `DEL`
 //! record, an `evicted` keyspace event, WATCH). Eviction runs only
 //! between commands, never inside a transaction, a script or a blocked
 //! client's command, so none of them sees a key vanish midway.
@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use super::propagate;
-use super::unix_ms;
+use crate::command::propagate;
+use crate::command::unix_ms;
 use crate::memory::{alloc, lazyfree, Policy};
 use crate::server::Server;
 use crate::storage::access;

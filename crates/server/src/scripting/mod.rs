@@ -50,10 +50,10 @@ use std::time::{Duration, Instant};
 use parking_lot::{Mutex, RwLock};
 use resp::encode;
 
-use super::error::{CmdError, CmdResult};
-use super::table::{flag, Access, Command, Registry};
-use super::{args, execute, Ctx, TimeoutReply};
 use crate::client::Client;
+use crate::command::error::{CmdError, CmdResult};
+use crate::command::table::{flag, Access, Command, Registry};
+use crate::command::{args, execute, Ctx, TimeoutReply};
 use crate::observe::stats::ThreadStats;
 use crate::server::Server;
 use crate::storage::keyspace::{View, SHARDS};

@@ -271,10 +271,10 @@ pub unsafe fn trampoline(l: State, f: unsafe fn(State) -> c_int) -> c_int {
 macro_rules! lua_fn {
     ($(#[$m:meta])* $vis:vis fn $name:ident => $body:path) => {
         $(#[$m])*
-        $vis unsafe extern "C-unwind" fn $name(l: $crate::command::scripting::lua::State) -> std::ffi::c_int {
+        $vis unsafe extern "C-unwind" fn $name(l: $crate::scripting::lua::State) -> std::ffi::c_int {
             // SAFETY: Lua calls C functions with its live state.
             unsafe {
-            $crate::command::scripting::lua::trampoline(l, $body)
+            $crate::scripting::lua::trampoline(l, $body)
         }}
     };
 }

@@ -811,7 +811,7 @@ pub(super) fn run_once(
         restart: None,
         read_only,
         allow_oom,
-        oom_at_start: crate::command::evict::pre_command_oom(),
+        oom_at_start: crate::memory::evict::pre_command_oom(),
         wrote: false,
         resp: 2,
         repl_aof: true,
