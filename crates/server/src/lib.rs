@@ -26,6 +26,7 @@ pub mod fuzzing;
 pub mod glob;
 pub mod memory;
 pub mod net;
+pub mod num;
 pub mod observe;
 pub mod persistence;
 pub mod replication;

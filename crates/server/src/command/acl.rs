@@ -461,7 +461,7 @@ fn log(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         resp::encode::bulk(&mut out, &e.username);
         resp::encode::bulk(&mut out, b"age-seconds");
         let age = now.saturating_sub(e.ctime_ms) as f64 / 1000.0;
-        super::double::reply_double(&mut out, age, proto);
+        crate::num::double::reply_double(&mut out, age, proto);
         resp::encode::bulk(&mut out, b"client-info");
         resp::encode::bulk(&mut out, e.client_info.as_bytes());
     }

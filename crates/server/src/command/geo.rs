@@ -7,11 +7,11 @@
 use resp::encode;
 
 use super::error::{self, CmdError, CmdResult};
-use super::long_double::{fmt_fixed, LongDouble};
 use super::table::Registry;
 use super::zset::{add_generic, parse_score, view_zset, zlimits, AddFlags};
 use super::Ctx;
 use crate::clients::notify;
+use crate::num::long_double::{fmt_fixed, LongDouble};
 use crate::storage::geohash::{self, Shape, ShapeKind};
 use crate::storage::value::Value;
 use crate::storage::zset::ZSet;

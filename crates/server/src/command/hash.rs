@@ -8,17 +8,17 @@
 //!
 //! HINCRBYFLOAT computes as Redis does on x86-64, in 80-bit `long double`
 //! printed with `%.17Lf` (so `0.1 + 0.2` is `0.3`, not
-//! `0.30000000000000004`): the C library's own (`command::long_double`).
+//! `0.30000000000000004`): the C library's own (`crate::num::long_double`).
 
 use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::long_double;
 use super::table::Registry;
 use super::Ctx;
 use crate::clients::notify;
 use crate::glob;
+use crate::num::long_double;
 use crate::storage::access;
 use crate::storage::hash::Hash;
 use crate::storage::keyspace::View;

@@ -15,7 +15,6 @@ pub mod error;
 pub mod table;
 
 mod connection;
-pub mod double;
 mod dump;
 pub mod gates;
 mod geo;
@@ -25,7 +24,6 @@ mod keys;
 mod latency;
 mod list;
 mod lolwut;
-pub mod long_double;
 pub(crate) mod memory;
 mod multi;
 pub use multi::discard_transaction;

@@ -510,7 +510,7 @@ fn decrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// INCRBYFLOAT key increment
 fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    use super::long_double;
+    use crate::num::long_double;
     // Redis adds in 80-bit long double and prints %.17Lf, trimmed:
     // 0.1 + 0.2 is "0.3" there, so f64 will not do.
     let by = long_double::parse(argv[2]).ok_or(error::NOT_FLOAT)?;

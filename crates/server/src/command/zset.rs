@@ -232,7 +232,7 @@ fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
     parse_score(arg).ok_or(error::NOT_FLOAT)
 }
 
-pub(super) use super::double::{fmt_score, reply_double};
+pub(super) use crate::num::double::{fmt_score, reply_double};
 
 #[cfg(test)]
 fn score_string(v: f64) -> Vec<u8> {

@@ -668,7 +668,7 @@ unsafe fn count_pairs(l: State, t: c_int) -> usize {
     }
 }
 
-pub use crate::command::double::{fmt_g, reply_double as write_double};
+pub use crate::num::double::{fmt_g, reply_double as write_double};
 
 // ---------------------------------------------------------------------------
 // The sandbox.

@@ -132,7 +132,7 @@ impl<W: Write> Writer<W> {
                         // Redis stores the score as d2string's text (an
                         // integer-looking one then as a listpack integer).
                         score_text.clear();
-                        crate::command::double::fmt_score(score, &mut score_text);
+                        crate::num::double::fmt_score(score, &mut score_text);
                         lp.push(&score_text);
                     });
                     self.string(&lp.finish());

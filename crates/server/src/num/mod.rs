@@ -1,0 +1,7 @@
+//! Numbers as Redis writes and computes them: doubles printed as C's `%g`
+//! and `%.17g` ([`double`]), and the platform's `long double` for
+//! INCRBYFLOAT ([`long_double`]). Shared by the commands, scripting and
+//! persistence.
+
+pub mod double;
+pub mod long_double;
