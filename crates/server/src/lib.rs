@@ -2,7 +2,12 @@
 //!
 //! The map, and who may call whom:
 //! - `net` accepts connections and runs each one: read → decode (`resp`) →
-//!   `command::dispatch` → write. It knows nothing of commands' meaning.
+//!   `command::dispatch` → write. What a command leaves to be done after
+//!   its reply, it reads from fields of `Client` (`postponed`,
+//!   `sync_request`, `wait_replicas`, `block`, `close_after_reply`) and
+//!   runs (WAIT's wait, a replica's sync, a blocked command's retry), and
+//!   while a script is busy `net::busy` answers the few commands Redis
+//!   allows then by their names: the two places `net` knows commands.
 //! - `command` owns the command table, generic checks, locking of shards,
 //!   propagation of writes, and the handlers (one file per family). It
 //!   calls `storage`, never `net`.

@@ -21,11 +21,10 @@
 //!     `may_replicate` for WRITE): held back until the pause ends;
 //! 14. MULTI queueing (everything but keel's `TX_CONTROL` column).
 //!
-//! Gates for what keel does not have yet (authentication, ACL, cluster,
-//! replicas, loading while serving) are slots whose condition
-//! is never true today: the feature that adds the condition adds nothing
-//! to dispatch. The gates read the server and the client through
-//! [`World`], so their order is tested without a server.
+//! Each gate is a condition on the command's table columns and on what
+//! [`World`] says of the server and the client, so a feature that adds a
+//! refusal adds a condition here, never a step to dispatch; and the order
+//! is tested without a server.
 
 use super::error::CmdError;
 use super::table::{flag, Command};

@@ -55,8 +55,9 @@ pub fn configure(config: &crate::config::Config) {
 }
 
 /// A client's output buffer limits (Redis's client-output-buffer-limit
-/// class: `pubsub` while it has subscriptions, else `normal`; keel has no
-/// replicas yet).
+/// class: `pubsub` while it has subscriptions, else `normal`; a replica's
+/// connection, `replica`, is limited where its stream is sent:
+/// `replication::Replication`).
 #[derive(Clone, Copy)]
 struct OutputLimit {
     /// Unsent replies above this close the client (usize::MAX: none).
