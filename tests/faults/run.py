@@ -11,6 +11,7 @@ not answer at the end. scripts/faults.sh wraps it with a release build.
 import argparse
 import os
 import random
+import signal
 import sys
 import time
 
@@ -124,6 +125,9 @@ def run_once(name, seed, seconds, log=print, keep=False):
 
 
 def main():
+    # SIGTERM ends the pass as Ctrl-C does: through the topologies' cleanup
+    # (processes, network namespaces), not around it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--topology", action="append", choices=sorted(TOPOLOGIES),
                     help="repeatable; default: all")

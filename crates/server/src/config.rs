@@ -1354,9 +1354,13 @@ impl Config {
         Ok(())
     }
 
+    /// The value of parameter `name` (an alias reads its parameter). A
+    /// name keel does not know is a bug in the caller (a typo would read
+    /// as empty): debug builds, which the tests run, stop on it.
     pub fn get(&self, name: &str) -> &str {
-        param(name)
-            .and_then(|p| self.values.get(p.name))
+        let p = param(name);
+        debug_assert!(p.is_some(), "unknown configuration parameter {name:?}");
+        p.and_then(|p| self.values.get(p.name))
             .map(String::as_str)
             .unwrap_or("")
     }
