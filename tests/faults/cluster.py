@@ -11,6 +11,7 @@ lost at a failover. Every node logs with `appendfsync always`.
 """
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -88,10 +89,12 @@ class Etcd:
             if self.procs[i] is None or self.procs[i].poll() is not None:
                 self.start(i)
 
-    def close(self):
+    def close(self, keep=False):
         for i in range(len(self.names)):
             self.resume(i)
             self.kill(i)
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def slot_of(key):
@@ -431,5 +434,5 @@ class Cluster:
     def close(self, keep=False):
         for n in self.nodes + [self.spare]:
             n.destroy(keep)
-        self.etcd.close()
+        self.etcd.close(keep)
         self.net.close()

@@ -1818,6 +1818,52 @@ fn repr(s: &str) -> String {
     q
 }
 
+/// The client classes of `client-output-buffer-limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferClass {
+    Normal,
+    Replica,
+    Pubsub,
+}
+
+/// One class's output buffer limits: hard and soft, in bytes, and how long
+/// the soft one may be exceeded, in seconds (0: no limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BufferLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_secs: u64,
+}
+
+impl Config {
+    /// `client-output-buffer-limit` for `class`: the parameter's one
+    /// reader (its value is normalised when set: `normal`, `slave` and
+    /// `pubsub`, in bytes).
+    pub fn buffer_limit(&self, class: BufferClass) -> BufferLimit {
+        let name = match class {
+            BufferClass::Normal => "normal",
+            BufferClass::Replica => "slave",
+            BufferClass::Pubsub => "pubsub",
+        };
+        let words: Vec<&str> = self
+            .get("client-output-buffer-limit")
+            .split_whitespace()
+            .collect();
+        words
+            .chunks(4)
+            .find(|c| c.len() == 4 && c[0] == name)
+            .map(|c| {
+                let n = |s: &str| s.parse().unwrap_or(0);
+                BufferLimit {
+                    hard: n(c[1]),
+                    soft: n(c[2]),
+                    soft_secs: n(c[3]),
+                }
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// Replaces the classes `new` names in `old`, keeping the others, in
 /// Redis's order (normal, slave, pubsub).
 fn merge_limits(old: &str, new: &str) -> String {

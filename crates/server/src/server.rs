@@ -130,21 +130,6 @@ pub enum StartError {
     Cluster(String),
 }
 
-/// `client-output-buffer-limit`'s replica class (normalised to `slave
-/// <hard> <soft> <seconds>` by the parameter): hard and soft bytes, soft
-/// seconds.
-fn replica_limits(spec: &str) -> (u64, u64, u64) {
-    let words: Vec<&str> = spec.split_whitespace().collect();
-    words
-        .chunks(4)
-        .find(|c| c.len() == 4 && (c[0] == "slave" || c[0] == "replica"))
-        .map(|c| {
-            let n = |s: &str| s.parse().unwrap_or(0);
-            (n(c[1]), n(c[2]), n(c[3]))
-        })
-        .unwrap_or((0, 0, 0))
-}
-
 fn run_id() -> String {
     use rand::Rng;
     let mut rng = rand::thread_rng();
@@ -302,7 +287,7 @@ impl Server {
             .serve_stale
             .store(c.get("replica-serve-stale-data") == "yes", Relaxed);
         self.repl
-            .set_limits(replica_limits(c.get("client-output-buffer-limit")));
+            .set_limits(c.buffer_limit(crate::config::BufferClass::Replica));
         self.repl
             .backlog_ttl
             .store(c.get_int("repl-backlog-ttl").max(0) as u64, Relaxed);
@@ -314,9 +299,8 @@ impl Server {
             c.get_int("tracking-table-max-keys").max(0) as usize,
             Relaxed,
         );
-        self.pubsub.set_limit(crate::clients::pubsub::parse_limit(
-            c.get("client-output-buffer-limit"),
-        ));
+        self.pubsub
+            .set_limit(c.buffer_limit(crate::config::BufferClass::Pubsub).into());
         for (cell, name) in self.limits.iter().zip(LIMIT_PARAMS) {
             cell.store(c.get_int(name), Relaxed);
         }

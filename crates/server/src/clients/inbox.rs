@@ -27,6 +27,16 @@ pub struct Limit {
     pub soft_secs: u64,
 }
 
+impl From<crate::config::BufferLimit> for Limit {
+    fn from(l: crate::config::BufferLimit) -> Limit {
+        Limit {
+            hard: usize::try_from(l.hard).unwrap_or(usize::MAX),
+            soft: usize::try_from(l.soft).unwrap_or(usize::MAX),
+            soft_secs: l.soft_secs,
+        }
+    }
+}
+
 /// What [`Inbox::push`] did with a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pushed {

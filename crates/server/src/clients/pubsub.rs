@@ -201,19 +201,3 @@ impl PubSub {
         pats.len()
     }
 }
-
-/// Parses `client-output-buffer-limit` ("normal 0 0 0 slave ... pubsub
-/// 33554432 8388608 60") and returns the pubsub class.
-pub fn parse_limit(config: &str) -> Limit {
-    let parts: Vec<&str> = config.split_whitespace().collect();
-    for chunk in parts.chunks(4) {
-        if chunk.len() == 4 && chunk[0].eq_ignore_ascii_case("pubsub") {
-            return Limit {
-                hard: chunk[1].parse().unwrap_or(0),
-                soft: chunk[2].parse().unwrap_or(0),
-                soft_secs: chunk[3].parse().unwrap_or(0),
-            };
-        }
-    }
-    Limit::default()
-}

@@ -43,12 +43,13 @@ pub fn configure(config: &crate::config::Config) {
         config.get_int("client-query-buffer-limit") as usize,
         Relaxed,
     );
-    let limits = config.get("client-output-buffer-limit");
-    let parts: Vec<&str> = limits.split_whitespace().collect();
-    for (i, class) in ["normal", "pubsub"].into_iter().enumerate() {
-        let found = parts.chunks(4).find(|c| c.len() == 4 && c[0] == class);
-        for j in 0..3 {
-            let v = found.and_then(|c| c[j + 1].parse().ok()).unwrap_or(0);
+    use crate::config::BufferClass;
+    for (i, class) in [BufferClass::Normal, BufferClass::Pubsub]
+        .into_iter()
+        .enumerate()
+    {
+        let l = config.buffer_limit(class);
+        for (j, v) in [l.hard, l.soft, l.soft_secs].into_iter().enumerate() {
             OUTPUT_LIMITS[i * 3 + j].store(v, Relaxed);
         }
     }

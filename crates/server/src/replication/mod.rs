@@ -565,10 +565,10 @@ impl Replication {
     /// `client-output-buffer-limit replica`: the hard limit is how far
     /// behind the backlog keeps a connected replica; one behind by more
     /// than the soft limit for longer than its seconds is cut off too.
-    pub fn set_limits(&self, (hard, soft, secs): (u64, u64, u64)) {
-        self.hard_limit.store(hard, Relaxed);
-        self.soft_limit.store(soft, Relaxed);
-        self.soft_secs.store(secs, Relaxed);
+    pub fn set_limits(&self, l: crate::config::BufferLimit) {
+        self.hard_limit.store(l.hard, Relaxed);
+        self.soft_limit.store(l.soft, Relaxed);
+        self.soft_secs.store(l.soft_secs, Relaxed);
     }
 
     /// A replica `lag` bytes behind, over the soft limit since `since`
