@@ -64,6 +64,13 @@ pub struct Migration {
     /// Shard ids.
     pub from: String,
     pub to: String,
+    /// Opened on the target only: the target takes ASKING requests for
+    /// the slots, the source does not send any yet. A move opens in two
+    /// steps, target first (as `redis-cli --cluster` sets IMPORTING before
+    /// MIGRATING), so no node sends a client to a target that does not
+    /// know of the move yet.
+    #[serde(default)]
+    pub importing_only: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -107,6 +114,20 @@ impl Topology {
         to
     }
 
+    /// [`Topology::moving`] for the source's side: the migrations opened
+    /// on both ends.
+    pub fn moving_out(&self) -> Vec<u16> {
+        let mut to = vec![UNOWNED; SLOTS as usize];
+        for m in self.migrations.iter().filter(|m| !m.importing_only) {
+            if let Some(i) = self.shard_index(&m.to) {
+                for s in m.slots[0]..=m.slots[1].min(SLOTS - 1) {
+                    to[s as usize] = i as u16;
+                }
+            }
+        }
+        to
+    }
+
     pub fn shard_index(&self, id: &str) -> Option<usize> {
         self.shards.iter().position(|s| s.id == id)
     }
@@ -116,13 +137,24 @@ impl Topology {
         self.shards.iter().position(|s| s.primary == id)
     }
 
-    /// Starts moving `slots` (owned by shard `from`) to shard `to`.
+    /// Starts moving `slots` (owned by shard `from`) to shard `to`: opens
+    /// the move on the target ([`Migration::importing_only`]);
+    /// [`Topology::open_source`] opens it on the source.
     pub fn begin_migration(&mut self, from: usize, to: usize, slots: [u16; 2]) {
         self.migrations.push(Migration {
             slots,
             from: self.shards[from].id.clone(),
             to: self.shards[to].id.clone(),
+            importing_only: true,
         });
+    }
+
+    /// The second step of opening the move of `slots`: the source sends
+    /// clients of keys it no longer has to the target (ASK).
+    pub fn open_source(&mut self, slots: [u16; 2]) {
+        for m in self.migrations.iter_mut().filter(|m| m.slots == slots) {
+            m.importing_only = false;
+        }
     }
 
     /// Ends the migration of `slots`: the target owns them, with its epoch

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 use keel_cluster::topology::{expand, ranges};
 use keel_cluster::{Node, Snapshot, Store, Topology, SLOTS};
+use resp::reply::Value;
 
 use crate::nodes::Conn;
 
@@ -282,25 +283,41 @@ async fn primary_of(store: &mut Store, shard: &str) -> Result<Node> {
         .ok_or_else(|| anyhow!("unknown node {}", s.primary))
 }
 
-/// Until both ends of the move of `slot` show it in their own CLUSTER
-/// NODES line: the source's primary `[slot->-<target>]`, the target's
+/// Which end of a move [`wait_seen`] asks.
+#[derive(Clone, Copy, Debug)]
+enum End {
+    Source,
+    Target,
+}
+
+/// Until one end of the move of `slot` shows it on its own CLUSTER NODES
+/// line: the source's primary `[slot->-<target>]`, the target's
 /// `[slot-<-<source>]`, whoever the primaries are by then.
-async fn wait_migration_seen(store: &mut Store, from: &str, to: &str, slot: u16) -> Result<()> {
+async fn wait_seen(store: &mut Store, from: &str, to: &str, slot: u16, end: End) -> Result<()> {
     let deadline = Instant::now() + MOVE_RETRY;
     loop {
-        let (src, dst) = (primary_of(store, from).await?, primary_of(store, to).await?);
-        let shows = |node: &Node, marker: String| -> Result<bool> {
-            let lines = Conn::open(&node.addr())?.text(&["CLUSTER", "NODES"])?;
-            let mine = lines.lines().find(|l| l.contains("myself"));
-            Ok(mine.is_some_and(|l| l.contains(&marker)))
+        let seen = match (primary_of(store, from).await, primary_of(store, to).await) {
+            (Ok(src), Ok(dst)) => {
+                let (node, marker) = match end {
+                    End::Source => (&src, format!("[{slot}->-{}]", dst.id)),
+                    End::Target => (&dst, format!("[{slot}-<-{}]", src.id)),
+                };
+                Conn::open(&node.addr())
+                    .and_then(|mut c| c.text(&["CLUSTER", "NODES"]))
+                    .map(|lines| {
+                        lines
+                            .lines()
+                            .find(|l| l.contains("myself"))
+                            .is_some_and(|l| l.contains(&marker))
+                    })
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
         };
-        let seen = shows(&src, format!("[{slot}->-{}]", dst.id))
-            .and_then(|a| Ok(a && shows(&dst, format!("[{slot}-<-{}]", src.id))?));
         if matches!(seen, Ok(true)) {
             return Ok(());
         }
         if Instant::now() > deadline {
-            bail!("the move of slot {slot} is not seen by both shards' primaries: {seen:?}");
+            bail!("the {end:?} of the move of slot {slot} does not show it: {seen:?}");
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -412,25 +429,52 @@ fn migrate_args<'a>(
 }
 
 /// `key` exists on both the source (`src`) and the target: the source's
-/// copy is a leftover of a move a failover undid, and goes only when it
-/// is the target's value byte for byte (nothing written to either since);
-/// two different values are a conflict keel-ctl does not settle.
+/// copy is a leftover of a move that was cut off after the target stored
+/// the key (a failover of the source undid the delete, or the MIGRATE's
+/// connection broke), and goes only when it is the target's value byte
+/// for byte with the same expiry (nothing written to either since); the
+/// delete is a transaction on the WATCHed key, so a write in between
+/// keeps it. Two different values are a conflict keel-ctl does not
+/// settle.
 fn drop_leftover(src: &mut Conn, target: &str, key: &[u8]) -> Result<()> {
-    let here = src.call(&[b"DUMP".as_slice(), key])?;
     // The target serves the slot it imports to ASKING requests only.
     let mut target = Conn::open(target)?;
-    target.call(&["ASKING"])?;
-    let there = target.call(&[b"DUMP".as_slice(), key])?;
-    if here != there {
+    let mut there = || -> Result<(Value, Value)> {
+        target.call(&["ASKING"])?;
+        let dump = target.call(&[b"DUMP".as_slice(), key])?;
+        target.call(&["ASKING"])?;
+        Ok((dump, target.call(&[b"PTTL".as_slice(), key])?))
+    };
+    src.call(&[b"WATCH".as_slice(), key])?;
+    let here = (
+        src.call(&[b"DUMP".as_slice(), key])?,
+        src.call(&[b"PTTL".as_slice(), key])?,
+    );
+    let there = there()?;
+    // Expiry counts down on both: equal to the second is equal.
+    let ttl_s = |v: &Value| match v {
+        Value::Integer(ms) if *ms >= 0 => (ms + 500) / 1000,
+        Value::Integer(n) => *n,
+        _ => i64::MIN,
+    };
+    if here.0 != there.0 || ttl_s(&here.1) != ttl_s(&there.1) {
+        src.call(&["UNWATCH"])?;
         bail!(
             "key {} holds different values on the source and the target of the move \
-             (a failover of the source undid part of it): keep one of them by hand, \
-             then run keel-ctl fix",
+             (the move was cut off and both were written since): keep one of them by \
+             hand, then run keel-ctl fix",
             String::from_utf8_lossy(key)
         );
     }
+    src.call(&["MULTI"])?;
     src.call(&[b"DEL".as_slice(), key])?;
-    Ok(())
+    if let Value::Array(_) = src.call(&["EXEC"])? {
+        return Ok(());
+    }
+    bail!(
+        "key {} was written on the source while its copies were compared: trying again",
+        String::from_utf8_lossy(key)
+    )
 }
 
 pub struct Reshard<'a> {
@@ -494,13 +538,22 @@ pub async fn reshard(store: &mut Store, r: Reshard<'_>) -> Result<bool> {
     Ok(true)
 }
 
-/// Moves the keys of the open migration of `open` (ranges of slots) and
-/// closes it: the target shard owns them.
+/// Moves the keys of the migration of `open` (ranges of slots) and closes
+/// it: the target shard owns them. The move is opened on the source only
+/// once the target shows it, so the source sends nobody to a target that
+/// would answer MOVED.
 async fn finish_move(store: &mut Store, mover: &mut Mover<'_>, open: &[[u16; 2]]) -> Result<usize> {
     let Some(first) = open.first() else {
         return Ok(0);
     };
-    wait_migration_seen(store, mover.from, mover.to, first[0]).await?;
+    wait_seen(store, mover.from, mover.to, first[0], End::Target).await?;
+    update(store, |t| {
+        for range in open {
+            t.open_source(*range);
+        }
+    })
+    .await?;
+    wait_seen(store, mover.from, mover.to, first[0], End::Source).await?;
     let mut moved = 0;
     for range in open {
         for slot in range[0]..=range[1] {
@@ -529,6 +582,21 @@ pub async fn fix(store: &mut Store) -> Result<bool> {
         return Ok(true);
     }
     for m in &t.migrations {
+        let known = |id: &str| t.shards.iter().any(|s| s.id == id);
+        if !known(&m.from) || !known(&m.to) {
+            // A shard removed while its slots moved (older keel-ctl
+            // allowed it): the move cannot finish; the source keeps the
+            // slots it still owns.
+            println!(
+                "[WARNING] Slots {}-{} were moving between shards {} and {}, and one of them is gone: the move is dropped",
+                m.slots[0],
+                m.slots[1],
+                short(&m.from),
+                short(&m.to)
+            );
+            update(store, |t| t.migrations.retain(|x| x.slots != m.slots)).await?;
+            continue;
+        }
         println!(
             ">>> Finishing the move of slots {}-{} to shard {}",
             m.slots[0],
@@ -598,6 +666,15 @@ pub async fn del_node(store: &mut Store, id: &str) -> Result<bool> {
     let Some(t) = snap.topology.clone() else {
         bail!("no such cluster in etcd");
     };
+    if let Some((i, true)) = t.role_of(id) {
+        let shard = &t.shards[i].id;
+        if t.migrations
+            .iter()
+            .any(|m| &m.from == shard || &m.to == shard)
+        {
+            bail!("Node {id}'s shard has slots moving in or out: keel-ctl fix finishes the move first.");
+        }
+    }
     match t.role_of(id) {
         None => bail!("No such node ID {id}"),
         Some((i, true)) if !t.shards[i].slots.is_empty() => {

@@ -71,6 +71,9 @@ pub struct View {
     pub me: Option<(usize, bool)>,
     /// `topology.moving()`: the shard each migrating slot goes to.
     pub moving: Vec<u16>,
+    /// `topology.moving_out()`: the same, for the moves opened on the
+    /// source too (see `Migration::importing_only`).
+    pub moving_out: Vec<u16>,
     /// Some slot is migrating (the gates then look at keys).
     pub migrating: bool,
     /// Slots owned by some shard, and of those, slots whose primary has
@@ -85,11 +88,17 @@ pub struct View {
 
 impl View {
     pub fn new(myself: Node, snapshot: Snapshot) -> View {
-        let (owner, me, moving) = match &snapshot.topology {
-            Some(t) => (t.owners(), t.role_of(&myself.id), t.moving()),
+        let (owner, me, moving, moving_out) = match &snapshot.topology {
+            Some(t) => (
+                t.owners(),
+                t.role_of(&myself.id),
+                t.moving(),
+                t.moving_out(),
+            ),
             None => (
                 vec![UNOWNED; SLOTS as usize],
                 None,
+                vec![UNOWNED; SLOTS as usize],
                 vec![UNOWNED; SLOTS as usize],
             ),
         };
@@ -103,6 +112,7 @@ impl View {
             owner,
             me,
             moving,
+            moving_out,
             migrating,
             slots_assigned: 0,
             slots_failing: 0,
@@ -137,7 +147,7 @@ impl View {
     /// This node is the primary of the shard `slot` is migrating out of:
     /// the target shard's index.
     pub fn migrating_to(&self, slot: usize) -> Option<usize> {
-        let to = self.moving[slot];
+        let to = self.moving_out[slot];
         match self.me {
             Some((mine, true)) if to != UNOWNED && self.owner[slot] as usize == mine => {
                 Some(to as usize)
@@ -257,6 +267,11 @@ impl Cluster {
                 .filter(|_| current.slots_failing > 0)
                 .or_else(|| Some(Instant::now()));
         }
+        // Marks of slots no longer moving out of this node go: a later
+        // move of the slot starts from a fresh mark.
+        self.leaving
+            .lock()
+            .retain(|&slot, _| view.migrating_to(slot).is_some());
         *current = Arc::new(view);
     }
 
@@ -305,12 +320,18 @@ impl Cluster {
     /// replicas' promises are void until a topology read from etcd after
     /// now says who the shard's replicas are.
     pub fn replica_connected(&self, id: Option<&str>) {
+        // Whatever the role the view gives this node: a replica that
+        // connects while it is being promoted counts too.
         let view = self.view();
-        let Some((shard, true)) = view.me else {
-            return;
-        };
-        let replicas = &view.topology().shards[shard].replicas;
-        if !id.is_some_and(|id| replicas.iter().any(|r| r == id)) {
+        let named = view.me.is_some_and(|(shard, _)| {
+            id.is_some_and(|id| {
+                view.topology().shards[shard]
+                    .replicas
+                    .iter()
+                    .any(|r| r == id)
+            })
+        });
+        if !named {
             self.strangers.fetch_add(1, Ordering::AcqRel);
         }
     }
@@ -360,11 +381,12 @@ impl Cluster {
             server.repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
             at
         });
-        let replicas = view
-            .me
-            .map(|(shard, _)| view.topology().shards[shard].replicas.len())
-            .unwrap_or(0);
-        let on_replicas = server.repl.acked_at_least(repl) >= replicas;
+        let on_replicas = view.me.is_none_or(|(shard, _)| {
+            view.topology().shards[shard]
+                .replicas
+                .iter()
+                .all(|id| server.repl.node_acked(id, repl))
+        });
         let on_disk = !server.aof.enabled() || server.aof.durable_at_least(log);
         if on_replicas && on_disk {
             leaving.remove(&slot);

@@ -79,6 +79,10 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
             return Some(if q.existing > 0 {
                 err(UNSTABLE)
             } else {
+                // Under the key's shard lock, as the second look decides
+                // it: a MIGRATE that took the key has fed its delete to
+                // the stream and the log by the time the lock is free.
+                let _held = q.first.map(|k| server.keyspace.lock_key(k));
                 ask_when_moved(server, &view, q.slot, to)
             });
         }

@@ -178,7 +178,7 @@ fn node_line(view: &View, node: &Node, now_ms: u64) -> String {
                     continue;
                 };
                 for slot in m.slots[0]..=m.slots[1] {
-                    if from == i {
+                    if from == i && !m.importing_only {
                         let _ = write!(line, " [{slot}->-{}]", t.shards[to].primary);
                     } else if to == i {
                         let _ = write!(line, " [{slot}-<-{}]", t.shards[from].primary);

@@ -474,6 +474,16 @@ impl Replication {
         self.acked.notify_waiters();
     }
 
+    /// Whether the replica named `id` (`REPLCONF node-id`) is online and
+    /// acknowledged `offset`.
+    pub fn node_acked(&self, id: &str, offset: u64) -> bool {
+        self.replicas.read().iter().any(|r| {
+            r.node_id.as_deref() == Some(id)
+                && r.state.load(Relaxed) == ONLINE
+                && r.ack.load(Relaxed) >= offset
+        })
+    }
+
     /// Replicas whose acknowledged offset reached `offset`.
     pub fn acked_at_least(&self, offset: u64) -> usize {
         self.replicas
