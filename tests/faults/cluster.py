@@ -293,14 +293,21 @@ class Cluster:
         return subprocess.run([CTL, "--etcd", self.etcd.endpoints, "--cluster", self.cluster_name, *args],
                               capture_output=True, text=True, timeout=300)
 
+    def settled(self, log):
+        """Settles the cluster before a keel-ctl move; False (logged) when
+        it does not settle in 30 s: the move is skipped."""
+        try:
+            self.settle(timeout=30)
+            return True
+        except AssertionError as e:
+            log(f"  skipped: the cluster did not settle ({e})")
+            return False
+
     def planned_move(self, log, action):
         """Runs `action` (keel-ctl moving the workload's slot or its
         primary) on a settled cluster; the move it makes is not a failover:
         nothing acknowledged may be lost to it."""
-        try:
-            self.settle(timeout=30)
-        except AssertionError as e:
-            log(f"  skipped: the cluster did not settle ({e})")
+        if not self.settled(log):
             return
         with self.lock:
             self.refresh()
@@ -332,10 +339,7 @@ class Cluster:
         killed `delay` seconds into the move (a failover in the middle of the
         move: keel-ctl goes on from the promoted replica), started again
         after `hold`. Not a planned move: the kill is a failover."""
-        try:
-            self.settle(timeout=30)
-        except AssertionError as e:
-            log(f"  skipped: the cluster did not settle ({e})")
+        if not self.settled(log):
             return
         with self.lock:
             self.refresh()

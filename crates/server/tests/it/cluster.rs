@@ -1554,29 +1554,30 @@ fn a_node_restarted_with_an_empty_directory_rejoins_and_resyncs() {
 // Online resharding
 // ---------------------------------------------------------------------------
 
+/// A cluster client over every node of `c`, after it wrote `pre:<n>` = n
+/// for n below `count`.
+fn preloaded(c: &KeelCluster, count: usize) -> redis::cluster::ClusterClient {
+    let seeds: Vec<String> = (0..c.nodes.len())
+        .map(|i| format!("redis://{}/", c.addr(i)))
+        .collect();
+    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
+    let mut con = client.get_connection().expect("cluster connection");
+    let mut pipe = redis::cluster::cluster_pipe();
+    for n in 0..count {
+        pipe.set(format!("pre:{n}"), n).ignore();
+    }
+    pipe.query::<()>(&mut con).expect("preload");
+    client
+}
+
 #[test]
 fn resharding_under_a_writing_client_loses_no_key_and_leaves_one_copy() {
     let c = KeelCluster::start(2);
     c.create(0);
     wait_ok(&c, 0);
     wait_ok(&c, 1);
-    let lines = cluster_nodes(&mut c.raw(0));
-    let id = |i: usize| {
-        lines
-            .iter()
-            .find(|l| l.port == c.ports[i])
-            .map(|l| l.id.clone())
-            .expect("node line")
-    };
-    let (from, to) = (id(0), id(1));
-    let seeds: Vec<String> = (0..2).map(|i| format!("redis://{}/", c.addr(i))).collect();
-    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
-    let mut con = client.get_connection().expect("cluster connection");
-    let mut pipe = redis::cluster::cluster_pipe();
-    for n in 0..20_000 {
-        pipe.set(format!("pre:{n}"), n).ignore();
-    }
-    pipe.query::<()>(&mut con).expect("preload");
+    let (from, to) = (myid(&c, 0), myid(&c, 1));
+    let client = preloaded(&c, 20_000);
 
     // A client writing (and reading back) all along.
     let stop = Arc::new(AtomicBool::new(false));
@@ -1672,23 +1673,8 @@ fn a_reshard_goes_on_through_a_failover_of_its_source() {
     }
     let source = c.primary_of_slot(0, 0);
     let target = c.primary_of_slot(0, 16383);
-    let lines = cluster_nodes(&mut c.raw(0));
-    let id = |i: usize| {
-        lines
-            .iter()
-            .find(|l| l.port == c.ports[i])
-            .map(|l| l.id.clone())
-            .expect("node line")
-    };
-    let (from, to) = (id(source), id(target));
-    let seeds: Vec<String> = (0..4).map(|i| format!("redis://{}/", c.addr(i))).collect();
-    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
-    let mut con = client.get_connection().expect("cluster connection");
-    let mut pipe = redis::cluster::cluster_pipe();
-    for n in 0..20_000 {
-        pipe.set(format!("pre:{n}"), n).ignore();
-    }
-    pipe.query::<()>(&mut con).expect("preload");
+    let (from, to) = (myid(&c, source), myid(&c, target));
+    let client = preloaded(&c, 20_000);
     wait_promised(&c, source);
     let (_, replica) = shard_pair(&c, 0);
 
