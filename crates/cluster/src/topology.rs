@@ -71,6 +71,12 @@ pub struct Migration {
     /// know of the move yet.
     #[serde(default)]
     pub importing_only: bool,
+    /// Every key has moved: the target serves the slots to every client
+    /// (not only ASKING ones) before the move closes, so a source that
+    /// reads the close first sends clients (MOVED) to a target that serves
+    /// them rather than one that sends them back.
+    #[serde(default)]
+    pub closing: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -146,7 +152,27 @@ impl Topology {
             from: self.shards[from].id.clone(),
             to: self.shards[to].id.clone(),
             importing_only: true,
+            closing: false,
         });
+    }
+
+    /// The first step of closing the move of `slots`: the target serves
+    /// them to every client ([`Migration::closing`]).
+    pub fn close_on_target(&mut self, slots: [u16; 2]) {
+        for m in self.migrations.iter_mut().filter(|m| m.slots == slots) {
+            m.closing = true;
+        }
+    }
+
+    /// For each slot, whether its move is closing on the target.
+    pub fn closing(&self) -> Vec<bool> {
+        let mut out = vec![false; SLOTS as usize];
+        for m in self.migrations.iter().filter(|m| m.closing) {
+            for s in m.slots[0]..=m.slots[1].min(SLOTS - 1) {
+                out[s as usize] = true;
+            }
+        }
+        out
     }
 
     /// The second step of opening the move of `slots`: the source sends

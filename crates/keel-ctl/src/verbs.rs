@@ -282,11 +282,15 @@ async fn primary_of(store: &mut Store, shard: &str) -> Result<Node> {
         .ok_or_else(|| anyhow!("unknown node {}", s.primary))
 }
 
-/// Which end of a move [`wait_seen`] asks.
+/// Which end of a move [`wait_seen`] asks, for what.
 #[derive(Clone, Copy, Debug)]
 enum End {
+    /// The source shows the move open.
     Source,
+    /// The target shows the move open.
     Target,
+    /// The target no longer shows it: it serves every client (closing).
+    TargetServing,
 }
 
 /// Until one end of the move of `slot` shows it on its own CLUSTER NODES
@@ -299,15 +303,16 @@ async fn wait_seen(store: &mut Store, from: &str, to: &str, slot: u16, end: End)
             (Ok(src), Ok(dst)) => {
                 let (node, marker) = match end {
                     End::Source => (&src, format!("[{slot}->-{}]", dst.id)),
-                    End::Target => (&dst, format!("[{slot}-<-{}]", src.id)),
+                    End::Target | End::TargetServing => (&dst, format!("[{slot}-<-{}]", src.id)),
                 };
+                let shown = matches!(end, End::Source | End::Target);
                 Conn::open(&node.addr())
                     .and_then(|mut c| c.text(&["CLUSTER", "NODES"]))
                     .map(|lines| {
                         lines
                             .lines()
                             .find(|l| l.contains("myself"))
-                            .is_some_and(|l| l.contains(&marker))
+                            .is_some_and(|l| l.contains(&marker) == shown)
                     })
             }
             (Err(e), _) | (_, Err(e)) => Err(e),
@@ -524,6 +529,15 @@ async fn finish_move(store: &mut Store, mover: &mut Mover<'_>, open: &[[u16; 2]]
             moved += mover.slot(store, slot).await?;
         }
     }
+    // Closed on the target first, as it was opened: once the target
+    // serves every client, the source may send them there with MOVED.
+    update(store, |t| {
+        for range in open {
+            t.close_on_target(*range);
+        }
+    })
+    .await?;
+    wait_seen(store, mover.from, mover.to, first[0], End::TargetServing).await?;
     update(store, |t| {
         for range in open {
             t.finish_migration(*range);

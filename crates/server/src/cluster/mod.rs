@@ -74,6 +74,9 @@ pub struct View {
     /// `topology.moving_out()`: the same, for the moves opened on the
     /// source too (see `Migration::importing_only`).
     pub moving_out: Vec<u16>,
+    /// `topology.closing()`: slots whose move is closing (the target
+    /// serves them to every client).
+    pub closing: Vec<bool>,
     /// Some slot is migrating (the gates then look at keys).
     pub migrating: bool,
     /// Slots owned by some shard, and of those, slots whose primary has
@@ -88,18 +91,20 @@ pub struct View {
 
 impl View {
     pub fn new(myself: Node, snapshot: Snapshot) -> View {
-        let (owner, me, moving, moving_out) = match &snapshot.topology {
+        let (owner, me, moving, moving_out, closing) = match &snapshot.topology {
             Some(t) => (
                 t.owners(),
                 t.role_of(&myself.id),
                 t.moving(),
                 t.moving_out(),
+                t.closing(),
             ),
             None => (
                 vec![UNOWNED; SLOTS as usize],
                 None,
                 vec![UNOWNED; SLOTS as usize],
                 vec![UNOWNED; SLOTS as usize],
+                vec![false; SLOTS as usize],
             ),
         };
         let migrating = snapshot
@@ -113,6 +118,7 @@ impl View {
             me,
             moving,
             moving_out,
+            closing,
             migrating,
             slots_assigned: 0,
             slots_failing: 0,
@@ -154,6 +160,12 @@ impl View {
             }
             _ => None,
         }
+    }
+
+    /// This node is the primary of the shard `slot` is migrating into, and
+    /// the move is closing: every key is here, every client is served.
+    pub fn taking_over(&self, slot: usize) -> bool {
+        self.closing[slot] && self.importing(slot)
     }
 
     /// This node is the primary of the shard `slot` is migrating into.

@@ -87,7 +87,7 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
             });
         }
     }
-    if q.importing && (client.asking || cmd.has(flag::ASKING)) {
+    if q.importing && (client.asking || cmd.has(flag::ASKING) || view.taking_over(q.slot)) {
         return if q.multiple_keys && q.missing > 0 {
             Some(err(UNSTABLE))
         } else {

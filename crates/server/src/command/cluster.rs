@@ -180,7 +180,7 @@ fn node_line(view: &View, node: &Node, now_ms: u64) -> String {
                 for slot in m.slots[0]..=m.slots[1] {
                     if from == i && !m.importing_only {
                         let _ = write!(line, " [{slot}->-{}]", t.shards[to].primary);
-                    } else if to == i {
+                    } else if to == i && !m.closing {
                         let _ = write!(line, " [{slot}-<-{}]", t.shards[from].primary);
                     }
                 }
