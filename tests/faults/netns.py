@@ -75,6 +75,9 @@ class Network:
     def host(self, name):
         h = Host(self, name, f"{self.net}.{10 + len(self.hosts)}")
         outer, inner = f"{self.tag}h{len(self.hosts)}", f"{self.tag}n{len(self.hosts)}"
+        # A pair an earlier run left (its namespace outlived `ip netns del`
+        # while a process in it was still exiting).
+        sh("ip", "link", "del", outer, check=False)
         sh("ip", "netns", "add", h.netns)
         sh("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
         sh("ip", "link", "set", outer, "master", self.bridge)
@@ -94,6 +97,12 @@ class Network:
     def close(self):
         """Removes the namespaces (their veths go with them) and the bridge;
         also what an earlier run with this tag left behind."""
+        # The host ends of the pairs first: deleting one deletes its peer,
+        # even in a namespace a process still holds.
+        for link in sh("ip", "-o", "link", "show", check=False).stdout.splitlines():
+            name = link.split(": ")[1].split("@")[0] if ": " in link else ""
+            if name.startswith(f"{self.tag}h"):
+                sh("ip", "link", "del", name, check=False)
         listed = sh("ip", "netns", "list", check=False).stdout.split()
         for ns in listed:
             if ns.startswith(f"{self.tag}-"):
