@@ -27,7 +27,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if config.get("daemonize") == "yes" {
+    if config.settings().daemonize {
         // As Redis's daemonize(): into the background, standard streams
         // to /dev/null; before any thread is started, so forking is safe.
         // SAFETY: no other thread exists yet.
@@ -51,21 +51,18 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(config: &keel::config::Config) {
-    let level = match config.get("loglevel") {
-        "debug" => "debug",
-        "verbose" => "info",
-        "warning" => "warn",
-        _ => "info",
+    use keel::config::LogLevel;
+    let level = match config.settings().loglevel {
+        LogLevel::Debug => "debug",
+        LogLevel::Verbose | LogLevel::Notice => "info",
+        LogLevel::Warning => "warn",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false);
-    let logfile = config.get("logfile");
-    if logfile.is_empty() {
-        builder.with_writer(std::io::stdout).init();
-    } else {
+    if let Some(logfile) = &config.settings().logfile {
         match std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -76,9 +73,11 @@ fn init_logging(config: &keel::config::Config) {
                 .with_writer(std::sync::Mutex::new(f))
                 .init(),
             Err(e) => {
-                eprintln!("Can't open the log file {logfile}: {e}");
+                eprintln!("Can't open the log file {}: {e}", logfile.display());
                 builder.init();
             }
         }
+    } else {
+        builder.with_writer(std::io::stdout).init();
     }
 }

@@ -20,11 +20,10 @@ use crate::config::Config;
 use crate::net::balance::{Balancer, Workers};
 use crate::net::{self, Incoming};
 use crate::observe::stats::Stats;
-use crate::persistence::aof::{Aof, Fsync};
+use crate::persistence::aof::Aof;
 use crate::persistence::snapshot::Target;
 use crate::storage::keyspace::{Keyspace, View, SHARDS};
 use crate::storage::value::EncodingLimits;
-use std::path::Path;
 
 /// SHUTDOWN without SAVE/NOSAVE: save if save points are configured.
 pub const SHUTDOWN_DEFAULT: u8 = 0;
@@ -103,16 +102,6 @@ pub struct Server {
 }
 
 /// Config parameters behind `Server::encoding_limits`, in field order.
-const LIMIT_PARAMS: [&str; 8] = [
-    "hash-max-listpack-entries",
-    "hash-max-listpack-value",
-    "set-max-intset-entries",
-    "zset-max-listpack-entries",
-    "zset-max-listpack-value",
-    "list-max-listpack-size",
-    "stream-node-max-bytes",
-    "stream-node-max-entries",
-];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -140,14 +129,15 @@ fn run_id() -> String {
 
 impl Server {
     pub fn new(config: Config) -> Result<Server, StartError> {
-        let databases = config.get_int("databases").max(1) as usize;
-        let threads = config.get_int("threads").max(1) as usize;
+        let s = config.settings();
+        let databases = s.databases.max(1);
+        let threads = s.threads.max(1);
         let now = command::unix_ms();
         let aof = Arc::new(Aof::new(
-            Path::new(config.get("dir")),
-            config.get("appenddirname"),
-            config.get("appendfilename"),
-            Fsync::parse(config.get("appendfsync")),
+            &s.dir,
+            &s.appenddirname,
+            &s.appendfilename,
+            s.appendfsync,
         ));
         let commands = command::build_table()?;
         let acl = crate::acl::Acl::new(&commands.acl);
@@ -176,14 +166,14 @@ impl Server {
             run_id: run_id(),
             lastsave: AtomicU64::new(now / 1000),
             threads,
-            tcp_port: AtomicUsize::new(config.get_int("port") as usize),
+            tcp_port: AtomicUsize::new(s.port as usize),
             shutdown: Notify::new(),
             shutting_down: AtomicBool::new(false),
             shutdown_save: Default::default(),
-            proto_max_bulk_len: AtomicUsize::new(config.get_int("proto-max-bulk-len") as usize),
-            hll_sparse_max_bytes: AtomicUsize::new(config.get_int("hll-sparse-max-bytes") as usize),
-            timeout_secs: AtomicU64::new(config.get_int("timeout") as u64),
-            hz: AtomicU64::new(config.get_int("hz") as u64),
+            proto_max_bulk_len: AtomicUsize::new(s.proto_max_bulk_len),
+            hll_sparse_max_bytes: AtomicUsize::new(s.hll_sparse_max_bytes),
+            timeout_secs: AtomicU64::new(s.timeout),
+            hz: AtomicU64::new(s.hz),
             cron_wake: Notify::new(),
             dynamic_hz: AtomicBool::new(true),
             expired_stale_perc: AtomicU64::new(0),
@@ -194,9 +184,7 @@ impl Server {
             memory: Default::default(),
             eviction_pool: Default::default(),
             slowlog: Default::default(),
-            repl: crate::replication::Replication::new(
-                config.get_int("repl-backlog-size").max(1) as usize
-            ),
+            repl: crate::replication::Replication::new(s.repl_backlog_size.max(1)),
             cluster: Default::default(),
             config: RwLock::new(config),
         };
@@ -211,12 +199,12 @@ impl Server {
     fn load_users(&self) -> Result<(), String> {
         let cat = &self.commands.acl;
         let c = self.config.read();
-        let pubsub_all = c.get("acl-pubsub-default") == "allchannels";
+        let pubsub_all = c.settings().acl_pubsub_allchannels;
         self.acl.pubsub_all.store(pubsub_all, Relaxed);
         self.acl
-            .set_requirepass(cat, c.get("requirepass").as_bytes());
-        let aclfile = c.get("aclfile").to_string();
-        if !aclfile.is_empty() && !c.users.is_empty() {
+            .set_requirepass(cat, c.settings().requirepass.as_bytes());
+        let aclfile = c.settings().aclfile.clone();
+        if aclfile.is_some() && !c.users.is_empty() {
             return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
         }
         if !c.users.is_empty() {
@@ -228,7 +216,7 @@ impl Server {
             self.acl.replace_all(users, cat);
         }
         drop(c);
-        if !aclfile.is_empty() {
+        if let Some(aclfile) = aclfile {
             crate::command::acl::load_file(self, &aclfile)
                 .map_err(|e| format!("Aborting Redis startup because of ACL errors: {e}"))?;
         }
@@ -238,102 +226,86 @@ impl Server {
     /// Re-reads the hot copies after CONFIG SET.
     pub fn config_changed(&self) {
         let c = self.config.read();
-        self.aof.set_fsync(Fsync::parse(c.get("appendfsync")));
-        self.aof
-            .set_timestamps(c.get("aof-timestamp-enabled") == "yes");
-        self.proto_max_bulk_len
-            .store(c.get_int("proto-max-bulk-len") as usize, Relaxed);
+        let s = c.settings();
+        self.aof.set_fsync(s.appendfsync);
+        self.aof.set_timestamps(s.aof_timestamp_enabled);
+        self.proto_max_bulk_len.store(s.proto_max_bulk_len, Relaxed);
         self.hll_sparse_max_bytes
-            .store(c.get_int("hll-sparse-max-bytes") as usize, Relaxed);
-        self.timeout_secs
-            .store(c.get_int("timeout") as u64, Relaxed);
-        crate::net::connection::configure(&c);
-        let hz = c.get_int("hz") as u64;
-        if self.hz.swap(hz, Relaxed) != hz {
+            .store(s.hll_sparse_max_bytes, Relaxed);
+        self.timeout_secs.store(s.timeout, Relaxed);
+        crate::net::connection::configure(s);
+        if self.hz.swap(s.hz, Relaxed) != s.hz {
             self.cron_wake.notify_one();
         }
-        self.dynamic_hz.store(c.get("dynamic-hz") == "yes", Relaxed);
+        self.dynamic_hz.store(s.dynamic_hz, Relaxed);
         self.stats
             .latency_tracking
-            .store(c.get("latency-tracking") == "yes", Relaxed);
-        self.latency
-            .configure(c.get_int("latency-monitor-threshold"));
+            .store(s.latency_tracking, Relaxed);
+        self.latency.configure(s.latency_monitor_threshold);
         self.slowlog.configure(
-            c.get_int("slowlog-log-slower-than"),
-            c.get_int("slowlog-max-len"),
+            s.slowlog_log_slower_than,
+            s.slowlog_max_len,
             self.latency.threshold_ms(),
         );
-        self.acl
-            .pubsub_all
-            .store(c.get("acl-pubsub-default") == "allchannels", Relaxed);
-        self.acl
-            .log
-            .lock()
-            .trim(c.get_int("acllog-max-len").max(0) as usize);
-        crate::net::idle_poll::set_budget_us(c.get_int("idle-poll-us") as u64);
-        self.repl
-            .set_backlog_size(c.get_int("repl-backlog-size").max(1) as usize);
+        self.acl.pubsub_all.store(s.acl_pubsub_allchannels, Relaxed);
+        self.acl.log.lock().trim(s.acllog_max_len);
+        crate::net::idle_poll::set_budget_us(s.idle_poll_us);
+        self.repl.set_backlog_size(s.repl_backlog_size.max(1));
         self.repl
             .min_replicas
-            .store(c.get_int("min-replicas-to-write").max(0) as usize, Relaxed);
+            .store(s.min_replicas_to_write, Relaxed);
         self.repl
             .min_replicas_max_lag
-            .store(c.get_int("min-replicas-max-lag").max(0) as u64, Relaxed);
+            .store(s.min_replicas_max_lag, Relaxed);
         self.repl.refresh_good_replicas(command::unix_ms());
-        self.repl
-            .read_only
-            .store(c.get("replica-read-only") == "yes", Relaxed);
+        self.repl.read_only.store(s.replica_read_only, Relaxed);
         self.repl
             .serve_stale
-            .store(c.get("replica-serve-stale-data") == "yes", Relaxed);
+            .store(s.replica_serve_stale_data, Relaxed);
         self.repl
-            .set_limits(c.buffer_limit(crate::config::BufferClass::Replica));
-        self.repl
-            .backlog_ttl
-            .store(c.get_int("repl-backlog-ttl").max(0) as u64, Relaxed);
-        self.notify_flags.store(
-            crate::clients::notify::parse(c.get("notify-keyspace-events")).unwrap_or(0),
-            Relaxed,
-        );
-        self.tracking.max_keys.store(
-            c.get_int("tracking-table-max-keys").max(0) as usize,
-            Relaxed,
-        );
+            .set_limits(s.buffer_limit(crate::config::BufferClass::Replica));
+        self.repl.backlog_ttl.store(s.repl_backlog_ttl, Relaxed);
+        self.notify_flags.store(s.notify_keyspace_events, Relaxed);
+        self.tracking
+            .max_keys
+            .store(s.tracking_table_max_keys, Relaxed);
         self.pubsub
-            .set_limit(c.buffer_limit(crate::config::BufferClass::Pubsub).into());
-        for (cell, name) in self.limits.iter().zip(LIMIT_PARAMS) {
-            cell.store(c.get_int(name), Relaxed);
+            .set_limit(s.buffer_limit(crate::config::BufferClass::Pubsub).into());
+        let limits = [
+            s.hash_max_listpack_entries,
+            s.hash_max_listpack_value,
+            s.set_max_intset_entries,
+            s.zset_max_listpack_entries,
+            s.zset_max_listpack_value,
+            s.list_max_listpack_size,
+            s.stream_node_max_bytes,
+            s.stream_node_max_entries,
+        ];
+        for (cell, value) in self.limits.iter().zip(limits) {
+            cell.store(value, Relaxed);
         }
-        let maxmemory = c.get("maxmemory").parse::<u64>().unwrap_or(0);
         self.memory.set(
-            maxmemory,
-            crate::memory::Policy::parse(c.get("maxmemory-policy"))
-                .unwrap_or(crate::memory::Policy::NoEviction),
-            c.get_int("maxmemory-samples") as u32,
-            c.get_int("maxmemory-eviction-tenacity") as u32,
+            s.maxmemory,
+            s.maxmemory_policy,
+            s.maxmemory_samples,
+            s.maxmemory_eviction_tenacity,
         );
         self.memory
             .ignore_on_replica
-            .store(c.get("replica-ignore-maxmemory") == "yes", Relaxed);
-        let clients = c.get("maxmemory-clients");
-        let clients = match clients.strip_suffix('%') {
-            Some(pct) => maxmemory.saturating_mul(pct.parse().unwrap_or(0)) / 100,
-            None => clients.parse().unwrap_or(0),
-        };
-        self.memory.clients.store(clients, Relaxed);
-        crate::storage::access::configure_lfu_params(
-            c.get_int("lfu-log-factor") as u32,
-            c.get_int("lfu-decay-time") as u32,
-        );
+            .store(s.replica_ignore_maxmemory, Relaxed);
+        self.memory
+            .clients
+            .store(s.maxmemory_clients.bytes(s.maxmemory), Relaxed);
+        crate::storage::access::configure_lfu_params(s.lfu_log_factor, s.lfu_decay_time);
         use crate::memory::lazyfree as lf;
-        for (flag, name) in [
-            (&lf::LAZY_EVICTION, "lazyfree-lazy-eviction"),
-            (&lf::LAZY_EXPIRE, "lazyfree-lazy-expire"),
-            (&lf::LAZY_SERVER_DEL, "lazyfree-lazy-server-del"),
-            (&lf::LAZY_USER_DEL, "lazyfree-lazy-user-del"),
-            (&lf::LAZY_USER_FLUSH, "lazyfree-lazy-user-flush"),
+        for (flag, on) in [
+            (&lf::LAZY_EVICTION, s.lazyfree_lazy_eviction),
+            (&lf::LAZY_EXPIRE, s.lazyfree_lazy_expire),
+            (&lf::LAZY_SERVER_DEL, s.lazyfree_lazy_server_del),
+            (&lf::LAZY_USER_DEL, s.lazyfree_lazy_user_del),
+            (&lf::LAZY_USER_FLUSH, s.lazyfree_lazy_user_flush),
         ] {
-            flag.store(c.get(name) == "yes", Relaxed);
+            flag.store(on, Relaxed);
         }
     }
 
@@ -413,13 +385,9 @@ impl Server {
             let format = {
                 let c = self.config.read();
                 crate::persistence::aof::BaseFormat {
-                    incremental_fsync: c.get("aof-rewrite-incremental-fsync") == "yes",
-                    rdb: (c.get("aof-use-rdb-preamble") == "yes").then(|| {
-                        (
-                            c.get("rdbcompression") == "yes",
-                            c.get("rdbchecksum") == "yes",
-                        )
-                    }),
+                    incremental_fsync: c.settings().aof_rewrite_incremental_fsync,
+                    rdb: (c.settings().aof_use_rdb_preamble)
+                        .then(|| (c.settings().rdbcompression, c.settings().rdbchecksum)),
                     functions: crate::scripting::library_codes(self),
                 }
             };
@@ -435,7 +403,7 @@ impl Server {
         let spawned = std::thread::Builder::new()
             .name("keel-aof-rewrite".into())
             .spawn(move || {
-                let delay = || server.config.read().get_int("rdb-key-save-delay");
+                let delay = || server.config.read().settings().rdb_key_save_delay;
                 match server.aof.finish_rewrite(&server.keyspace, &delay) {
                     Ok(()) => {
                         server
@@ -511,7 +479,7 @@ impl Server {
             return false;
         }
         let c = self.config.read();
-        c.get("stop-writes-on-bgsave-error") == "yes" && !c.get("save").is_empty()
+        c.settings().stop_writes_on_bgsave_error && !c.settings().save.is_empty()
     }
 
     /// The shared handle of this server (for work that outlives a call).
@@ -529,7 +497,7 @@ impl Server {
 /// writing), else the RDB snapshot `dir`/`dbfilename` if there is one.
 fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
     let c = server.config.read().clone();
-    if c.get("appendonly") != "yes" {
+    if !c.settings().appendonly {
         let path = crate::persistence::snapshot::rdb_path(server);
         let data = match std::fs::read(&path) {
             Ok(d) => d,
@@ -558,10 +526,10 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
     }
     let files = server
         .aof
-        .files_to_load(Path::new(c.get("dir")))
+        .files_to_load(&c.settings().dir)
         .map_err(|e| StartError::Load(e.to_string()))?;
     let start = Instant::now();
-    let n = crate::persistence::load::replay(server, &files, c.get("aof-load-truncated") == "yes")
+    let n = crate::persistence::load::replay(server, &files, c.settings().aof_load_truncated)
         .map_err(|e| StartError::Load(e.to_string()))?;
     if !files.is_empty() {
         tracing::info!(
@@ -587,9 +555,9 @@ pub fn run(config: Config) -> Result<(), StartError> {
     crate::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
     server.memory.mark_startup();
-    let replicaof = server.config.read().get("replicaof").to_string();
-    if !replicaof.is_empty() {
-        crate::replication::replica::set_primary_at_start(&server, &replicaof);
+    let replicaof = server.config.read().settings().replicaof.clone();
+    if let Some(primary) = replicaof {
+        crate::replication::replica::set_primary_at_start(&server, primary);
     }
     load_persistence(&server)?;
     crate::memory::purge();
@@ -616,8 +584,8 @@ pub fn run(config: Config) -> Result<(), StartError> {
         // `metrics-port`: the Prometheus endpoint, on a thread of its own.
         crate::observe::metrics::start(&server)?;
         let c = server.config.read().clone();
-        if !c.get("pidfile").is_empty() {
-            let _ = std::fs::write(c.get("pidfile"), format!("{}\n", std::process::id()));
+        if let Some(pidfile) = &c.settings().pidfile {
+            let _ = std::fs::write(pidfile, format!("{}\n", std::process::id()));
         }
         tracing::info!(
             threads = server.threads,
@@ -636,7 +604,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         let save = match server.shutdown_save.load(Relaxed) {
             SHUTDOWN_SAVE => true,
             SHUTDOWN_NOSAVE => false,
-            _ => !c.get("save").is_empty() && !server.aof.enabled(),
+            _ => !c.settings().save.is_empty() && !server.aof.enabled(),
         };
         if save {
             tracing::info!("Saving the final RDB snapshot before exiting.");
@@ -648,15 +616,20 @@ pub fn run(config: Config) -> Result<(), StartError> {
             server.aof.flush_all();
         }
         server.aof.stop();
-        if !c.get("unixsocket").is_empty() {
-            let _ = std::fs::remove_file(c.get("unixsocket"));
+        if let Some(path) = &c.settings().unixsocket {
+            let _ = std::fs::remove_file(path);
         }
-        if !c.get("pidfile").is_empty() {
-            let _ = std::fs::remove_file(c.get("pidfile"));
+        if let Some(pidfile) = &c.settings().pidfile {
+            let _ = std::fs::remove_file(pidfile);
         }
         Ok::<(), StartError>(())
     })?;
     Ok(())
+}
+
+enum Signal {
+    Term,
+    Int,
 }
 
 async fn wait_for_shutdown(server: &Server) {
@@ -668,14 +641,14 @@ async fn wait_for_shutdown(server: &Server) {
         server.shutdown.notified().await;
         return;
     };
-    let flags = tokio::select! {
+    let signal = tokio::select! {
         _ = term.recv() => {
             tracing::info!("Received SIGTERM scheduling shutdown...");
-            "shutdown-on-sigterm"
+            Signal::Term
         }
         _ = int.recv() => {
             tracing::info!("Received SIGINT scheduling shutdown...");
-            "shutdown-on-sigint"
+            Signal::Int
         }
         _ = server.shutdown.notified() => {
             tracing::info!("SHUTDOWN requested");
@@ -685,9 +658,12 @@ async fn wait_for_shutdown(server: &Server) {
     // shutdown-on-sigterm / shutdown-on-sigint: save or nosave as SHUTDOWN
     // SAVE / NOSAVE would ("now" and "force" change nothing here: keel has
     // no replicas to wait for, and exits even when the final save fails).
-    let flags = server.config.read().get(flags).to_string();
-    for flag in flags.split(' ') {
-        match flag {
+    let flags = match signal {
+        Signal::Term => server.config.read().settings().shutdown_on_sigterm.clone(),
+        Signal::Int => server.config.read().settings().shutdown_on_sigint.clone(),
+    };
+    for flag in flags {
+        match flag.as_str() {
             "save" => server.shutdown_save.store(SHUTDOWN_SAVE, Relaxed),
             "nosave" => server.shutdown_save.store(SHUTDOWN_NOSAVE, Relaxed),
             _ => {}
@@ -745,16 +721,16 @@ fn auto_rewrite(server: &Arc<Server>) {
     let (perc, min) = {
         let c = server.config.read();
         (
-            c.get_int("auto-aof-rewrite-percentage"),
-            c.get_int("auto-aof-rewrite-min-size"),
+            c.settings().auto_aof_rewrite_percentage,
+            c.settings().auto_aof_rewrite_min_size,
         )
     };
-    if perc <= 0 {
+    if perc == 0 {
         return;
     }
     let size = server.aof.size_on_disk();
     let base = server.aof_base_size.load(Relaxed).max(1);
-    if size as i64 > min && (size - base.min(size)) * 100 / base >= perc as u64 {
+    if size > min && (size - base.min(size)) * 100 / base >= perc {
         tracing::info!(
             size,
             base,
@@ -834,14 +810,12 @@ async fn cron(server: Arc<Server>) {
         }
         if last_repl_cron.elapsed() >= Duration::from_secs(1) {
             last_repl_cron = Instant::now();
-            let period = server.config.read().get_int("repl-ping-replica-period");
+            let period = server.config.read().settings().repl_ping_replica_period;
             // While clients are paused the stream stays still too (no
             // PING), so a failover that waits for a replica to reach the
             // primary's offset sees it reached.
             let paused = server.pause.mode() != crate::clients::pause::NONE;
-            server
-                .repl
-                .cron(command::unix_ms(), period.max(0) as u64, paused);
+            server.repl.cron(command::unix_ms(), period, paused);
         }
         let hz = cron_hz(&server);
         tokio::select! {

@@ -35,21 +35,17 @@ struct Settings {
 
 fn settings(server: &Server) -> Settings {
     let c = server.config.read();
+    let s = c.settings();
     Settings {
-        endpoints: c
-            .get("cluster-etcd-endpoints")
-            .split([',', ' '])
-            .filter(|e| !e.is_empty())
-            .map(str::to_string)
-            .collect(),
-        name: c.get("cluster-name").to_string(),
-        ttl: c.get_int("cluster-lease-ttl").max(2) as u64,
+        endpoints: s.cluster_etcd_endpoints.clone(),
+        name: s.cluster_name.clone(),
+        ttl: s.cluster_lease_ttl.max(2),
     }
 }
 
 fn id_file(server: &Server) -> PathBuf {
     let c = server.config.read();
-    PathBuf::from(c.get("dir")).join(c.get("cluster-config-file"))
+    c.settings().dir.join(&c.settings().cluster_config_file)
 }
 
 /// The node id stored in `cluster-config-file`, if any.
@@ -72,40 +68,38 @@ fn store_id(server: &Server, id: &str) {
 /// the first bound address (127.0.0.1 for a wildcard) and the port.
 fn announced(server: &Server, id: String) -> Node {
     let c = server.config.read();
-    let port = match c.get_int("cluster-announce-port") {
+    let s = c.settings();
+    let port = match s.cluster_announce_port {
         0 => server.tcp_port.load(std::sync::atomic::Ordering::Relaxed) as u16,
-        p => p as u16,
+        p => p,
     };
-    let ip = match c.get("cluster-announce-ip") {
-        "" => c
-            .get("bind")
-            .split_whitespace()
+    let ip = match s.cluster_announce_ip.as_str() {
+        "" => s
+            .bind
+            .iter()
             .map(|a| a.trim_start_matches('-'))
             .find(|a| !matches!(*a, "*" | "0.0.0.0" | "::" | "::*"))
             .unwrap_or("127.0.0.1")
             .to_string(),
         ip => ip.to_string(),
     };
-    let cport = match (
-        c.get_int("cluster-announce-bus-port"),
-        c.get_int("cluster-port"),
-    ) {
+    let cport = match (s.cluster_announce_bus_port, s.cluster_port) {
         (0, 0) => port.wrapping_add(10000),
-        (0, p) | (p, _) => p as u16,
+        (0, p) | (p, _) => p,
     };
     Node {
         id,
         ip,
         port,
         cport,
-        hostname: c.get("cluster-announce-hostname").to_string(),
+        hostname: s.cluster_announce_hostname.clone(),
     }
 }
 
 /// Turns cluster mode on before the first client connects (the gates
 /// redirect from the first command). Fails without etcd endpoints.
 pub fn init(server: &Server) -> Result<(), String> {
-    if server.config.read().get("cluster-enabled") != "yes" {
+    if !server.config.read().settings().cluster_enabled {
         return Ok(());
     }
     if settings(server).endpoints.is_empty() {
@@ -114,7 +108,11 @@ pub fn init(server: &Server) -> Result<(), String> {
     let id = stored_id(server).unwrap_or_else(keel_cluster::topology::new_id);
     server.cluster.enable(announced(server, id));
     server.cluster.full_coverage.store(
-        server.config.read().get("cluster-require-full-coverage") == "yes",
+        server
+            .config
+            .read()
+            .settings()
+            .cluster_require_full_coverage,
         std::sync::atomic::Ordering::Relaxed,
     );
     server

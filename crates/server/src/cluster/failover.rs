@@ -83,9 +83,9 @@ fn data_too_old(server: &Server) -> bool {
     let (timeout_ms, factor, ping_secs) = {
         let c = server.config.read();
         (
-            c.get_int("cluster-node-timeout").max(0) as u64,
-            c.get_int("cluster-replica-validity-factor").max(0) as u64,
-            c.get_int("repl-ping-replica-period").max(0) as u64,
+            c.settings().cluster_node_timeout,
+            c.settings().cluster_replica_validity_factor,
+            c.settings().repl_ping_replica_period,
         )
     };
     if factor == 0 {
@@ -173,7 +173,7 @@ async fn step(
     };
     let shard = &view.topology().shards[i];
     let window = super::window(server);
-    let no_failover = server.config.read().get("cluster-replica-no-failover") == "yes";
+    let no_failover = server.config.read().settings().cluster_replica_no_failover;
     if view.alive(&shard.primary) {
         let revision = view
             .snapshot

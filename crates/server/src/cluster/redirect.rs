@@ -63,8 +63,8 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
             && server
                 .config
                 .read()
-                .get("cluster-allow-pubsubshard-when-down")
-                == "yes"
+                .settings()
+                .cluster_allow_pubsubshard_when_down
         {
             return None;
         }
@@ -109,7 +109,11 @@ pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) ->
 /// What a node whose cluster state is `fail` answers a request (`write`:
 /// one that writes), as Redis.
 fn down(server: &Server, write: bool) -> Option<CmdError> {
-    let reads_ok = server.config.read().get("cluster-allow-reads-when-down") == "yes";
+    let reads_ok = server
+        .config
+        .read()
+        .settings()
+        .cluster_allow_reads_when_down;
     if !reads_ok {
         Some(err(DOWN))
     } else if write {
@@ -323,10 +327,16 @@ pub fn endpoint(server: &Server, node: &keel_cluster::Node) -> String {
 }
 
 pub fn preferred_host<'n>(server: &Server, node: &'n keel_cluster::Node) -> &'n str {
-    match server.config.read().get("cluster-preferred-endpoint-type") {
-        "hostname" if !node.hostname.is_empty() => &node.hostname,
-        "hostname" | "unknown-endpoint" => "?",
-        _ => &node.ip,
+    use crate::config::EndpointType;
+    match server
+        .config
+        .read()
+        .settings()
+        .cluster_preferred_endpoint_type
+    {
+        EndpointType::Hostname if !node.hostname.is_empty() => &node.hostname,
+        EndpointType::Hostname | EndpointType::UnknownEndpoint => "?",
+        EndpointType::Ip => &node.ip,
     }
 }
 

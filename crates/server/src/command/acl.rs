@@ -135,7 +135,7 @@ fn add_log(
             .trim_end()
             .to_string(),
     };
-    let max = server.config.read().get_int("acllog-max-len").max(0) as usize;
+    let max = server.config.read().settings().acllog_max_len;
     server.acl.log.lock().add(entry, max);
 }
 
@@ -473,11 +473,13 @@ fn log(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 const NO_ACLFILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
 
 fn aclfile(cx: &Ctx) -> Result<String, CmdError> {
-    let f = cx.server.config.read().get("aclfile").to_string();
-    if f.is_empty() {
-        return Err(CmdError::new(NO_ACLFILE));
-    }
-    Ok(f)
+    cx.server
+        .config
+        .read()
+        .settings()
+        .aclfile
+        .clone()
+        .ok_or_else(|| CmdError::new(NO_ACLFILE))
 }
 
 /// ACL SAVE

@@ -118,8 +118,8 @@ fn latency_doctor(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         latency::ReportConfig {
             threshold_ms: cx.server.latency.threshold_ms(),
             slowlog_slower_than: cx.server.slowlog.slower_than(),
-            appendfsync_always: c.get("appendfsync") == "always",
-            hz: c.get_int("hz").max(0) as u64,
+            appendfsync_always: c.settings().appendfsync == crate::persistence::aof::Fsync::Always,
+            hz: c.settings().hz,
         }
     };
     let text = latency::report(&events, &cfg, now_secs());

@@ -906,7 +906,13 @@ fn feed_monitors(server: &Server, client: &mut Client, argv: &[&[u8]]) {
         return;
     }
     let unixsocket = if client.info.unix {
-        server.config.read().get("unixsocket").to_string()
+        server
+            .config
+            .read()
+            .settings()
+            .unixsocket
+            .clone()
+            .unwrap_or_default()
     } else {
         String::new()
     };

@@ -137,7 +137,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     uptime,
                     uptime / 86400,
                     crate::server::cron_hz(server),
-                    cfg.get("hz"),
+                    cfg.settings().hz,
                     crate::storage::access::lru_clock(now_ms),
                     std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
                     cfg.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
@@ -152,7 +152,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     o,
                     "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
                     server.clients.len(),
-                    cfg.get("maxclients"),
+                    cfg.settings().maxclients,
                     recent_in,
                     recent_out,
                     server.blocking.blocked_clients(),
@@ -303,7 +303,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
 /// fillPercentileDistributionLatencies).
 fn latencystats(server: &crate::server::Server, cfg: &crate::config::Config, o: &mut String) {
     o.push_str("# Latencystats\r\n");
-    let percentiles = crate::config::percentiles(cfg.get("latency-tracking-info-percentiles"));
+    let percentiles = &cfg.settings().latency_tracking_info_percentiles;
     let all = server.commands.all();
     for (id, h) in server.stats.histograms() {
         let Some(cmd) = all.get(id) else { continue };
@@ -473,7 +473,7 @@ fn apply_config(
         } else {
             match name {
                 "requirepass" => {
-                    let password = cx.server.config.read().get("requirepass").to_string();
+                    let password = cx.server.config.read().settings().requirepass.clone();
                     cx.server
                         .acl
                         .set_requirepass(&cx.server.commands.acl, password.as_bytes());
@@ -486,7 +486,7 @@ fn apply_config(
                     Ok(())
                 }
                 "appendonly" => {
-                    let on = cx.server.config.read().get("appendonly") == "yes";
+                    let on = cx.server.config.read().settings().appendonly;
                     match cx.server.arc() {
                         Some(server) => server.set_appendonly(on, &mut cx.view).map_err(|e| {
                             tracing::warn!("Unable to turn on AOF: {e}");
@@ -551,7 +551,7 @@ fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 fn config_rewrite(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let config = cx.server.config.read();
     // The users live in the config file unless an ACL file holds them.
-    let users: Vec<String> = if config.get("aclfile").is_empty() {
+    let users: Vec<String> = if config.settings().aclfile.is_none() {
         String::from_utf8_lossy(&crate::acl::file_text(
             &cx.server.acl,
             &cx.server.commands.acl,
@@ -886,14 +886,21 @@ fn module_list(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Whether `enable-debug-command` / `enable-module-command` lets this
+/// client run the command.
+fn exposed(cx: &Ctx, exposure: crate::config::Exposure) -> bool {
+    use crate::config::Exposure;
+    match exposure {
+        Exposure::Yes => true,
+        Exposure::Local => is_local(cx),
+        Exposure::No => false,
+    }
+}
+
 /// `enable-module-command`, as Redis checks it before MODULE LOAD,
 /// LOADEX and UNLOAD.
 fn module_command_allowed(cx: &Ctx) -> CmdResult {
-    let allowed = match cx.server.config.read().get("enable-module-command") {
-        "yes" => true,
-        "local" => is_local(cx),
-        _ => false,
-    };
+    let allowed = exposed(cx, cx.server.config.read().settings().enable_module_command);
     if allowed {
         Ok(())
     } else {
@@ -942,11 +949,7 @@ fn module_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// DEBUG subcommand [argument] (SLEEP seconds, HELP)
 fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let allowed = match cx.server.config.read().get("enable-debug-command") {
-        "yes" => true,
-        "local" => is_local(cx),
-        _ => false,
-    };
+    let allowed = exposed(cx, cx.server.config.read().settings().enable_debug_command);
     if !allowed {
         return Err(CmdError::new("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
     }

@@ -48,6 +48,13 @@ const POLICIES: [Policy; 8] = [
     Policy::NoEviction,
 ];
 
+/// `maxmemory-policy` (the table admits only its names).
+impl crate::config::FromValue for Policy {
+    fn from_value(name: &str) -> Policy {
+        Policy::parse(name).unwrap_or(Policy::NoEviction)
+    }
+}
+
 impl Policy {
     pub fn parse(name: &str) -> Option<Policy> {
         POLICY_NAMES

@@ -236,8 +236,13 @@ impl Balancer {
         self.last_stalled_us = stalled;
         super::idle_poll::set_cores_free(cores_free(stalled_share, idle_cores));
         let active = w.active.load(Relaxed).clamp(1, w.regular());
-        let min_active =
-            (server.config.read().get_int("active-threads-min").max(1) as usize).min(w.regular());
+        let min_active = server
+            .config
+            .read()
+            .settings()
+            .active_threads_min
+            .max(1)
+            .min(w.regular());
         if active < min_active {
             w.active.store(min_active, Relaxed);
             self.spread(server, min_active);

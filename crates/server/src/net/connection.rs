@@ -38,17 +38,14 @@ static OUTPUT_LIMITS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 
 /// Re-reads the limits connections check on every batch (at start and
 /// after CONFIG SET).
-pub fn configure(config: &crate::config::Config) {
-    QUERY_BUFFER_LIMIT.store(
-        config.get_int("client-query-buffer-limit") as usize,
-        Relaxed,
-    );
+pub fn configure(settings: &crate::config::Settings) {
+    QUERY_BUFFER_LIMIT.store(settings.client_query_buffer_limit, Relaxed);
     use crate::config::BufferClass;
     for (i, class) in [BufferClass::Normal, BufferClass::Pubsub]
         .into_iter()
         .enumerate()
     {
-        let l = config.buffer_limit(class);
+        let l = settings.buffer_limit(class);
         for (j, v) in [l.hard, l.soft, l.soft_secs].into_iter().enumerate() {
             OUTPUT_LIMITS[i * 3 + j].store(v, Relaxed);
         }
@@ -131,7 +128,7 @@ const DENIED: &[u8] = b"-DENIED Redis is running in protected mode because prote
 /// the default user has no password, only Unix-socket clients and TCP
 /// clients from 127.0.0.1 or ::1 are served.
 fn refused_by_protected_mode(server: &Server, info: &ClientInfo) -> bool {
-    if info.unix || server.config.read().get("protected-mode") != "yes" {
+    if info.unix || !server.config.read().settings().protected_mode {
         return false;
     }
     if !server.acl.default_user().nopass {
@@ -207,7 +204,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
         } => {
             let unix = matches!(stream, RawStream::Unix(_));
             let info = client_info(&server, addr, laddr, raw_fd(&stream), unix);
-            let maxclients = server.config.read().get_int("maxclients") as usize;
+            let maxclients = server.config.read().settings().maxclients;
             if server.clients.len() >= maxclients {
                 server.stats.rejected_connections.fetch_add(1, Relaxed);
                 reject(stream).await;

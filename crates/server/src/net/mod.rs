@@ -54,7 +54,7 @@ pub enum Incoming {
 /// whose failure is not fatal, as in Redis; `*` means all IPv4, `::*` all
 /// IPv6), and `unixsocket` if set.
 pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
-    let maxclients = server.config.read().get_int("maxclients") as u64;
+    let maxclients = server.config.read().settings().maxclients as u64;
     if let Err(fits) = fit_open_files(maxclients) {
         if fits == 0 {
             return Err(StartError::Listen(
@@ -68,10 +68,10 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
             .set_many(&[(b"maxclients", fits.as_bytes())], false);
     }
     let cfg = server.config.read().clone();
-    let port = cfg.get_int("port") as u16;
-    let backlog = cfg.get_int("tcp-backlog").clamp(1, 65535) as u32;
+    let port = cfg.settings().port;
+    let backlog = cfg.settings().tcp_backlog.clamp(1, 65535);
     let mut out = Vec::new();
-    let tls_port = cfg.get_int("tls-port") as u16;
+    let tls_port = cfg.settings().tls_port;
     if tls_port != 0 {
         server
             .tls
@@ -82,10 +82,10 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
         if port == 0 {
             continue;
         }
-        for addr in cfg.get("bind").split_whitespace() {
+        for addr in &cfg.settings().bind {
             let (optional, addr) = match addr.strip_prefix('-') {
                 Some(a) => (true, a),
-                None => (false, addr),
+                None => (false, addr.as_str()),
             };
             let ip = match addr {
                 "*" => "0.0.0.0",
@@ -116,17 +116,16 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
             }
         }
     }
-    let path = cfg.get("unixsocket");
-    if !path.is_empty() {
+    if let Some(path) = &cfg.settings().unixsocket {
         let _ = std::fs::remove_file(path);
         let l = UnixListener::bind(path)
             .map_err(|e| StartError::Listen(format!("Failed opening Unix socket {path}: {e}")))?;
-        let perm = cfg.get_int("unixsocketperm");
+        let perm = cfg.settings().unixsocketperm;
         if perm != 0 {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm as u32))?;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
         }
-        out.push(Listener::Unix(l, path.to_string()));
+        out.push(Listener::Unix(l, path.clone()));
     }
     if out.is_empty() {
         return Err(StartError::Listen(
@@ -194,7 +193,7 @@ pub async fn accept_loop(server: Arc<Server>, listener: Listener) {
 
 fn tune_tcp(server: &Server, s: &TcpStream) {
     let _ = s.set_nodelay(true);
-    let idle = server.config.read().get_int("tcp-keepalive");
+    let idle = server.config.read().settings().tcp_keepalive;
     if idle > 0 {
         let fd = s.as_raw_fd();
         let on: libc::c_int = 1;

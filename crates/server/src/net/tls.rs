@@ -16,6 +16,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::config::TlsAuthClients;
 use parking_lot::RwLock;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
@@ -58,7 +59,7 @@ impl Tls {
     /// Builds the configuration from `config` (when TLS is in use: a
     /// `tls-port`) and installs it; on error the old one stays.
     pub fn configure(&self, config: &Config) -> Result<(), String> {
-        if config.get_int("tls-port") == 0 {
+        if config.settings().tls_port == 0 {
             return Ok(());
         }
         let built = build(config)?;
@@ -74,19 +75,17 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 /// The crypto provider with the cipher suites `tls-ciphers` and
 /// `tls-ciphersuites` allow.
 fn configured_provider(c: &Config) -> Result<Arc<rustls::crypto::CryptoProvider>, String> {
+    let s = c.settings();
     let mut provider = (*provider()).clone();
-    restrict_ciphers(
-        &mut provider,
-        c.get("tls-ciphers"),
-        c.get("tls-ciphersuites"),
-    )?;
+    restrict_ciphers(&mut provider, &s.tls_ciphers, &s.tls_ciphersuites)?;
     Ok(Arc::new(provider))
 }
 
 /// The rustls server configuration for Redis's `tls-*` parameters.
 pub fn build(c: &Config) -> Result<ServerConfig, String> {
-    let cert_file = c.get("tls-cert-file");
-    let key_file = c.get("tls-key-file");
+    let s = c.settings();
+    let cert_file = &s.tls_cert_file;
+    let key_file = &s.tls_key_file;
     if cert_file.is_empty() || key_file.is_empty() {
         return Err(
             "Failed to load certificate: tls-cert-file and tls-key-file must be set".into(),
@@ -100,21 +99,21 @@ pub fn build(c: &Config) -> Result<ServerConfig, String> {
             "Failed to load certificate: {cert_file}: no certificate"
         ));
     }
-    let key = load_key(key_file, c.get("tls-key-file-pass"))?;
+    let key = load_key(key_file, &s.tls_key_file_pass)?;
 
     let provider = configured_provider(c)?;
-    let versions = protocols(c.get("tls-protocols"))?;
+    let versions = protocols(&s.tls_protocols)?;
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?;
 
-    let auth = c.get("tls-auth-clients");
-    let builder = if auth == "no" {
+    let auth = s.tls_auth_clients;
+    let builder = if auth == TlsAuthClients::No {
         builder.with_no_client_auth()
     } else {
-        let roots = load_roots(c.get("tls-ca-cert-file"), c.get("tls-ca-cert-dir"))?;
+        let roots = load_roots(&s.tls_ca_cert_file, &s.tls_ca_cert_dir)?;
         let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
-        let verifier = if auth == "optional" {
+        let verifier = if auth == TlsAuthClients::Optional {
             verifier.allow_unauthenticated()
         } else {
             verifier
@@ -127,9 +126,9 @@ pub fn build(c: &Config) -> Result<ServerConfig, String> {
     let mut config = builder
         .with_single_cert(certs, key)
         .map_err(|e| format!("Private key does not match the certificate: {e}"))?;
-    config.ignore_client_order = c.get("tls-prefer-server-ciphers") == "yes";
-    if c.get("tls-session-caching") == "yes" {
-        let size = c.get_int("tls-session-cache-size").max(0) as usize;
+    config.ignore_client_order = s.tls_prefer_server_ciphers;
+    if s.tls_session_caching {
+        let size = s.tls_session_cache_size;
         // Redis's size 0 means no limit (OpenSSL's); a bound is kept.
         config.session_storage =
             ServerSessionMemoryCache::new(if size == 0 { 1 << 20 } else { size });
@@ -145,23 +144,20 @@ pub fn build(c: &Config) -> Result<ServerConfig, String> {
 /// against `tls-ca-cert-file`/`-dir`; the replica shows
 /// `tls-client-cert-file` (and key) if set, else `tls-cert-file`.
 pub fn client_config(c: &Config) -> Result<rustls::ClientConfig, String> {
-    let roots = load_roots(c.get("tls-ca-cert-file"), c.get("tls-ca-cert-dir"))?;
-    let versions = protocols(c.get("tls-protocols"))?;
+    let s = c.settings();
+    let roots = load_roots(&s.tls_ca_cert_file, &s.tls_ca_cert_dir)?;
+    let versions = protocols(&s.tls_protocols)?;
     let builder = rustls::ClientConfig::builder_with_provider(configured_provider(c)?)
         .with_protocol_versions(&versions)
         .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?
         .with_root_certificates(roots);
-    let (cert_file, key_file, pass) = if c.get("tls-client-cert-file").is_empty() {
-        (
-            c.get("tls-cert-file"),
-            c.get("tls-key-file"),
-            c.get("tls-key-file-pass"),
-        )
+    let (cert_file, key_file, pass) = if s.tls_client_cert_file.is_empty() {
+        (&s.tls_cert_file, &s.tls_key_file, &s.tls_key_file_pass)
     } else {
         (
-            c.get("tls-client-cert-file"),
-            c.get("tls-client-key-file"),
-            c.get("tls-client-key-file-pass"),
+            &s.tls_client_cert_file,
+            &s.tls_client_key_file,
+            &s.tls_client_key_file_pass,
         )
     };
     if cert_file.is_empty() || key_file.is_empty() {

@@ -30,9 +30,9 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub fn start(server: &Arc<Server>) -> Result<(), StartError> {
     let (port, bind) = {
         let c = server.config.read();
-        (c.get_int("metrics-port"), c.get("metrics-bind").to_string())
+        (c.settings().metrics_port, c.settings().metrics_bind.clone())
     };
-    if port <= 0 {
+    if port == 0 {
         return Ok(());
     }
     // `*`: every IPv4 address, as in `bind`.

@@ -60,8 +60,9 @@ pub enum Fsync {
     No = 2,
 }
 
-impl Fsync {
-    pub fn parse(s: &str) -> Fsync {
+/// `appendfsync`.
+impl crate::config::FromValue for Fsync {
+    fn from_value(s: &str) -> Fsync {
         match s {
             "always" => Fsync::Always,
             "no" => Fsync::No,

@@ -139,7 +139,7 @@ pub enum SnapshotError {
 /// Where `dbfilename` goes: `dir` (empty: the working directory).
 pub fn rdb_path(server: &Server) -> PathBuf {
     let c = server.config.read();
-    Path::new(c.get("dir")).join(c.get("dbfilename"))
+    c.settings().dir.join(&c.settings().dbfilename)
 }
 
 impl Snapshots {
@@ -306,10 +306,7 @@ impl Snapshots {
             .unwrap_or_else(|| tmp.clone().unwrap_or_default());
         let (compress, checksum) = {
             let c = server.config.read();
-            (
-                c.get("rdbcompression") == "yes",
-                c.get("rdbchecksum") == "yes",
-            )
+            (c.settings().rdbcompression, c.settings().rdbchecksum)
         };
         let dir = target_dir
             .parent()
@@ -373,7 +370,7 @@ impl Snapshots {
             let slots: Vec<usize> = (shard..SLOTS).step_by(SHARDS).collect();
             for piece in slots.chunks(PIECE) {
                 self.key_save_delay
-                    .store(server.config.read().get_int("rdb-key-save-delay"), Relaxed);
+                    .store(server.config.read().settings().rdb_key_save_delay, Relaxed);
                 self.write_pending();
                 if self.shard_taken[shard].load(Relaxed) {
                     break;
@@ -593,14 +590,10 @@ pub fn save_point_due(server: &Server, now_secs: u64) -> bool {
         return false;
     }
     let c = server.config.read();
-    let points: Vec<u64> = c
-        .get("save")
-        .split_whitespace()
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    points
-        .chunks_exact(2)
-        .any(|p| dirty >= p[1] && since_save >= p[0])
+    c.settings()
+        .save
+        .iter()
+        .any(|&(secs, changes)| dirty >= changes && since_save >= secs)
 }
 
 /// Empties every database and the function libraries, in shards the caller

@@ -58,9 +58,9 @@ pub fn section(server: &Server) -> String {
             let _ = write!(
                 o,
                 "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
-                c.get_int("replica-priority"),
-                u8::from(c.get("replica-read-only") == "yes"),
-                u8::from(c.get("replica-announced") == "yes"),
+                c.settings().replica_priority,
+                u8::from(c.settings().replica_read_only),
+                u8::from(c.settings().replica_announced),
             );
         }
     }

@@ -114,10 +114,10 @@ fn prepare_image(server: &Arc<Server>, job: &Arc<SyncJob>) {
     let (diskless, delay, max_replicas, dir) = {
         let c = server.config.read();
         (
-            c.get("repl-diskless-sync") == "yes",
-            c.get_int("repl-diskless-sync-delay").max(0) as u64,
-            c.get_int("repl-diskless-sync-max-replicas").max(0) as usize,
-            PathBuf::from(c.get("dir")),
+            c.settings().repl_diskless_sync,
+            c.settings().repl_diskless_sync_delay,
+            c.settings().repl_diskless_sync_max_replicas,
+            c.settings().dir.clone(),
         )
     };
     if diskless {
@@ -331,7 +331,7 @@ where
     .await?
     .map_err(std::io::Error::other)?;
     link.state.store(SEND_BULK, Relaxed);
-    let eof_mark = (conf.capa_eof && server.config.read().get("repl-diskless-sync") == "yes")
+    let eof_mark = (conf.capa_eof && server.config.read().settings().repl_diskless_sync)
         .then(super::new_replid);
     match &eof_mark {
         Some(mark) => {
@@ -478,7 +478,7 @@ where
 
 /// `repl-timeout`.
 fn repl_timeout(server: &Server) -> Duration {
-    Duration::from_secs(server.config.read().get_int("repl-timeout").max(1) as u64)
+    Duration::from_secs(server.config.read().settings().repl_timeout.max(1))
 }
 
 /// Applies the complete `REPLCONF ACK <offset>` requests in `input`.

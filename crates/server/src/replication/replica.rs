@@ -70,16 +70,13 @@ pub fn set_primary(server: &Server, primary: Option<Primary>) {
 /// The `replicaof` parameter at start: a replica from the first command
 /// (the link starts once the listeners are up). Its history, if any, comes
 /// from the RDB it loads (`restore_history`).
-pub fn set_primary_at_start(server: &Server, spec: &str) {
-    let mut parts = spec.split_whitespace();
-    if let (Some(host), Some(port)) = (parts.next(), parts.next().and_then(|p| p.parse().ok())) {
-        server.keyspace.set_replica(true);
-        server.repl.set_primary(Some(Primary {
-            host: host.to_string(),
-            port,
-        }));
-        server.repl.link_down_since_ms.store(0, Relaxed);
-    }
+pub fn set_primary_at_start(server: &Server, primary: crate::config::ReplicaOf) {
+    server.keyspace.set_replica(true);
+    server.repl.set_primary(Some(Primary {
+        host: primary.host,
+        port: primary.port,
+    }));
+    server.repl.link_down_since_ms.store(0, Relaxed);
 }
 
 /// Starts the link thread for the current primary, if any.
@@ -251,11 +248,11 @@ fn session(
     let (timeout, announce_ip, announce_port, user, pass) = {
         let c = server.config.read();
         (
-            c.get_int("repl-timeout").max(1) as u64,
-            c.get("replica-announce-ip").to_string(),
-            c.get_int("replica-announce-port"),
-            c.get("masteruser").to_string(),
-            c.get("masterauth").to_string(),
+            c.settings().repl_timeout.max(1),
+            c.settings().replica_announce_ip.clone(),
+            c.settings().replica_announce_port,
+            c.settings().masteruser.clone(),
+            c.settings().masterauth.clone(),
         )
     };
     let addr = (primary.host.as_str(), primary.port)
@@ -269,7 +266,7 @@ fn session(
     let local = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
     // The same socket, for read timeouts under TLS too.
     let timeouts = sock.try_clone()?;
-    let tls = server.config.read().get("tls-replication") == "yes";
+    let tls = server.config.read().settings().tls_replication;
     let conn: Box<dyn Conn> = if tls {
         let config = crate::net::tls::client_config(&server.config.read()).map_err(err)?;
         let name = rustls::pki_types::ServerName::try_from(primary.host.clone())
@@ -472,7 +469,8 @@ fn receive_image(
         data.len()
     );
     let path = crate::persistence::snapshot::rdb_path(server);
-    let store = server.config.read().get("repl-diskless-load") == "disabled";
+    let store =
+        server.config.read().settings().repl_diskless_load == crate::config::DisklessLoad::Disabled;
     if store {
         // As Redis with diskless load disabled: the image becomes the
         // replica's dump.rdb (a restart resumes from its offset).
@@ -533,7 +531,7 @@ fn apply_stream(
     lanes: &mut [Lane],
 ) -> std::io::Result<()> {
     let repl = &server.repl;
-    let timeout = server.config.read().get_int("repl-timeout").max(1) as u64;
+    let timeout = server.config.read().settings().repl_timeout.max(1);
     timeouts.set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut dec = resp::RequestDecoder::new(usize::MAX);
     // buf[..fed]: applied and passed on; buf[fed..start]: applied, not

@@ -119,8 +119,6 @@ const KILLED: &[u8] = b"Script killed by user with SCRIPT KILL...";
 const LIB_NAME_RULE: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
 /// Longest a library's code may run at FUNCTION LOAD.
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
-/// Default `busy-reply-threshold` (alias `lua-time-limit`), in ms.
-const DEFAULT_BUSY_MS: u64 = 5000;
 
 // ---------------------------------------------------------------------------
 // Shared state: scripts and libraries, visible to every thread.

@@ -621,13 +621,7 @@ pub(super) fn b_killed(run: &Run) -> bool {
 }
 
 pub(super) fn busy_threshold(server: &Server) -> u64 {
-    let c = server.config.read();
-    let v = c.get("busy-reply-threshold");
-    if v.is_empty() {
-        DEFAULT_BUSY_MS
-    } else {
-        v.parse().unwrap_or(DEFAULT_BUSY_MS)
-    }
+    server.config.read().settings().busy_reply_threshold
 }
 
 /// What the script's flags allow it.

@@ -3,12 +3,20 @@
 //!
 //! Names, value syntax and error texts are Redis's, so existing config
 //! files and tools work unchanged. Values are kept in their normalised
-//! string form (what CONFIG GET shows); typed getters parse them.
+//! string form (what CONFIG GET shows and REWRITE writes); the server
+//! reads them typed, through `Settings` (settings.rs), rebuilt on every
+//! change. Reading a parameter by name is private to this module.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::glob;
+
+mod settings;
+pub use settings::{
+    ClientsMemory, DisklessLoad, EndpointType, Exposure, FromValue, LogLevel, ReplicaOf, Settings,
+    TlsAuthClients,
+};
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -870,6 +878,8 @@ fn lookup(name: &str) -> Option<(&'static Param, &'static str)> {
 #[derive(Debug, Clone)]
 pub struct Config {
     values: BTreeMap<&'static str, String>,
+    /// `values`, typed: rebuilt by every change (`refresh`).
+    settings: Settings,
     /// The config file the server was started with, for CONFIG REWRITE.
     pub file: Option<PathBuf>,
     /// `user <name> <rules>...` lines (line number, arguments with
@@ -1254,8 +1264,10 @@ impl Default for Config {
             .map(|n| n.get())
             .unwrap_or(1);
         values.insert("threads", cores.to_string());
+        let settings = Settings::read(|name| values.get(name).map_or("", String::as_str));
         Config {
             values,
+            settings,
             file: None,
             users: Vec::new(),
         }
@@ -1351,13 +1363,25 @@ impl Config {
             };
             self.values.insert(p.name, v);
         }
+        self.refresh();
         Ok(())
+    }
+
+    /// The configuration, typed: how the server reads it.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Rebuilds `settings` after `values` changed.
+    fn refresh(&mut self) {
+        let values = &self.values;
+        self.settings = Settings::read(|name| values.get(name).map_or("", String::as_str));
     }
 
     /// The value of parameter `name` (an alias reads its parameter). A
     /// name keel does not know is a bug in the caller (a typo would read
     /// as empty): debug builds, which the tests run, stop on it.
-    pub fn get(&self, name: &str) -> &str {
+    fn get(&self, name: &str) -> &str {
         let p = param(name);
         debug_assert!(p.is_some(), "unknown configuration parameter {name:?}");
         p.and_then(|p| self.values.get(p.name))
@@ -1370,14 +1394,7 @@ impl Config {
     pub fn set_internal(&mut self, name: &str, value: String) {
         if let Some(p) = param(name) {
             self.values.insert(p.name, value);
-        }
-    }
-
-    pub fn get_int(&self, name: &str) -> i64 {
-        let v = self.get(name);
-        match param(name).map(|p| p.kind) {
-            Some(Kind::Octal) => i64::from_str_radix(v, 8).unwrap_or(0),
-            _ => v.parse().unwrap_or(0),
+            self.refresh();
         }
     }
 
@@ -1508,6 +1525,7 @@ impl Config {
                 names.push(n);
             }
         }
+        self.refresh();
         Ok(names)
     }
 
@@ -1523,6 +1541,7 @@ impl Config {
             }
             self.values.insert(name, old);
         }
+        self.refresh();
     }
 
     /// CONFIG REWRITE, as Redis's rewriteConfig: comments and lines of
@@ -1835,35 +1854,6 @@ pub struct BufferLimit {
     pub soft_secs: u64,
 }
 
-impl Config {
-    /// `client-output-buffer-limit` for `class`: the parameter's one
-    /// reader (its value is normalised when set: `normal`, `slave` and
-    /// `pubsub`, in bytes).
-    pub fn buffer_limit(&self, class: BufferClass) -> BufferLimit {
-        let name = match class {
-            BufferClass::Normal => "normal",
-            BufferClass::Replica => "slave",
-            BufferClass::Pubsub => "pubsub",
-        };
-        let words: Vec<&str> = self
-            .get("client-output-buffer-limit")
-            .split_whitespace()
-            .collect();
-        words
-            .chunks(4)
-            .find(|c| c.len() == 4 && c[0] == name)
-            .map(|c| {
-                let n = |s: &str| s.parse().unwrap_or(0);
-                BufferLimit {
-                    hard: n(c[1]),
-                    soft: n(c[2]),
-                    soft_secs: n(c[3]),
-                }
-            })
-            .unwrap_or_default()
-    }
-}
-
 /// Replaces the classes `new` names in `old`, keeping the others, in
 /// Redis's order (normal, slave, pubsub).
 fn merge_limits(old: &str, new: &str) -> String {
@@ -1931,6 +1921,52 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_setting_reads_a_parameter_of_the_table() {
+        for name in Settings::NAMES {
+            let p = param(name);
+            assert!(
+                p.is_some_and(|p| p.name == *name),
+                "{name:?} is not a parameter"
+            );
+        }
+    }
+
+    #[test]
+    fn settings_follow_every_change() {
+        let mut c = Config::from_args(&["--hz".to_string(), "20".to_string()]).unwrap();
+        assert_eq!(c.settings().hz, 20);
+        assert_eq!(c.settings().save.len(), 3);
+        assert_eq!(c.settings().unixsocket, None);
+        let before = c.clone();
+        let names = c.set_many(&[(b"hz", b"50"), (b"save", b"")], true).unwrap();
+        assert_eq!(c.settings().hz, 50);
+        assert!(c.settings().save.is_empty());
+        c.restore(&before, &names);
+        assert_eq!(c.settings().hz, 20);
+        c.set_internal("replicaof", "10.0.0.1 6380".into());
+        assert_eq!(
+            c.settings().replicaof,
+            Some(ReplicaOf {
+                host: "10.0.0.1".into(),
+                port: 6380
+            })
+        );
+        c.load_text("maxmemory-clients 10%\nmaxmemory 1000")
+            .unwrap();
+        assert_eq!(
+            c.settings().maxmemory_clients.bytes(c.settings().maxmemory),
+            100
+        );
+        c.load_text("unixsocketperm 700\nappendfsync always")
+            .unwrap();
+        assert_eq!(c.settings().unixsocketperm, 0o700);
+        assert_eq!(
+            c.settings().appendfsync,
+            crate::persistence::aof::Fsync::Always
+        );
+    }
+
+    #[test]
     fn args_and_file_syntax() {
         let args: Vec<String> = ["--port", "6390", "--save", "", "--loglevel", "warning"]
             .iter()
@@ -1944,7 +1980,7 @@ mod tests {
         c.load_text("# comment\nsave 900 1 300 10\nproto-max-bulk-len 2mb\n")
             .unwrap();
         assert_eq!(c.get("save"), "900 1 300 10");
-        assert_eq!(c.get_int("proto-max-bulk-len"), 2 * 1024 * 1024);
+        assert_eq!(c.settings().proto_max_bulk_len, 2 * 1024 * 1024);
         assert!(c.load_text("nonsense 1").is_err());
     }
 
