@@ -215,17 +215,8 @@ pub struct Client {
     pub db: usize,
     pub proto: u8,
     pub reply_mode: ReplyMode,
-    /// Close the connection once the pending replies are written (QUIT,
-    /// protocol errors, CLIENT KILL of self).
-    pub close_after_reply: bool,
-    /// Set by [`crate::command::Ctx::block`]; the connection parks.
-    pub block: Option<BlockRequest>,
     /// True while a blocked command runs again after a wake-up.
     pub woken: bool,
-    /// The reply being written is a push ((un)subscribe confirmations):
-    /// it leaves even under CLIENT REPLY OFF/SKIP, as Redis's
-    /// CLIENT_PUSHING.
-    pub pushing: bool,
     /// Commands queued since MULTI (owned: the read buffer moves on).
     pub multi: Option<Vec<Vec<Vec<u8>>>>,
     /// A command failed to queue: EXEC must abort (EXECABORT).
@@ -261,9 +252,6 @@ pub struct Client {
     pub script_slowlog: Vec<crate::observe::slowlog::Entry>,
     /// A blocked command's runs, for the slow log once its wait ends.
     pub blocked_run: Option<crate::observe::slowlog::BlockedRun>,
-    /// The request was held back by CLIENT PAUSE: the connection waits for
-    /// the pause to end and sends it again.
-    pub postponed: bool,
     /// The primary's link on a replica: its commands obey (no read-only,
     /// memory or pause gate; expired keys are still there) and reach the
     /// log but not the stream, which gets the primary's bytes as sent.
@@ -276,14 +264,9 @@ pub struct Client {
     pub cluster_readonly: bool,
     /// What REPLCONF said before PSYNC (a replica's connection).
     pub repl_conf: Option<crate::replication::master::ReplConf>,
-    /// PSYNC/SYNC: the connection becomes a replica's once the replies
-    /// before it are written.
-    pub sync_request: Option<crate::replication::master::SyncRequest>,
     /// The replication stream's end after this client's last write (what
     /// WAIT waits for replicas to acknowledge).
     pub repl_offset: u64,
-    /// WAIT: replicas wanted, and the deadline (None: forever).
-    pub wait_replicas: Option<(usize, Option<std::time::Instant>)>,
 }
 
 impl Client {
@@ -293,10 +276,7 @@ impl Client {
             db: 0,
             proto: 2,
             reply_mode: ReplyMode::On,
-            close_after_reply: false,
-            block: None,
             woken: false,
-            pushing: false,
             multi: None,
             multi_error: false,
             multi_writes: false,
@@ -311,15 +291,12 @@ impl Client {
             script_monitor_lines: Vec::new(),
             script_slowlog: Vec::new(),
             blocked_run: None,
-            postponed: false,
             from_primary: false,
             asking: false,
             pause_barrier: false,
             cluster_readonly: false,
             repl_conf: None,
-            sync_request: None,
             repl_offset: 0,
-            wait_replicas: None,
         }
     }
 

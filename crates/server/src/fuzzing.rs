@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use resp::{RequestDecoder, INLINE_MAX_SIZE};
 
 use crate::client::{Client, ClientInfo, ReplyMode};
-use crate::command::{self, Clock, TimeoutReply};
+use crate::command::{self, Clock, Next, TimeoutReply};
 use crate::config::Config;
 use crate::observe::stats::ThreadStats;
 use crate::persistence::{load, rdb, snapshot};
@@ -169,7 +169,7 @@ fn kill_busy_scripts(server: &Server, _worker: usize, _busy: &str, stats: &Threa
     let mut out = Vec::new();
     let mut clock = Clock::start();
     for argv in [[&b"script"[..], b"kill"], [b"function", b"kill"]] {
-        command::dispatch(server, &mut client, &argv, &mut out, stats, &mut clock);
+        let _ = command::dispatch(server, &mut client, &argv, &mut out, stats, &mut clock);
     }
 }
 
@@ -185,10 +185,13 @@ fn new_client(server: &Server, name: &str) -> Client {
 }
 
 impl Harness {
-    fn run(&self, client: &mut Client, argv: &[&[u8]]) -> Vec<u8> {
+    /// Runs a request as a connection would, short of waiting: a pause
+    /// ends at once. (WAIT answers at once too: the fuzzed server is not
+    /// shared, so `Next::Await` never comes.)
+    fn run(&self, client: &mut Client, argv: &[&[u8]]) -> (Vec<u8>, Next) {
         let mut out = Vec::new();
         let mut clock = Clock::start();
-        command::dispatch(
+        let mut next = command::dispatch(
             &self.server,
             client,
             argv,
@@ -198,9 +201,9 @@ impl Harness {
         );
         // CLIENT PAUSE held the request back: a fuzzed server has no
         // clock to wait on; end the pause and run it.
-        while std::mem::take(&mut client.postponed) {
+        while let Next::Postpone = next {
             self.server.unpause_clients();
-            command::dispatch(
+            next = command::dispatch(
                 &self.server,
                 client,
                 argv,
@@ -209,7 +212,7 @@ impl Harness {
                 &mut clock,
             );
         }
-        out
+        (out, next)
     }
 
     /// What a closing connection leaves behind, undone.
@@ -239,7 +242,7 @@ impl Harness {
             &[b"acl", b"log", b"reset"],
         ];
         for argv in steps {
-            let out = self.run(&mut admin, argv);
+            let (out, _) = self.run(&mut admin, argv);
             assert!(
                 out.starts_with(b"+OK"),
                 "reset: {}",
@@ -717,8 +720,12 @@ pub fn commands(data: &[u8]) {
         };
         let argv: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
         let replying = client.reply_mode == ReplyMode::On;
-        let mut out = h.run(&mut client, &argv);
-        if let Some(req) = client.block.take() {
+        let (mut out, next) = h.run(&mut client, &argv);
+        let mut closing = false;
+        if let Next::Close = next {
+            closing = true;
+        }
+        if let Next::Park(req) = next {
             // The connection runs a blocked command once more before it
             // sleeps (a push may have come in between); then it waits,
             // and here its timeout passes at once.
@@ -727,9 +734,9 @@ pub fn commands(data: &[u8]) {
                 .unwrap_or_else(|| argv.iter().map(|a| a.to_vec()).collect());
             let rerun: Vec<&[u8]> = rerun.iter().map(Vec::as_slice).collect();
             client.woken = true;
-            let again = h.run(&mut client, &rerun);
+            let (again, next) = h.run(&mut client, &rerun);
             client.woken = false;
-            if client.block.take().is_some() {
+            if let Next::Park(_) = next {
                 match req.timeout_reply {
                     TimeoutReply::NullArray => resp::encode::null_array(&mut out, client.proto),
                     TimeoutReply::NullBulk => resp::encode::null(&mut out, client.proto),
@@ -750,7 +757,7 @@ pub fn commands(data: &[u8]) {
         let bytes = client.info.inbox.take(&mut m, usize::MAX);
         client.info.inbox.written(bytes);
         check_replies(&m, &argv, None);
-        if client.close_after_reply || client.info.killed.load(Relaxed) {
+        if closing || client.info.killed.load(Relaxed) {
             break;
         }
     }

@@ -223,7 +223,7 @@ fn kill_clients_of(cx: &mut Ctx, gone: &[Arc<UserCell>]) {
     {
         cx.client.logout(&cx.server.acl);
         cx.client.auth.authenticated = false;
-        cx.client.close_after_reply = true;
+        cx.close_after_reply();
     }
 }
 
@@ -287,7 +287,7 @@ fn kill_pubsub_clients(cx: &mut Ctx, old: &acl::User, new: &acl::User) {
         hit
     });
     if close_me {
-        cx.client.close_after_reply = true;
+        cx.close_after_reply();
     }
 }
 

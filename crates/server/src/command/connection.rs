@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::table::{flag, Registry};
+use super::table::{flag, Registry, WhileBusy};
 use super::Ctx;
 use resp::encode;
 
@@ -14,6 +14,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add_flagged("ping", ping, flag::SUBSCRIBED_OK | flag::MISCONF_TOO);
     r.add("echo", echo);
     r.add_flagged("quit", quit, flag::SUBSCRIBED_OK | flag::TX_CONTROL);
+    r.while_busy("quit", WhileBusy::Close);
     r.add_flagged("reset", reset, flag::SUBSCRIBED_OK | flag::TX_CONTROL);
     r.add("select", select);
     r.add("hello", hello);
@@ -66,7 +67,7 @@ fn echo(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// QUIT
 fn quit(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.ok();
-    cx.client.close_after_reply = true;
+    cx.close_after_reply();
     Ok(())
 }
 
@@ -365,7 +366,9 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         if n == 0 && !killed_self {
             return Err(CmdError::new("ERR No such client"));
         }
-        cx.client.close_after_reply |= killed_self;
+        if killed_self {
+            cx.close_after_reply();
+        }
         cx.ok();
         return Ok(());
     }
@@ -436,7 +439,7 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     });
     if killed_self {
         n += 1;
-        cx.client.close_after_reply = true;
+        cx.close_after_reply();
     }
     cx.int(n as i64);
     Ok(())

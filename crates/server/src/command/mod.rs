@@ -118,7 +118,39 @@ pub struct Ctx<'a, 's> {
     /// an add to a sorted set...): the keys written, recorded by the
     /// propagation path (see `propagate`).
     pub ready: Vec<propagate::Ready>,
+    /// What the connection does after this command's reply (see `Next`).
+    pub next: Next,
+    /// The reply is a push ((un)subscribe confirmations): it leaves even
+    /// under CLIENT REPLY OFF/SKIP, as Redis's CLIENT_PUSHING.
+    pub pushing: bool,
 }
+
+/// What the connection does once a request has run: handlers say it
+/// through `Ctx`, `dispatch` returns it, and `net` carries it out without
+/// knowing which command asked.
+#[must_use]
+pub enum Next {
+    /// Go on with the next request.
+    Continue,
+    /// Send the replies so far, then close the connection (QUIT, CLIENT
+    /// KILL of itself, a deleted or changed user...).
+    Close,
+    /// CLIENT PAUSE holds the request back: send the replies so far, wait
+    /// for the pause to end, then run the same request again.
+    Postpone,
+    /// Park the connection until one of the keys is written or the
+    /// deadline passes, then run the command again (blocking commands).
+    Park(crate::client::BlockRequest),
+    /// The reply comes later: send the replies so far, then append what
+    /// the future gives (WAIT's count of acknowledgements).
+    Await(Pending),
+    /// The connection becomes a replica's link once the replies so far are
+    /// sent (SYNC, PSYNC).
+    HandOver(crate::replication::master::SyncRequest),
+}
+
+/// A reply that comes later (see `Next::Await`).
+pub type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<u8>> + Send>>;
 
 /// Time readings for one batch of requests. One clock read per command:
 /// the end of one command is the start of the next, and wall-clock time is
@@ -185,7 +217,7 @@ impl Ctx<'_, '_> {
         timeout: Option<std::time::Duration>,
         timeout_reply: TimeoutReply,
     ) {
-        self.client.block = Some(crate::client::BlockRequest {
+        self.next = Next::Park(crate::client::BlockRequest {
             db: self.client.db,
             keys: keys.iter().map(|k| k.to_vec()).collect(),
             deadline: timeout.map(|t| std::time::Instant::now() + t),
@@ -204,9 +236,14 @@ impl Ctx<'_, '_> {
         rerun: Vec<Vec<u8>>,
     ) {
         self.block(keys, timeout, timeout_reply);
-        if let Some(req) = self.client.block.as_mut() {
+        if let Next::Park(req) = &mut self.next {
             req.rerun = Some(rerun);
         }
+    }
+
+    /// The connection closes once this reply is sent.
+    pub fn close_after_reply(&mut self) {
+        self.next = Next::Close;
     }
 
     /// True when this run is the re-run of a blocked command after one of
@@ -504,7 +541,8 @@ fn aof_misconf(server: &Server) -> CmdError {
     ))
 }
 
-/// Runs one request and appends its reply to `out`.
+/// Runs one request, appends its reply to `out`, and says what the
+/// connection does next.
 pub fn dispatch(
     server: &Server,
     client: &mut Client,
@@ -512,14 +550,15 @@ pub fn dispatch(
     out: &mut Vec<u8>,
     stats: &ThreadStats,
     clock: &mut Clock,
-) {
+) -> Next {
     let in_flight = InFlight::enter(&stats.in_flight);
-    run_request(server, client, argv, out, stats, clock);
+    let next = run_request(server, client, argv, out, stats, clock);
     drop(in_flight);
     // Out of flight itself first: two pausers must not wait on each other.
     if std::mem::take(&mut client.pause_barrier) {
         server.stats.wait_in_flight();
     }
+    next
 }
 
 /// This worker's command past the pause gate (`pause::InFlight`), until
@@ -549,7 +588,7 @@ fn run_request(
     out: &mut Vec<u8>,
     stats: &ThreadStats,
     clock: &mut Clock,
-) {
+) -> Next {
     let mark = out.len();
     let cmd = match resolve(&server.commands, argv) {
         Ok(cmd) => cmd,
@@ -559,8 +598,8 @@ fn run_request(
             // as Redis's rejectCommand).
             let cmd = refused_command(&server.commands, argv);
             reject(server, client, cmd, e, out, stats);
-            finish_reply(client, out, mark);
-            return;
+            finish_reply(client, out, mark, false);
+            return Next::Continue;
         }
     };
     // Set before the gates, as Redis's processCommand does: a refused
@@ -577,13 +616,13 @@ fn run_request(
                 client.multi_denyoom |= cmd.has(table::flag::DENYOOM);
             }
             encode::simple(out, b"QUEUED");
-            finish_reply(client, out, mark);
-            return;
+            finish_reply(client, out, mark, false);
+            return Next::Continue;
         }
         Some(gates::Stop::Reject(e)) => {
             reject(server, client, Some(cmd), e, out, stats);
-            finish_reply(client, out, mark);
-            return;
+            finish_reply(client, out, mark, false);
+            return Next::Continue;
         }
         Some(gates::Stop::Redirect(e)) => {
             stats.rejected(Some(cmd.id));
@@ -595,13 +634,10 @@ fn run_request(
                 }
             }
             reply_error(out, stats, e.0.as_bytes());
-            finish_reply(client, out, mark);
-            return;
+            finish_reply(client, out, mark, false);
+            return Next::Continue;
         }
-        Some(gates::Stop::Postpone) => {
-            client.postponed = true;
-            return;
-        }
+        Some(gates::Stop::Postpone) => return Next::Postpone,
     }
     let start = clock.last;
     let mut view = lock_for(server, cmd, argv);
@@ -612,8 +648,8 @@ fn run_request(
             drop(view);
             stats.rejected(Some(cmd.id));
             reply_error(out, stats, e.0.as_bytes());
-            finish_reply(client, out, mark);
-            return;
+            finish_reply(client, out, mark, false);
+            return Next::Continue;
         }
     }
     let run = execute(
@@ -651,9 +687,11 @@ fn run_request(
     // command is logged when its wait ends, see `slowlog`).
     let us = took.as_micros() as u64;
     if us >= server.slowlog.watch_us() || cmd.has(table::flag::BLOCKING) {
-        crate::observe::slowlog::command_done(server, client, cmd, argv, us);
+        let parked = matches!(run.next, Next::Park(_));
+        crate::observe::slowlog::command_done(server, client, cmd, argv, us, parked);
     }
-    finish_reply(client, out, mark);
+    finish_reply(client, out, mark, run.pushing);
+    run.next
 }
 
 /// After a command while some client tracks: BCAST announcements of the
@@ -771,6 +809,10 @@ pub struct Executed<'s> {
     pub view: View<'s>,
     pub ready: Vec<propagate::Ready>,
     pub failed: bool,
+    /// What the handler asked the connection to do next.
+    pub next: Next,
+    /// The reply is a push (see `Ctx::pushing`).
+    pub pushing: bool,
 }
 
 /// Runs `cmd`'s handler in `view`, writes an error reply if it fails, and
@@ -798,6 +840,8 @@ pub fn execute<'s>(
             view,
             ready: Vec::new(),
             failed: true,
+            next: Next::Continue,
+            pushing: false,
         };
     };
     let mut view = view;
@@ -837,6 +881,8 @@ pub fn execute<'s>(
         ready: Vec::new(),
         stats,
         propagate_as: None,
+        next: Next::Continue,
+        pushing: false,
     };
     let failed = match handler(&mut cx, argv) {
         Ok(()) if cmd.has(table::flag::SCRIPT_CALL) => script_errors(stats),
@@ -846,7 +892,7 @@ pub fn execute<'s>(
         // that left something else there, it keeps waiting.
         Err(e) if cx.client.woken && cmd.has(table::flag::BLOCKING) && e == error::WRONGTYPE => {
             cx.out.truncate(mark);
-            cx.client.block = Some(crate::client::BlockRequest::keep_waiting(cx.client.db));
+            cx.next = Next::Park(crate::client::BlockRequest::keep_waiting(cx.client.db));
             false
         }
         Err(e) => {
@@ -886,11 +932,19 @@ pub fn execute<'s>(
         // `Aof::appended_hint`). PING, INFO and the like read no data.
         cx.client.aof_offset = cx.client.aof_offset.max(server.aof.appended_hint());
     }
-    let Ctx { view, ready, .. } = cx;
+    let Ctx {
+        view,
+        ready,
+        next,
+        pushing,
+        ..
+    } = cx;
     Executed {
         view,
         ready,
         failed,
+        next,
+        pushing,
     }
 }
 
@@ -944,8 +998,7 @@ fn remember_keys(cx: &Ctx, argv: &[&[u8]]) {
 /// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written,
 /// unless it is a push.
 #[inline]
-fn finish_reply(client: &mut Client, out: &mut Vec<u8>, mark: usize) {
-    let keep = std::mem::take(&mut client.pushing);
+fn finish_reply(client: &mut Client, out: &mut Vec<u8>, mark: usize, keep: bool) {
     match client.reply_mode {
         ReplyMode::On => {}
         ReplyMode::Off if keep => {}

@@ -12,15 +12,17 @@ use std::time::Instant;
 use resp::encode;
 
 use super::error::{CmdError, CmdResult};
-use super::table::{flag, Access, Command, Registry};
-use super::{execute, resolve, Ctx, TimeoutReply};
+use super::table::{flag, Access, Command, Registry, WhileBusy};
+use super::{execute, resolve, Ctx, Next, TimeoutReply};
 use crate::client::Client;
 use crate::server::Server;
 
 pub(super) fn register(r: &mut Registry) {
     r.add_flagged("multi", multi, flag::TX_CONTROL);
+    r.while_busy("multi", WhileBusy::OpenTx);
     r.add_flagged("exec", exec, flag::TX_CONTROL | flag::EXEC);
     r.add_flagged("discard", discard, flag::TX_CONTROL);
+    r.while_busy("discard", WhileBusy::DiscardTx);
     r.add_flagged("watch", watch, flag::TX_CONTROL);
     r.add("unwatch", unwatch);
 }
@@ -186,9 +188,10 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         let run = execute(server, cx.client, cmd, argv, cx.out, cx.stats, view, now);
         view = run.view;
         ready.extend(run.ready);
+        cx.pushing |= run.pushing;
         // Inside a transaction a blocking command does not block: it
         // answers as if its timeout had passed.
-        if let Some(req) = cx.client.block.take() {
+        if let Next::Park(req) = run.next {
             match req.timeout_reply {
                 TimeoutReply::NullArray => encode::null_array(cx.out, cx.client.proto),
                 TimeoutReply::NullBulk => encode::null(cx.out, cx.client.proto),

@@ -74,7 +74,7 @@ fn subscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) -> C
         confirm(&mut out, proto, what, Some(name), count(ps, kind));
     }
     cx.out.extend_from_slice(&out);
-    cx.client.pushing = true;
+    cx.pushing = true;
     publish_counts(cx.client);
     Ok(())
 }
@@ -119,7 +119,7 @@ fn unsubscribe_generic(cx: &mut Ctx, argv: &[&[u8]], kind: Kind, what: &[u8]) ->
         confirm(&mut out, proto, what, Some(name), count(ps, kind));
     }
     cx.out.extend_from_slice(&out);
-    cx.client.pushing = true;
+    cx.pushing = true;
     publish_counts(cx.client);
     Ok(())
 }

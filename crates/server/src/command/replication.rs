@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::args::is;
 use super::table::Registry;
-use super::{CmdError, CmdResult, Ctx};
+use super::{CmdError, CmdResult, Ctx, Next};
 use crate::replication::master::{ReplConf, SyncRequest};
 use crate::replication::{failover, replica, Primary};
 
@@ -182,7 +182,7 @@ fn psync(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let offset = resp::parse_i64(argv[2])
         .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
-    cx.client.sync_request = Some(SyncRequest {
+    cx.next = Next::HandOver(SyncRequest {
         replid: String::from_utf8_lossy(argv[1]).into_owned(),
         pos: (offset >= 1).then(|| offset as u64 - 1),
         psync: true,
@@ -198,7 +198,7 @@ fn sync(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     if let Some(e) = sync_refused(cx) {
         return Err(e);
     }
-    cx.client.sync_request = Some(SyncRequest {
+    cx.next = Next::HandOver(SyncRequest {
         replid: String::new(),
         pos: None,
         psync: false,
@@ -226,7 +226,18 @@ fn wait(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let deadline =
         (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64));
-    cx.client.wait_replicas = Some((wanted.max(0) as usize, deadline));
+    let Some(server) = cx.server.arc() else {
+        cx.int(acked as i64);
+        return Ok(());
+    };
+    let offset = cx.client.repl_offset;
+    let wanted = wanted.max(0) as usize;
+    cx.next = Next::Await(Box::pin(async move {
+        let acked = server.repl.wait_acks(offset, wanted, deadline).await;
+        let mut reply = Vec::new();
+        resp::encode::integer(&mut reply, acked as i64);
+        reply
+    }));
     // Ask every replica for its offset now rather than within a second.
     repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
     Ok(())

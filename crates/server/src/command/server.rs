@@ -32,6 +32,9 @@ pub(super) fn register(r: &mut Registry) {
     r.add_flagged("save", save, flag::EVERY_SHARD);
     r.add_flagged("bgsave", bgsave, flag::EVERY_SHARD);
     r.add("shutdown", shutdown);
+    // It reads nothing of the connection (and must reach a server whose
+    // every worker runs a script).
+    r.while_busy("shutdown", crate::command::table::WhileBusy::Run);
     r.add_flagged("debug", debug, flag::EVERY_SHARD);
     r.add("module|list", module_list);
     r.add("module|load", module_load);
@@ -875,7 +878,7 @@ fn shutdown(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.server.shutdown_save.store(mode, Relaxed);
     cx.server.request_shutdown();
     // Redis closes the connection without a reply once shutdown starts.
-    cx.client.close_after_reply = true;
+    cx.close_after_reply();
     Ok(())
 }
 

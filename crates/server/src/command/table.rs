@@ -421,6 +421,9 @@ pub struct Command {
     pub acl_categories: u32,
     pub access: Access,
     pub handler: Option<Handler>,
+    /// How the command is answered while a script holds its connection's
+    /// worker (see `net::busy`).
+    pub while_busy: WhileBusy,
     /// Index into the per-thread statistics arrays.
     pub id: usize,
     /// Index into the ACL catalog (`acl::Catalog`).
@@ -854,6 +857,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         acl_categories,
         access,
         handler: None,
+        while_busy: WhileBusy::Refuse,
         id: 0,
         acl_id: 0,
         key_specs,
@@ -907,6 +911,31 @@ pub enum TableError {
 #[derive(Default)]
 pub struct Registry {
     handlers: Vec<(&'static str, Access, Handler, u32)>,
+    while_busy: Vec<(&'static str, WhileBusy)>,
+}
+
+/// keel's column: how a command is answered while a script past
+/// busy-reply-threshold holds its connection's worker, from the script's
+/// hook, with the connection's task suspended (`net::busy`). Only
+/// commands Redis flags `allow_busy` run; the rest get `-BUSY`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhileBusy {
+    /// `-BUSY` (every command without `allow_busy`).
+    Refuse,
+    /// Left in the socket, with what follows, for the connection once the
+    /// script ends: it needs the connection's own state (AUTH, HELLO,
+    /// WATCH...).
+    Wait,
+    /// Runs at once: it reads nothing of the connection but its protocol
+    /// and database (SCRIPT KILL, SHUTDOWN...).
+    Run,
+    /// Opens the connection's transaction (MULTI).
+    OpenTx,
+    /// Ends the connection's open transaction (DISCARD; without one it
+    /// waits, for the connection's own error).
+    DiscardTx,
+    /// Answers OK and closes the connection (QUIT).
+    Close,
 }
 
 impl Registry {
@@ -920,6 +949,12 @@ impl Registry {
     /// `flag::SUBSCRIBED_OK`) beside Redis's.
     pub fn add_flagged(&mut self, name: &'static str, handler: Handler, flags: u32) {
         self.handlers.push((name, Access::Keys, handler, flags));
+    }
+
+    /// Says how `name` is answered while its worker is busy (otherwise
+    /// `Wait` if Redis flags it `allow_busy`, else `Refuse`).
+    pub fn while_busy(&mut self, name: &'static str, how: WhileBusy) {
+        self.while_busy.push((name, how));
     }
 
     /// Registers a command that must see the whole keyspace at once.
@@ -1031,6 +1066,20 @@ impl CommandTable {
             if access == Access::All {
                 cmd.access = Access::All;
             }
+            if cmd.has(flag::ALLOW_BUSY) {
+                cmd.while_busy = WhileBusy::Wait;
+            }
+        }
+        for (name, how) in registry.while_busy {
+            let id = table
+                .commands
+                .iter()
+                .position(|c| c.name == name)
+                .ok_or_else(|| TableError::Unknown(name.into()))?;
+            if !table.commands[id].has(flag::ALLOW_BUSY) {
+                return Err(TableError::Unknown(format!("{name} (not allow_busy)")));
+            }
+            table.commands[id].while_busy = how;
         }
         table.filter_subcommand_metadata();
         for cmd in &mut table.commands {

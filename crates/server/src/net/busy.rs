@@ -11,9 +11,10 @@
 //! - it peeks at the socket and takes the complete requests it finds;
 //! - commands without `allow_busy` get `-BUSY` (inside MULTI that dooms the
 //!   transaction; EXEC then discards it with EXECABORT), as Redis;
-//! - SCRIPT KILL, FUNCTION KILL, FUNCTION STATS and SHUTDOWN run (they
-//!   read no state of the connection); QUIT closes; MULTI and DISCARD
-//!   change a shadow of the connection's transaction state
+//! - the others do what their table column `WhileBusy` says, so this
+//!   module knows no command by name: those that read no state of the
+//!   connection run (SCRIPT KILL, SHUTDOWN...); QUIT closes; MULTI and
+//!   DISCARD change a shadow of the connection's transaction state
 //!   ([`BusyShadow`]) that the connection applies when it runs again;
 //! - anything else (a request cut short, AUTH, HELLO, WATCH, RESET: they
 //!   need the connection's own state) and everything after it stays in
@@ -28,7 +29,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use resp::{encode, RequestDecoder};
 
 use crate::client::{Client, ClientInfo};
-use crate::command::{self, table::flag};
+use crate::command::{self, table::flag, table::WhileBusy};
 use crate::observe::stats::ThreadStats;
 use crate::server::Server;
 
@@ -212,17 +213,19 @@ fn answer(
         }
         return true;
     }
-    match cmd.name.as_str() {
-        "script|kill" | "function|kill" | "function|stats" | "shutdown" => {
-            // They read nothing of the connection but its protocol.
+    match cmd.while_busy {
+        WhileBusy::Run => {
+            // It reads nothing of the connection but its protocol and
+            // database; what it would ask of the connection is dropped
+            // with the stand-in.
             let mut client = Client::stand_in(info.clone(), &server.acl);
             client.proto = info.resp.load(Relaxed);
             client.db = info.db.load(Relaxed) as usize;
             let mut clock = command::Clock::start();
-            command::dispatch(server, &mut client, argv, out, stats, &mut clock);
+            let _ = command::dispatch(server, &mut client, argv, out, stats, &mut clock);
             true
         }
-        "multi" => {
+        WhileBusy::OpenTx => {
             if shadow.tx == TxShadow::None {
                 shadow.tx = TxShadow::Open;
                 encode::simple(out, b"OK");
@@ -231,17 +234,17 @@ fn answer(
             }
             true
         }
-        "discard" if shadow.tx != TxShadow::None => {
+        WhileBusy::DiscardTx if shadow.tx != TxShadow::None => {
             shadow.tx = TxShadow::None;
             encode::simple(out, b"OK");
             true
         }
-        "quit" => {
+        WhileBusy::Close => {
             encode::simple(out, b"OK");
             *quit = true;
             true
         }
-        _ => false,
+        WhileBusy::DiscardTx | WhileBusy::Wait | WhileBusy::Refuse => false,
     }
 }
 

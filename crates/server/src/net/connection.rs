@@ -18,7 +18,7 @@ use super::balance::NO_MIGRATION;
 use super::tls::TlsStream;
 use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream, Stream};
 use crate::client::{Client, ClientInfo};
-use crate::command;
+use crate::command::{self, Next};
 use crate::observe::stats::ThreadStats;
 use crate::server::Server;
 
@@ -430,15 +430,25 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
                 let mark = out.len();
                 let mut clock = command::Clock::start();
                 client.woken = true;
-                command::dispatch(server, client, &argv, out, stats, &mut clock);
+                let next = command::dispatch(server, client, &argv, out, stats, &mut clock);
                 client.woken = false;
-                if client.block.take().is_some() {
-                    // Still nothing to serve (another client was faster):
-                    // keep our place at the head of the queue.
-                    out.truncate(mark);
-                    continue;
+                match next {
+                    Next::Park(_) => {
+                        // Still nothing to serve (another client was
+                        // faster): keep our place at the head of the queue.
+                        out.truncate(mark);
+                        continue;
+                    }
+                    Next::Postpone => {
+                        // Paused (a write that CLIENT PAUSE WRITE holds):
+                        // run again once the pause ends.
+                        out.truncate(mark);
+                        server.pause.wait().await;
+                        waiter.wake.notify_one();
+                        continue;
+                    }
+                    _ => break Ok(true),
                 }
-                break Ok(true);
             }
             _ = timeout => {
                 timeout_reply(out, client.proto, req.timeout_reply);
@@ -832,6 +842,8 @@ async fn session_loop<S: Stream>(
         );
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
+        // The request just run asked to close the connection (`Next::Close`).
+        let mut closing = false;
         client
             .info
             .unread
@@ -854,20 +866,30 @@ async fn session_loop<S: Stream>(
                     // invalidation of a key it tracks) follow it, as in
                     // Redis, where both go to the output buffer at once.
                     take_inbox(client, &mut out);
-                    command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                    let mut next =
+                        command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     // CLIENT PAUSE: the request waits for the pause to end
                     // (the replies before it leave now), then runs.
-                    while std::mem::take(&mut client.postponed) {
+                    while let Next::Postpone = next {
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
                             .await?;
                         server.pause.wait().await;
                         clock = command::Clock::start();
-                        command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                        next =
+                            command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     }
-                    if client.sync_request.is_some() || client.wait_replicas.is_some() {
-                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                    match next {
+                        Next::HandOver(req) => {
+                            flush_replies(
+                                server,
+                                stream,
+                                client,
+                                me,
+                                &mut out,
+                                &mut big_out,
+                                stats,
+                            )
                             .await?;
-                        if let Some(req) = client.sync_request.take() {
                             // From here on the connection is a replica's.
                             // Boxed: a rare path whose state (buffers
                             // among it) would otherwise enlarge every
@@ -881,16 +903,22 @@ async fn session_loop<S: Stream>(
                             }
                             return Ok(Exit::Closed);
                         }
-                        if let Some((wanted, deadline)) = client.wait_replicas.take() {
-                            let acked = Box::pin(server.repl.wait_acks(
-                                client.repl_offset,
-                                wanted,
-                                deadline,
-                            ))
-                            .await;
-                            resp::encode::integer(&mut out, acked as i64);
+                        Next::Await(reply) => {
+                            flush_replies(
+                                server,
+                                stream,
+                                client,
+                                me,
+                                &mut out,
+                                &mut big_out,
+                                stats,
+                            )
+                            .await?;
+                            out.extend_from_slice(&reply.await);
+                            clock = command::Clock::start();
+                            next = Next::Continue;
                         }
-                        clock = command::Clock::start();
+                        _ => {}
                     }
                     take_inbox(client, &mut out);
                     if out.len() > limit.hard {
@@ -907,13 +935,20 @@ async fn session_loop<S: Stream>(
                         // ... and in the client's memory (maxmemory-clients).
                         client.info.obuf.store(out.capacity() as u64, Relaxed);
                     }
-                    let blocked = client.block.take().map(|mut req| {
-                        let rerun = req.rerun.take();
-                        (
-                            req,
-                            rerun.unwrap_or_else(|| argv.iter().map(|a| a.to_vec()).collect()),
-                        )
-                    });
+                    let blocked = match next {
+                        Next::Park(mut req) => {
+                            let rerun = req.rerun.take();
+                            Some((
+                                req,
+                                rerun.unwrap_or_else(|| argv.iter().map(|a| a.to_vec()).collect()),
+                            ))
+                        }
+                        Next::Close => {
+                            closing = true;
+                            None
+                        }
+                        _ => None,
+                    };
                     argv_store = recycle(argv);
                     if let Some((req, owned)) = blocked {
                         // Replies of the requests before this one leave now.
@@ -928,7 +963,7 @@ async fn session_loop<S: Stream>(
                         }
                         clock = command::Clock::start();
                     }
-                    if client.close_after_reply {
+                    if closing {
                         break;
                     }
                     if out.len() >= FLUSH_AT {
@@ -999,7 +1034,7 @@ async fn session_loop<S: Stream>(
             .info
             .unread
             .store((rbuf.len() - *start) as u64, Relaxed);
-        if protocol_error || client.close_after_reply || server.shutting_down.load(Relaxed) {
+        if protocol_error || closing || server.shutting_down.load(Relaxed) {
             return Ok(Exit::Closed);
         }
         let to = client.info.migrate_to.swap(NO_MIGRATION, Relaxed);

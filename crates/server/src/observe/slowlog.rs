@@ -287,7 +287,15 @@ fn redactions(cmd: &Command, argv: &[&[u8]]) -> Vec<usize> {
 /// and the slow log.
 #[cold]
 #[inline(never)]
-pub fn command_done(server: &Server, client: &mut Client, cmd: &Command, argv: &[&[u8]], us: u64) {
+/// `parked`: the command blocked (its connection waits for a key).
+pub fn command_done(
+    server: &Server,
+    client: &mut Client,
+    cmd: &Command,
+    argv: &[&[u8]],
+    us: u64,
+    parked: bool,
+) {
     if replaying(client) {
         return;
     }
@@ -298,7 +306,7 @@ pub fn command_done(server: &Server, client: &mut Client, cmd: &Command, argv: &
         server.latency.add_us_if_needed(command_event(cmd), us);
     }
     if cmd.has(flag::BLOCKING) {
-        if client.block.is_some() {
+        if parked {
             // Blocked: logged once it is served, with what its runs
             // took.
             match client.blocked_run.as_mut() {

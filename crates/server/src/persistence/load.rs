@@ -143,7 +143,9 @@ pub fn replay_bytes(
                 if argv.is_empty() {
                     continue;
                 }
-                command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                // A log replays commands, nothing waits: a blocking one
+                // found nothing to serve and is not parked.
+                let _ = command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                 if out.first() == Some(&b'-') && !argv[0].eq_ignore_ascii_case(b"exec") {
                     tracing::warn!(
                         file = %path.display(),

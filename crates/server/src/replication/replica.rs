@@ -619,7 +619,10 @@ fn apply_stream(
                         // Anything else waits for what is queued before
                         // it, and runs alone.
                         run_lanes(server, &buf, lanes);
-                        command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                        // The primary's stream obeys: nothing it sends
+                        // parks, pauses or closes the link.
+                        let _ =
+                            command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                         out.clear();
                     }
                     start += len;
@@ -680,7 +683,7 @@ fn run_lane(server: &Server, buf: &[u8], lane: &mut Lane) {
         }
         let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
         lane.client.db = db;
-        command::dispatch(
+        let _ = command::dispatch(
             server,
             &mut lane.client,
             &argv,

@@ -71,6 +71,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("script|exists", script_exists);
     r.add("script|flush", script_flush);
     r.add("script|kill", script_kill);
+    r.while_busy("script|kill", crate::command::table::WhileBusy::Run);
     r.add("script|debug", script_debug);
     r.add("script|help", script_help);
     r.add("function|load", function_load);
@@ -79,6 +80,8 @@ pub(super) fn register(r: &mut Registry) {
     r.add("function|flush", function_flush);
     r.add("function|stats", function_stats);
     r.add("function|kill", function_kill);
+    r.while_busy("function|stats", crate::command::table::WhileBusy::Run);
+    r.while_busy("function|kill", crate::command::table::WhileBusy::Run);
     r.add("function|help", function_help);
     r.add("function|dump", function_dump);
     r.add("function|restore", function_restore);

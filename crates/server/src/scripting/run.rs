@@ -254,7 +254,7 @@ impl Run<'_, '_> {
         self.ready.extend(done.ready);
         // A blocking command does not block in a script: it answers as
         // if its timeout had passed.
-        if let Some(req) = self.client.block.take() {
+        if let crate::command::Next::Park(req) = done.next {
             self.reply.clear();
             match req.timeout_reply {
                 TimeoutReply::NullArray => encode::null_array(self.reply, self.resp),
