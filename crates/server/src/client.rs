@@ -209,6 +209,20 @@ impl PubSubState {
     }
 }
 
+/// A transaction being queued (MULTI ... EXEC).
+#[derive(Debug, Default)]
+pub struct Tx {
+    /// The commands queued (owned: the read buffer moves on).
+    pub queue: Vec<Vec<Vec<u8>>>,
+    /// A command failed to queue: EXEC must abort (EXECABORT).
+    pub doomed: bool,
+    /// A write was queued (EXEC then counts as a write for the MISCONF
+    /// gate).
+    pub writes: bool,
+    /// ... and one flagged `denyoom` (EXEC is refused when out of memory).
+    pub denyoom: bool,
+}
+
 /// Per-connection state owned by the connection task.
 pub struct Client {
     pub info: Arc<ClientInfo>,
@@ -217,15 +231,8 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     /// True while a blocked command runs again after a wake-up.
     pub woken: bool,
-    /// Commands queued since MULTI (owned: the read buffer moves on).
-    pub multi: Option<Vec<Vec<Vec<u8>>>>,
-    /// A command failed to queue: EXEC must abort (EXECABORT).
-    pub multi_error: bool,
-    /// A write was queued since MULTI (EXEC then counts as a write for
-    /// the MISCONF gate).
-    pub multi_writes: bool,
-    /// ... and one flagged `denyoom` (EXEC is refused when out of memory).
-    pub multi_denyoom: bool,
+    /// The transaction being queued, from MULTI to EXEC or DISCARD.
+    pub tx: Option<Tx>,
     /// CLIENT PAUSE ran: its reply waits until every command that passed
     /// the pause gate before it has finished (`pause::InFlight`).
     pub pause_barrier: bool,
@@ -277,10 +284,7 @@ impl Client {
             proto: 2,
             reply_mode: ReplyMode::On,
             woken: false,
-            multi: None,
-            multi_error: false,
-            multi_writes: false,
-            multi_denyoom: false,
+            tx: None,
             watch: Default::default(),
             pubsub: None,
             aof_offset: 0,

@@ -137,10 +137,10 @@ fn query<'a>(
     let mut pos = Vec::new();
     let channels = cmd.has(flag::PUBSUB);
     if exec {
-        let Some(queue) = client.multi.as_ref() else {
+        let Some(tx) = client.tx.as_ref() else {
             return Ok(q);
         };
-        for queued in queue {
+        for queued in &tx.queue {
             let args: Vec<&[u8]> = queued.iter().map(Vec::as_slice).collect();
             let Ok(qcmd) = crate::command::resolve(&server.commands, &args) else {
                 continue;

@@ -142,7 +142,7 @@ fn add_log(
 /// Logs a failed authentication: the command name typed and the user
 /// tried.
 fn log_auth_failure(server: &Server, client: &Client, typed: &[u8], username: &[u8]) {
-    let context = if client.multi.is_some() {
+    let context = if client.tx.is_some() {
         Context::Multi
     } else {
         Context::Toplevel

@@ -409,7 +409,7 @@ impl gates::World for Gates<'_> {
 
     #[inline]
     fn acl_denied(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
-        let context = if self.client.multi.is_some() {
+        let context = if self.client.tx.is_some() {
             crate::acl::log::Context::Multi
         } else {
             crate::acl::log::Context::Toplevel
@@ -421,15 +421,15 @@ impl gates::World for Gates<'_> {
 
     #[inline]
     fn in_multi(&self) -> bool {
-        self.client.multi.is_some()
+        self.client.tx.is_some()
     }
 
     fn multi_writes(&self) -> bool {
-        self.client.multi_writes
+        self.client.tx.as_ref().is_some_and(|tx| tx.writes)
     }
 
     fn multi_denyoom(&self) -> bool {
-        self.client.multi_denyoom
+        self.client.tx.as_ref().is_some_and(|tx| tx.denyoom)
     }
 
     fn script_denyoom(&self, cmd: &Command, argv: &[&[u8]]) -> bool {
@@ -468,7 +468,7 @@ impl gates::World for Gates<'_> {
             crate::clients::pause::ALL => true,
             _ => {
                 cmd.has(table::flag::WRITE | table::flag::REPLICATES)
-                    || (cmd.has(table::flag::EXEC) && self.client.multi_writes)
+                    || (cmd.has(table::flag::EXEC) && self.multi_writes())
             }
         }
     }
@@ -609,11 +609,11 @@ fn run_request(
     match gates::check(&Gates { server, client }, cmd, argv) {
         None => {}
         Some(gates::Stop::Queue) => {
-            if let Some(queue) = client.multi.as_mut() {
-                queue.push(argv.iter().map(|a| a.to_vec()).collect());
-                client.info.multi_len.store(queue.len() as i64, Relaxed);
-                client.multi_writes |= cmd.has(table::flag::WRITE);
-                client.multi_denyoom |= cmd.has(table::flag::DENYOOM);
+            if let Some(tx) = client.tx.as_mut() {
+                tx.queue.push(argv.iter().map(|a| a.to_vec()).collect());
+                client.info.multi_len.store(tx.queue.len() as i64, Relaxed);
+                tx.writes |= cmd.has(table::flag::WRITE);
+                tx.denyoom |= cmd.has(table::flag::DENYOOM);
             }
             encode::simple(out, b"QUEUED");
             finish_reply(client, out, mark, false);
@@ -626,11 +626,11 @@ fn run_request(
         }
         Some(gates::Stop::Redirect(e)) => {
             stats.rejected(Some(cmd.id));
-            if client.multi.is_some() {
+            if let Some(tx) = client.tx.as_mut() {
                 if cmd.has(table::flag::EXEC) {
                     multi::discard_transaction(server, client);
                 } else {
-                    client.multi_error = true;
+                    tx.doomed = true;
                 }
             }
             reply_error(out, stats, e.0.as_bytes());
@@ -665,7 +665,7 @@ fn run_request(
     drop(run.view);
     // ASKING covers the next command (or transaction), as Redis's
     // resetClient.
-    if client.asking && client.multi.is_none() && cmd.name != "asking" {
+    if client.asking && client.tx.is_none() && cmd.name != "asking" {
         client.asking = false;
     }
     // After the shards are released, so a woken client does not wait on
@@ -702,7 +702,7 @@ fn tracking_after(server: &Server, client: &mut Client, cmd: &Command) {
     server.tracking.flush_broadcast(&server.clients);
     let t = &client.info.tracking;
     if t.has(crate::clients::tracking::flag::CACHING)
-        && client.multi.is_none()
+        && client.tx.is_none()
         && !cmd.name.starts_with("client")
     {
         t.flags
@@ -722,14 +722,14 @@ fn reject(
     stats: &ThreadStats,
 ) {
     stats.rejected(cmd.map(|c| c.id));
-    if client.multi.is_some() {
+    if let Some(tx) = client.tx.as_mut() {
         if cmd.is_some_and(|c| c.has(table::flag::EXEC)) {
             multi::discard_transaction(server, client);
             let msg = format!("EXECABORT Transaction discarded because of: {}", e.0);
             reply_error(out, stats, msg.as_bytes());
             return;
         }
-        client.multi_error = true;
+        tx.doomed = true;
     }
     reply_error(out, stats, e.0.as_bytes());
 }

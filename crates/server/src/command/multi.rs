@@ -14,7 +14,7 @@ use resp::encode;
 use super::error::{CmdError, CmdResult};
 use super::table::{flag, Access, Command, Registry, WhileBusy};
 use super::{execute, resolve, Ctx, Next, TimeoutReply};
-use crate::client::Client;
+use crate::client::{Client, Tx};
 use crate::server::Server;
 
 pub(super) fn register(r: &mut Registry) {
@@ -29,21 +29,18 @@ pub(super) fn register(r: &mut Registry) {
 
 /// MULTI
 fn multi(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    if cx.client.multi.is_some() {
+    if cx.client.tx.is_some() {
         return Err(CmdError::new("ERR MULTI calls can not be nested"));
     }
-    cx.client.multi = Some(Vec::new());
+    cx.client.tx = Some(Tx::default());
     cx.client.info.multi_len.store(0, Relaxed);
-    cx.client.multi_error = false;
-    cx.client.multi_writes = false;
-    cx.client.multi_denyoom = false;
     cx.ok();
     Ok(())
 }
 
 /// DISCARD
 fn discard(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    if cx.client.multi.is_none() {
+    if cx.client.tx.is_none() {
         return Err(CmdError::new("ERR DISCARD without MULTI"));
     }
     discard_transaction(cx.server, cx.client);
@@ -54,17 +51,14 @@ fn discard(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 /// Ends the client's transaction without running it (DISCARD, RESET, a
 /// refused EXEC): the queue, its marks and the WATCHes go.
 pub fn discard_transaction(server: &Server, client: &mut Client) {
-    client.multi = None;
+    client.tx = None;
     client.info.multi_len.store(-1, Relaxed);
-    client.multi_error = false;
-    client.multi_writes = false;
-    client.multi_denyoom = false;
     server.watches.unwatch_all(&client.watch);
 }
 
 /// WATCH key [key ...]
 fn watch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    if cx.client.multi.is_some() {
+    if cx.client.tx.is_some() {
         return Err(CmdError::new("ERR WATCH inside MULTI is not allowed"));
     }
     let (db, now) = (cx.db(), cx.now_ms);
@@ -91,14 +85,13 @@ fn unwatch(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// EXEC
 fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    let Some(queued) = cx.client.multi.take() else {
+    let Some(tx) = cx.client.tx.take() else {
         return Err(CmdError::new("ERR EXEC without MULTI"));
     };
     cx.client.info.multi_len.store(-1, Relaxed);
     let watch = cx.client.watch.clone();
-    cx.client.multi_writes = false;
-    cx.client.multi_denyoom = false;
-    if std::mem::take(&mut cx.client.multi_error) {
+    let queued = tx.queue;
+    if tx.doomed {
         cx.server.watches.unwatch_all(&watch);
         return Err(CmdError::new(
             "EXECABORT Transaction discarded because of previous errors.",

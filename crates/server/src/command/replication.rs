@@ -220,7 +220,7 @@ fn wait(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR timeout is negative"));
     }
     let acked = repl.acked_at_least(cx.client.repl_offset);
-    if acked as i64 >= wanted || cx.client.multi.is_some() || cx.client.in_script {
+    if acked as i64 >= wanted || cx.client.tx.is_some() || cx.client.in_script {
         cx.int(acked as i64);
         return Ok(());
     }

@@ -263,19 +263,16 @@ fn apply_shadow(server: &Server, client: &mut Client) -> Vec<u8> {
     client.info.busy_changed.store(false, Relaxed);
     let shadow = std::mem::take(&mut *client.info.busy_shadow.lock());
     match shadow.tx {
-        TxShadow::None if client.multi.is_some() => {
+        TxShadow::None if client.tx.is_some() => {
             command::discard_transaction(server, client);
         }
         TxShadow::None => {}
         TxShadow::Open | TxShadow::Doomed => {
-            if client.multi.is_none() {
-                client.multi = Some(Vec::new());
+            let tx = client.tx.get_or_insert_with(|| {
                 client.info.multi_len.store(0, Relaxed);
-                client.multi_error = false;
-                client.multi_writes = false;
-                client.multi_denyoom = false;
-            }
-            client.multi_error |= shadow.tx == TxShadow::Doomed;
+                Default::default()
+            });
+            tx.doomed |= shadow.tx == TxShadow::Doomed;
         }
     }
     shadow.unsent

@@ -604,10 +604,10 @@ async fn write_all_guarded<S: AsyncWrite + Unpin>(
 /// The client's transaction state as `net::busy` encodes it.
 fn tx_state(client: &Client) -> u8 {
     use super::busy::TxShadow;
-    match (&client.multi, client.multi_error) {
-        (None, _) => TxShadow::None,
-        (Some(_), false) => TxShadow::Open,
-        (Some(_), true) => TxShadow::Doomed,
+    match &client.tx {
+        None => TxShadow::None,
+        Some(tx) if tx.doomed => TxShadow::Doomed,
+        Some(_) => TxShadow::Open,
     }
     .to_u8()
 }

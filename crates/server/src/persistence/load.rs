@@ -56,7 +56,7 @@ pub fn replay(
                 offset = safe_end,
                 "!!! Warning: short read while loading the AOF file !!! truncating the AOF at offset {safe_end}"
             );
-            client.multi = None;
+            client.tx = None;
             truncate(path, safe_end as u64)?;
         }
     }
@@ -69,7 +69,7 @@ pub struct Replayed {
     /// Commands run (keys, for an RDB preamble).
     pub commands: u64,
     /// The file ends early (a record cut short, or an unfinished MULTI
-    /// block, which `client.multi` still holds): where the last complete
+    /// block, which `client.tx` still holds): where the last complete
     /// record or transaction ends, for `aof-load-truncated`.
     pub cut_at: Option<usize>,
 }
@@ -120,7 +120,7 @@ pub fn replay_bytes(
             Boundary::Record => {}
             Boundary::Annotation(next) => {
                 pos = next;
-                if client.multi.is_none() {
+                if client.tx.is_none() {
                     safe_end = pos;
                 }
                 continue;
@@ -156,7 +156,7 @@ pub fn replay_bytes(
                 }
                 out.clear();
                 count += 1;
-                if client.multi.is_none() {
+                if client.tx.is_none() {
                     safe_end = pos;
                 }
             }
@@ -170,7 +170,7 @@ pub fn replay_bytes(
             }
         }
     }
-    let cut_at = (pos < data.len() || client.multi.is_some()).then_some(safe_end);
+    let cut_at = (pos < data.len() || client.tx.is_some()).then_some(safe_end);
     Ok(Replayed {
         commands: count,
         cut_at,

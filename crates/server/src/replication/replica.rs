@@ -586,7 +586,7 @@ fn apply_stream(
         if !current(server, gen) {
             return Ok(());
         }
-        let mut done = if client.multi.is_none() { start } else { fed };
+        let mut done = if client.tx.is_none() { start } else { fed };
         let mut clock = Clock::start();
         loop {
             match dec.decode(&buf[start..]) {
@@ -606,7 +606,7 @@ fn apply_stream(
                         last_ack = Instant::now();
                     } else if argv.is_empty() {
                     } else if let Some(shard) = client
-                        .multi
+                        .tx
                         .is_none()
                         .then(|| command::single_shard(server, &argv))
                         .flatten()
@@ -626,7 +626,7 @@ fn apply_stream(
                         out.clear();
                     }
                     start += len;
-                    if client.multi.is_none() {
+                    if client.tx.is_none() {
                         done = start;
                     }
                 }
