@@ -213,7 +213,7 @@ impl PubSubState {
 #[derive(Debug, Default)]
 pub struct Tx {
     /// The commands queued (owned: the read buffer moves on).
-    pub queue: Vec<Vec<Vec<u8>>>,
+    pub queue: Vec<crate::command::call::Queued>,
     /// A command failed to queue: EXEC must abort (EXECABORT).
     pub doomed: bool,
     /// A write was queued (EXEC then counts as a write for the MISCONF

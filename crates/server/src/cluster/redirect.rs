@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use super::View;
 use crate::client::Client;
+use crate::command::call::Call;
 use crate::command::table::{flag, Command};
 use crate::command::CmdError;
 use crate::server::Server;
@@ -44,13 +45,14 @@ struct Query<'a> {
 
 /// `None` when this node serves the request; the error to answer
 /// otherwise.
-pub fn check(server: &Server, client: &Client, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+pub fn check(server: &Server, client: &Client, call: &Call) -> Option<CmdError> {
+    let cmd = call.cmd;
     let exec = cmd.has(flag::EXEC);
     if client.from_primary || (!exec && !cmd.has_key_specs() && !cmd.has(flag::MOVABLEKEYS)) {
         return None;
     }
     let view = server.cluster.view();
-    let q = match query(server, &view, client, cmd, argv, exec) {
+    let q = match query(server, &view, client, call, exec) {
         Ok(q) => q,
         Err(e) => return Some(e),
     };
@@ -129,54 +131,44 @@ fn query<'a>(
     server: &Server,
     view: &View,
     client: &'a Client,
-    cmd: &Command,
-    argv: &[&'a [u8]],
+    call: &Call<'a>,
     exec: bool,
 ) -> Result<Query<'a>, CmdError> {
     let mut q = Query::default();
-    let mut pos = Vec::new();
-    let channels = cmd.has(flag::PUBSUB);
     if exec {
         let Some(tx) = client.tx.as_ref() else {
             return Ok(q);
         };
         for queued in &tx.queue {
-            let args: Vec<&[u8]> = queued.iter().map(Vec::as_slice).collect();
-            let Ok(qcmd) = crate::command::resolve(&server.commands, &args) else {
-                continue;
-            };
-            pos.clear();
-            qcmd.key_positions(&args, &mut pos);
-            q.write |= qcmd.has(flag::WRITE);
-            for &i in &pos {
-                add_key(server, view, &mut q, &queued[i], false)?;
+            q.write |= server.commands.get(queued.cmd).has(flag::WRITE);
+            for key in queued.keys.as_slice() {
+                add_key(server, view, &mut q, &queued.argv[key.pos], key.slot, false)?;
             }
         }
+    } else if call.cmd.name == "migrate" {
+        // Redis's getKeysFromCommand finds MIGRATE's keys by its own rule
+        // (migrateGetKeys): its key argument, or its KEYS list when that
+        // is empty; the key specs name both.
+        q.write = call.cmd.has(flag::WRITE);
+        let argv = call.argv;
+        let keys = match argv.get(3) {
+            Some(k) if !k.is_empty() => 3..4,
+            _ => match argv.iter().position(|a| a.eq_ignore_ascii_case(b"keys")) {
+                Some(i) => i + 1..argv.len(),
+                None => 0..0,
+            },
+        };
+        for key in &argv[keys] {
+            add_key(server, view, &mut q, key, resp::slot::key_slot(key), false)?;
+        }
     } else {
-        key_positions(cmd, argv, &mut pos);
-        q.write = cmd.has(flag::WRITE);
-        for &i in &pos {
-            add_key(server, view, &mut q, argv[i], channels)?;
+        let channels = call.cmd.has(flag::PUBSUB);
+        q.write = call.cmd.has(flag::WRITE);
+        for key in call.keys() {
+            add_key(server, view, &mut q, call.argv[key.pos], key.slot, channels)?;
         }
     }
     Ok(q)
-}
-
-/// The request's keys as Redis's getKeysFromCommand finds them: MIGRATE's
-/// (migrateGetKeys) are its key argument, or its KEYS list when that is
-/// empty; the key specs name both.
-fn key_positions(cmd: &Command, argv: &[&[u8]], out: &mut Vec<usize>) {
-    if cmd.name != "migrate" {
-        return cmd.key_positions(argv, out);
-    }
-    match argv.get(3) {
-        Some(k) if !k.is_empty() => out.push(3),
-        _ => {
-            if let Some(i) = argv.iter().position(|a| a.eq_ignore_ascii_case(b"keys")) {
-                out.extend(i + 1..argv.len());
-            }
-        }
-    }
 }
 
 /// Adds one key: CROSSSLOT when it is not in the slot of the first,
@@ -186,9 +178,9 @@ fn add_key<'a>(
     view: &View,
     q: &mut Query<'a>,
     key: &'a [u8],
+    slot: usize,
     channel: bool,
 ) -> Result<(), CmdError> {
-    let slot = resp::slot::key_slot(key);
     match q.first {
         None => {
             let Some((shard, _)) = view.shard_of(slot) else {
@@ -224,14 +216,8 @@ fn add_key<'a>(
 }
 
 /// The second look, once the request's shards are locked. `None` to run.
-pub fn recheck(
-    server: &Server,
-    client: &Client,
-    cmd: &Command,
-    argv: &[&[u8]],
-    keys: &mut Keys,
-) -> Option<CmdError> {
-    recheck_all(server, client, &[(cmd, argv)], keys)
+pub fn recheck(server: &Server, client: &Client, call: &Call, keys: &mut Keys) -> Option<CmdError> {
+    recheck_all(server, client, std::slice::from_ref(call), keys)
 }
 
 /// The second look at a transaction's queued requests, once EXEC holds
@@ -239,7 +225,7 @@ pub fn recheck(
 pub fn recheck_transaction(
     server: &Server,
     client: &Client,
-    requests: &[(&Command, &[&[u8]])],
+    requests: &[Call],
     keys: &mut Keys,
 ) -> Option<CmdError> {
     recheck_all(server, client, requests, keys)
@@ -254,7 +240,7 @@ pub fn recheck_transaction(
 fn recheck_all(
     server: &Server,
     client: &Client,
-    requests: &[(&Command, &[&[u8]])],
+    requests: &[Call],
     keys: &mut Keys,
 ) -> Option<CmdError> {
     if client.from_primary {
@@ -262,7 +248,7 @@ fn recheck_all(
     }
     let keyed_write =
         |c: &Command| c.has(flag::WRITE) && (c.has_key_specs() || c.has(flag::MOVABLEKEYS));
-    if requests.iter().any(|(c, _)| keyed_write(c)) && !server.cluster.serving() {
+    if requests.iter().any(|r| keyed_write(r.cmd)) && !server.cluster.serving() {
         return down(server, true);
     }
     let view = server.cluster.view();
@@ -271,17 +257,14 @@ fn recheck_all(
     }
     let now = crate::command::unix_ms();
     let (mut slot, mut total, mut missing) = (None, 0, 0);
-    let mut pos = Vec::new();
-    for (cmd, argv) in requests {
-        if cmd.name == "migrate" || cmd.has(flag::PUBSUB) {
+    for call in requests {
+        if call.cmd.name == "migrate" || call.cmd.has(flag::PUBSUB) {
             continue;
         }
-        pos.clear();
-        cmd.key_positions(argv, &mut pos);
-        for &i in &pos {
-            slot.get_or_insert(resp::slot::key_slot(argv[i]));
+        for key in call.keys() {
+            slot.get_or_insert(key.slot);
             total += 1;
-            if keys.peek(0, argv[i], now).is_none() {
+            if keys.peek(0, call.argv[key.pos], now).is_none() {
                 missing += 1;
             }
         }
@@ -366,7 +349,7 @@ mod tests {
     fn recheck_of(server: &Server, client: &Client, argv: &[&[u8]]) -> Option<CmdError> {
         let cmd = server.commands.lookup(argv[0]).expect("command");
         let mut keys = server.keyspace.lock_key(b"k");
-        recheck(server, client, cmd, argv, &mut keys)
+        recheck(server, client, &Call::new(cmd, argv), &mut keys)
     }
 
     #[test]
@@ -398,13 +381,13 @@ mod tests {
             recheck_transaction(
                 &server,
                 &client,
-                &[(get_cmd, get), (set_cmd, set)],
+                &[Call::new(get_cmd, get), Call::new(set_cmd, set)],
                 &mut keys
             ),
             Some(err(DOWN))
         );
         assert_eq!(
-            recheck_transaction(&server, &client, &[(get_cmd, get)], &mut keys),
+            recheck_transaction(&server, &client, &[Call::new(get_cmd, get)], &mut keys),
             None
         );
         drop(keys);

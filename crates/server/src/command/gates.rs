@@ -26,6 +26,7 @@
 //! refusal adds a condition here, never a step to dispatch; and the order
 //! is tested without a server.
 
+use super::call::Call;
 use super::error::CmdError;
 use super::table::{flag, Command};
 
@@ -60,7 +61,7 @@ pub trait World {
     }
     /// Cluster mode: MOVED, ASK, CROSSSLOT, TRYAGAIN or CLUSTERDOWN
     /// when this node does not serve the request's keys.
-    fn redirect(&self, _cmd: &Command, _argv: &[&[u8]]) -> Option<CmdError> {
+    fn redirect(&self, _call: &Call) -> Option<CmdError> {
         None
     }
     /// Over `maxmemory` with nothing (more) to evict. Evicts as a side
@@ -108,7 +109,7 @@ pub trait World {
     }
     /// The BUSY error when `argv` would wait for a script running past
     /// busy-reply-threshold.
-    fn busy(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError>;
+    fn busy(&self, call: &Call) -> Option<CmdError>;
 }
 
 pub const NOAUTH: CmdError = CmdError(std::borrow::Cow::Borrowed(
@@ -135,7 +136,8 @@ pub const LOADING: CmdError = CmdError(std::borrow::Cow::Borrowed(
 
 /// Runs the gates in order; `None` lets the handler run.
 #[inline]
-pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
+pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
+    let (cmd, argv) = (call.cmd, call.argv);
     let reject = |e| Some(Stop::Reject(e));
     if !cmd.has(flag::NO_AUTH) && !w.authenticated() {
         return reject(NOAUTH);
@@ -147,7 +149,7 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
     if let Some(e) = w.acl_denied(cmd, argv) {
         return reject(e);
     }
-    if let Some(e) = w.redirect(cmd, argv) {
+    if let Some(e) = w.redirect(call) {
         return Some(Stop::Redirect(e));
     }
     let queued = in_multi && !cmd.has(flag::TX_CONTROL);
@@ -189,7 +191,7 @@ pub fn check<W: World>(w: &W, cmd: &Command, argv: &[&[u8]]) -> Option<Stop> {
         return reject(LOADING);
     }
     if !cmd.has(flag::ALLOW_BUSY) {
-        if let Some(e) = w.busy(cmd, argv) {
+        if let Some(e) = w.busy(call) {
             return reject(e);
         }
     }
@@ -237,7 +239,7 @@ mod tests {
         fn acl_denied(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
             self.acl.then(|| CmdError::new("NOPERM"))
         }
-        fn redirect(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
+        fn redirect(&self, _: &Call) -> Option<CmdError> {
             self.moved.then(|| CmdError::new("MOVED 1 127.0.0.1:7000"))
         }
         fn out_of_memory(&self) -> bool {
@@ -255,7 +257,7 @@ mod tests {
         fn loading(&self) -> bool {
             self.loading
         }
-        fn busy(&self, _: &Command, _: &[&[u8]]) -> Option<CmdError> {
+        fn busy(&self, _: &Call) -> Option<CmdError> {
             self.busy.then(|| CmdError::new("BUSY"))
         }
         fn replica_client(&self) -> bool {
@@ -316,10 +318,10 @@ mod tests {
             |w| w.busy = false,
             |w| w.paused = false,
         ];
-        seen.push(first_word(check(&w, set, &argv)));
+        seen.push(first_word(check(&w, &Call::new(set, &argv))));
         for step in steps {
             step(&mut w);
-            seen.push(first_word(check(&w, set, &argv)));
+            seen.push(first_word(check(&w, &Call::new(set, &argv))));
         }
         assert_eq!(
             seen,
@@ -352,40 +354,61 @@ mod tests {
             ..Fake::default()
         };
         // Queued, but only after every rejecting gate.
-        assert_eq!(check(&multi, get, &[b"GET", b"k"]), Some(Stop::Queue));
-        assert_eq!(check(&multi, exec, &[b"EXEC"]), None);
-        assert_eq!(check(&multi, watch, &[b"WATCH", b"k"]), None);
+        assert_eq!(
+            check(&multi, &Call::new(get, &[b"GET", b"k"])),
+            Some(Stop::Queue)
+        );
+        assert_eq!(check(&multi, &Call::new(exec, &[b"EXEC"])), None);
+        assert_eq!(check(&multi, &Call::new(watch, &[b"WATCH", b"k"])), None);
         let busy = Fake {
             busy: true,
             ..multi.clone()
         };
-        assert_eq!(first_word(check(&busy, get, &[b"GET", b"k"])), "BUSY");
+        assert_eq!(
+            first_word(check(&busy, &Call::new(get, &[b"GET", b"k"]))),
+            "BUSY"
+        );
         // Under OOM inside MULTI even a read is refused (it would queue).
         let oom = Fake {
             oom: true,
             ..multi.clone()
         };
-        assert_eq!(first_word(check(&oom, get, &[b"GET", b"k"])), "OOM");
-        assert_eq!(check(&oom, exec, &[b"EXEC"]), None);
+        assert_eq!(
+            first_word(check(&oom, &Call::new(get, &[b"GET", b"k"]))),
+            "OOM"
+        );
+        assert_eq!(check(&oom, &Call::new(exec, &[b"EXEC"])), None);
         // EXEC of queued writes counts as a write for MISCONF.
         let disk = Fake {
             disk: true,
             multi_writes: true,
             ..multi.clone()
         };
-        assert_eq!(first_word(check(&disk, exec, &[b"EXEC"])), "MISCONF");
+        assert_eq!(
+            first_word(check(&disk, &Call::new(exec, &[b"EXEC"]))),
+            "MISCONF"
+        );
         // Unauthenticated: NOAUTH before anything about MULTI.
         let unauth = Fake {
             unauthenticated: true,
             ..oom.clone()
         };
-        assert_eq!(first_word(check(&unauth, get, &[b"GET", b"k"])), "NOAUTH");
+        assert_eq!(
+            first_word(check(&unauth, &Call::new(get, &[b"GET", b"k"]))),
+            "NOAUTH"
+        );
         // Subscribed RESP2 clients may (un)subscribe, nothing else.
         let sub = Fake {
             subscribed: true,
             ..Fake::default()
         };
-        assert_eq!(check(&sub, subscribe, &[b"SUBSCRIBE", b"c"]), None);
-        assert_eq!(first_word(check(&sub, get, &[b"GET", b"k"])), "ERR");
+        assert_eq!(
+            check(&sub, &Call::new(subscribe, &[b"SUBSCRIBE", b"c"])),
+            None
+        );
+        assert_eq!(
+            first_word(check(&sub, &Call::new(get, &[b"GET", b"k"]))),
+            "ERR"
+        );
     }
 }

@@ -14,6 +14,7 @@ mod bitmap;
 pub mod error;
 pub mod table;
 
+pub mod call;
 mod connection;
 mod dump;
 pub mod gates;
@@ -44,6 +45,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use resp::encode;
 
+use call::Call;
 pub use error::{CmdError, CmdResult};
 use table::{Access, Command, CommandTable, Registry};
 
@@ -365,22 +367,40 @@ fn unknown_command(argv: &[&[u8]]) -> CmdError {
     ))
 }
 
-/// Resolves `argv` to a command (following subcommands) and checks arity.
-pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Command, CmdError> {
+/// Why a request names no command it may run (see [`lookup`]).
+pub enum Unresolved<'t> {
+    UnknownCommand,
+    UnknownSubcommand,
+    /// The command, with the wrong number of arguments.
+    Arity(&'t Command),
+}
+
+/// The resolver: the command `argv` names (following subcommands), its
+/// arity checked. Requests (`Call::resolve`), scripts' `redis.call` and
+/// the busy hook all resolve through it; each says the refusal its own way.
+pub fn lookup<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Command, Unresolved<'t>> {
     let Some(mut cmd) = table.lookup(argv[0]) else {
-        return Err(unknown_command(argv));
+        return Err(Unresolved::UnknownCommand);
     };
     if !cmd.subcommands.is_empty() && argv.len() >= 2 {
-        cmd = match table.subcommand(cmd, argv[1]) {
-            Some(sub) => sub,
-            None => return Err(error::unknown_subcommand(argv[0], argv[1])),
-        };
+        cmd = table
+            .subcommand(cmd, argv[1])
+            .ok_or(Unresolved::UnknownSubcommand)?;
     }
     let argc = argv.len() as i64;
     if (cmd.arity > 0 && argc != cmd.arity) || argc < -cmd.arity {
-        return Err(error::wrong_arity(&cmd.name));
+        return Err(Unresolved::Arity(cmd));
     }
     Ok(cmd)
+}
+
+/// [`lookup`], refused with a client's error reply.
+pub fn resolve<'t>(table: &'t CommandTable, argv: &[&[u8]]) -> Result<&'t Command, CmdError> {
+    lookup(table, argv).map_err(|u| match u {
+        Unresolved::UnknownCommand => unknown_command(argv),
+        Unresolved::UnknownSubcommand => error::unknown_subcommand(argv[0], argv[1]),
+        Unresolved::Arity(cmd) => error::wrong_arity(&cmd.name),
+    })
 }
 
 /// The command a request [`resolve`] refused names, if it names one (a
@@ -474,11 +494,11 @@ impl gates::World for Gates<'_> {
     }
 
     #[inline]
-    fn redirect(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+    fn redirect(&self, call: &Call) -> Option<CmdError> {
         if !self.server.cluster.enabled() {
             return None;
         }
-        crate::cluster::redirect::check(self.server, self.client, cmd, argv)
+        crate::cluster::redirect::check(self.server, self.client, call)
     }
 
     fn replica_client(&self) -> bool {
@@ -511,11 +531,11 @@ impl gates::World for Gates<'_> {
     }
 
     #[inline]
-    fn busy(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+    fn busy(&self, call: &Call) -> Option<CmdError> {
         if !crate::scripting::any_busy() {
             return None;
         }
-        crate::scripting::busy_error(self.server, cmd, argv).map(CmdError::new)
+        crate::scripting::busy_error(self.server, call).map(CmdError::new)
     }
 }
 
@@ -590,8 +610,8 @@ fn run_request(
     clock: &mut Clock,
 ) -> Next {
     let mark = out.len();
-    let cmd = match resolve(&server.commands, argv) {
-        Ok(cmd) => cmd,
+    let call = match Call::resolve(&server.commands, argv) {
+        Ok(call) => call,
         Err(e) => {
             // Refused as the command it names, if any (a wrong number of
             // arguments: `EXEC x` inside MULTI discards the transaction,
@@ -602,15 +622,16 @@ fn run_request(
             return Next::Continue;
         }
     };
+    let cmd = call.cmd;
     // Set before the gates, as Redis's processCommand does: a refused
     // command is the one CLIENT LIST (and ACL LOG's client-info) shows.
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
     server.acl.refresh(&mut client.auth);
-    match gates::check(&Gates { server, client }, cmd, argv) {
+    match gates::check(&Gates { server, client }, &call) {
         None => {}
         Some(gates::Stop::Queue) => {
             if let Some(tx) = client.tx.as_mut() {
-                tx.queue.push(argv.iter().map(|a| a.to_vec()).collect());
+                tx.queue.push(call::Queued::of(&call));
                 client.info.multi_len.store(tx.queue.len() as i64, Relaxed);
                 tx.writes |= cmd.has(table::flag::WRITE);
                 tx.denyoom |= cmd.has(table::flag::DENYOOM);
@@ -640,11 +661,11 @@ fn run_request(
         Some(gates::Stop::Postpone) => return Next::Postpone,
     }
     let start = clock.last;
-    let mut view = lock_for(server, cmd, argv);
+    let mut view = lock_for(server, &call);
     if server.cluster.enabled() {
         // Fencing, and a slot migrating out: the lease may have lapsed, and
         // MIGRATE taken a key, since the gate.
-        if let Some(e) = crate::cluster::redirect::recheck(server, client, cmd, argv, &mut view) {
+        if let Some(e) = crate::cluster::redirect::recheck(server, client, &call, &mut view) {
             drop(view);
             stats.rejected(Some(cmd.id));
             reply_error(out, stats, e.0.as_bytes());
@@ -655,8 +676,7 @@ fn run_request(
     let run = execute(
         server,
         client,
-        cmd,
-        argv,
+        &call,
         out,
         stats,
         view,
@@ -758,48 +778,29 @@ pub fn reply_error(out: &mut Vec<u8>, stats: &ThreadStats, msg: &[u8]) {
 /// shards, the whole keyspace, an unknown command). A replica applies
 /// commands of different shards in parallel (`replication::replica`).
 pub fn single_shard(server: &Server, argv: &[&[u8]]) -> Option<usize> {
-    let cmd = server.commands.lookup(argv[0])?;
-    let n = argv.len() as i64;
-    let arity_ok = if cmd.arity >= 0 {
-        n == cmd.arity
-    } else {
-        n >= -cmd.arity
-    };
-    if !cmd.subcommands.is_empty() || cmd.access != Access::Keys || !arity_ok {
+    let cmd = lookup(&server.commands, argv).ok()?;
+    // Containers' subcommands are never a shard's alone.
+    if cmd.name.contains('|') || !cmd.subcommands.is_empty() || cmd.access != Access::Keys {
         return None;
     }
-    let mut pos = Vec::new();
-    cmd.key_positions(argv, &mut pos);
-    let shard = |i: &usize| -> Option<usize> {
-        let key = argv.get(*i)?;
-        Some(crate::storage::keyspace::shard_of(resp::slot::key_slot(
-            key,
-        )))
-    };
-    let first = shard(pos.first()?)?;
-    pos.iter().all(|i| shard(i) == Some(first)).then_some(first)
+    let call = Call::new(cmd, argv);
+    let (first, rest) = call.keys().split_first()?;
+    let shard = crate::storage::keyspace::shard_of(first.slot);
+    rest.iter()
+        .all(|k| crate::storage::keyspace::shard_of(k.slot) == shard)
+        .then_some(shard)
 }
 
-/// Locks the shards `cmd` needs for `argv`.
-pub fn lock_for<'s>(server: &'s Server, cmd: &Command, argv: &[&[u8]]) -> View<'s> {
-    match cmd.access {
+/// Locks the shards a request needs.
+pub fn lock_for<'s>(server: &'s Server, call: &Call) -> View<'s> {
+    match call.cmd.access {
         Access::None => server.keyspace.none(),
         Access::All => server.keyspace.lock_all(),
-        Access::Keys if cmd.single_key.is_some() => {
-            match cmd.single_key.and_then(|i| argv.get(i)) {
-                Some(key) => server.keyspace.lock_key(key),
-                None => server.keyspace.none(),
-            }
-        }
-        Access::Keys => {
-            let mut pos = Vec::new();
-            cmd.key_positions(argv, &mut pos);
-            match pos.len() {
-                0 => server.keyspace.none(),
-                1 => server.keyspace.lock_key(argv[pos[0]]),
-                _ => server.keyspace.lock_keys(pos.iter().map(|&i| argv[i])),
-            }
-        }
+        Access::Keys => match call.keys() {
+            [] => server.keyspace.none(),
+            [key] => server.keyspace.lock_slot(key.slot),
+            keys => server.keyspace.lock_slots(keys.iter().map(|k| k.slot)),
+        },
     }
 }
 
@@ -822,13 +823,13 @@ pub struct Executed<'s> {
 pub fn execute<'s>(
     server: &'s Server,
     client: &mut Client,
-    cmd: &Command,
-    argv: &[&[u8]],
+    call: &Call,
     out: &mut Vec<u8>,
     stats: &ThreadStats,
     view: View<'s>,
     now_ms: u64,
 ) -> Executed<'s> {
+    let (cmd, argv) = (call.cmd, call.argv);
     let mark = out.len();
     let Some(handler) = cmd.handler else {
         reply_error(
@@ -859,9 +860,7 @@ pub fn execute<'s>(
         // writes its STORE key only). The keyless ones that change more
         // (FLUSHALL, FLUSHDB, SWAPDB) tell the captures what they do
         // (persistence::capture), which then copy nothing.
-        let mut pos = Vec::new();
-        cmd.key_positions(argv, &mut pos);
-        let slots: Vec<usize> = pos.iter().map(|&i| resp::slot::key_slot(argv[i])).collect();
+        let slots: Vec<usize> = call.keys().iter().map(|k| k.slot).collect();
         server.aof.before_execute(&mut view, Some(&slots));
         server.snapshots.before_execute(&mut view, Some(&slots));
     }
@@ -921,7 +920,7 @@ pub fn execute<'s>(
     // keys are not tracked as reads). After the keys it found expired were
     // invalidated, as Redis deletes them in the lookup, before.
     if cmd.has(table::flag::READONLY) && cx.client.info.tracking.remembers() {
-        remember_keys(&cx, argv);
+        remember_keys(&cx, call);
     }
     if cmd.access != Access::None
         && server.aof.enabled()
@@ -983,15 +982,13 @@ fn flush_script_monitor_lines(server: &Server, client: &mut Client) {
 }
 
 #[cold]
-fn remember_keys(cx: &Ctx, argv: &[&[u8]]) {
+fn remember_keys(cx: &Ctx, call: &Call) {
     if matches!(cx.cmd.name.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro") {
         return;
     }
-    let mut pos = Vec::new();
-    cx.cmd.key_positions(argv, &mut pos);
     cx.server
         .tracking
-        .remember(cx.client.info.id, pos.iter().map(|&i| argv[i]));
+        .remember(cx.client.info.id, call.key_args());
     cx.server.tracking.limit(&cx.server.clients);
 }
 

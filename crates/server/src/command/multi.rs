@@ -11,9 +11,10 @@ use std::time::Instant;
 
 use resp::encode;
 
+use super::call::Call;
 use super::error::{CmdError, CmdResult};
-use super::table::{flag, Access, Command, Registry, WhileBusy};
-use super::{execute, resolve, Ctx, Next, TimeoutReply};
+use super::table::{flag, Access, Registry, WhileBusy};
+use super::{execute, Ctx, Next, TimeoutReply};
 use crate::client::{Client, Tx};
 use crate::server::Server;
 
@@ -101,35 +102,32 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let table = &server.commands;
     let argvs: Vec<Vec<&[u8]>> = queued
         .iter()
-        .map(|a| a.iter().map(Vec::as_slice).collect())
+        .map(|q| q.argv.iter().map(Vec::as_slice).collect())
         .collect();
-    // Every command was resolved when queued; resolve again to get the
-    // table entries (the table is immutable, so this cannot fail
-    // differently).
-    let cmds: Vec<Result<&Command, CmdError>> = argvs.iter().map(|a| resolve(table, a)).collect();
+    // Every command was resolved when it was queued (the table is
+    // immutable).
+    let calls: Vec<Call> = queued
+        .iter()
+        .zip(&argvs)
+        .map(|(q, argv)| Call::with_keys(table.get(q.cmd), argv, q.keys.clone()))
+        .collect();
     let watched: Vec<(usize, Vec<u8>, bool)> = watch.keys.lock().clone();
     // One lock set for the whole transaction: the queued commands' keys
     // and the watched keys.
     // Commands that read or lock every shard themselves (INFO, DEBUG
     // POPULATE, BGSAVE...) would deadlock on a shard the transaction holds:
     // they get all of them.
-    let needs_all = cmds.iter().any(|c| {
-        c.as_ref()
-            .is_ok_and(|c| c.access == Access::All || c.has(flag::EVERY_SHARD))
-    });
+    let needs_all = calls
+        .iter()
+        .any(|c| c.cmd.access == Access::All || c.cmd.has(flag::EVERY_SHARD));
     let mut view = if needs_all {
         server.keyspace.lock_all()
     } else {
-        let mut keys: Vec<&[u8]> = watched.iter().map(|(_, k, _)| k.as_slice()).collect();
-        let mut pos = Vec::new();
-        for (cmd, argv) in cmds.iter().zip(&argvs) {
-            if let Ok(cmd) = cmd {
-                pos.clear();
-                cmd.key_positions(argv, &mut pos);
-                keys.extend(pos.iter().map(|&p| argv[p]));
-            }
-        }
-        server.keyspace.lock_keys(keys.into_iter())
+        let watched_slots = watched.iter().map(|(_, k, _)| resp::slot::key_slot(k));
+        let queued_slots = calls.iter().flat_map(|c| c.keys().iter().map(|k| k.slot));
+        server
+            .keyspace
+            .lock_slots(watched_slots.chain(queued_slots))
     };
     let now = super::unix_ms();
     let aborted = watch.dirty.load(Relaxed)
@@ -139,13 +137,8 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     server.watches.unwatch_all(&watch);
     if server.cluster.enabled() {
         // The gate looked at the queued keys before EXEC held them.
-        let requests: Vec<(&Command, &[&[u8]])> = cmds
-            .iter()
-            .zip(&argvs)
-            .filter_map(|(c, a)| c.as_ref().ok().map(|c| (*c, a.as_slice())))
-            .collect();
         if let Some(e) =
-            crate::cluster::redirect::recheck_transaction(server, cx.client, &requests, &mut view)
+            crate::cluster::redirect::recheck_transaction(server, cx.client, &calls, &mut view)
         {
             return Err(e);
         }
@@ -155,17 +148,11 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         cx.null_array();
         return Ok(());
     }
-    encode::array(cx.out, cmds.len());
+    encode::array(cx.out, calls.len());
     let mut ready = Vec::new();
     let own_tx = super::propagate::begin_transaction(server, cx.client);
-    for (cmd, argv) in cmds.into_iter().zip(&argvs) {
-        let cmd = match cmd {
-            Ok(c) => c,
-            Err(e) => {
-                super::reply_error(cx.out, cx.stats, e.0.as_bytes());
-                continue;
-            }
-        };
+    for call in &calls {
+        let (cmd, argv) = (call.cmd, call.argv);
         // Permissions are checked again: the user's rules may have
         // changed since the command was queued.
         if let Err(d) = super::acl::check(server, cx.client, cmd, argv, Context::Multi) {
@@ -178,7 +165,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             continue;
         }
         let start = Instant::now();
-        let run = execute(server, cx.client, cmd, argv, cx.out, cx.stats, view, now);
+        let run = execute(server, cx.client, call, cx.out, cx.stats, view, now);
         view = run.view;
         ready.extend(run.ready);
         cx.pushing |= run.pushing;

@@ -56,7 +56,7 @@ use crate::command::table::{flag, Access, Command, Registry};
 use crate::command::{args, execute, Ctx, TimeoutReply};
 use crate::observe::stats::ThreadStats;
 use crate::server::Server;
-use crate::storage::keyspace::{View, SHARDS};
+use crate::storage::keyspace::{shard_of, View, SHARDS};
 use lua::{ffi, lua_fn, push, push_error, push_error_counted, State, Vm};
 use resp::slot::key_slot;
 
@@ -296,7 +296,7 @@ fn state(server: &Server) -> &'static Scripting {
 /// gate, before it locks; the gate lets `allow_busy` commands through).
 /// Commands that touch none of the script's shards pass: keel can serve
 /// them while the script runs.
-pub fn busy_error(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<&'static str> {
+pub fn busy_error(server: &Server, call: &crate::command::call::Call) -> Option<&'static str> {
     if ANY_BUSY.load(Relaxed) == 0 {
         return None;
     }
@@ -305,14 +305,13 @@ pub fn busy_error(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<&'st
     if busy == 0 {
         return None;
     }
-    let touches = match cmd.access {
+    let touches = match call.cmd.access {
         Access::None => false,
         Access::All => true,
-        Access::Keys => {
-            let mut pos = Vec::new();
-            cmd.key_positions(argv, &mut pos);
-            pos.iter().any(|&p| busy & shard_bit(argv[p]) != 0)
-        }
+        Access::Keys => call
+            .keys()
+            .iter()
+            .any(|k| busy & (1u64 << shard_of(k.slot)) != 0),
     };
     if !touches {
         return None;

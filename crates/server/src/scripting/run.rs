@@ -2,6 +2,9 @@
 //! the count hook (busy detection, SCRIPT KILL), and the relocking retry.
 
 use super::*;
+use crate::command::call::Call;
+use crate::command::Unresolved;
+use crate::storage::keyspace::shard_of;
 
 // ---------------------------------------------------------------------------
 // Running a script.
@@ -24,7 +27,6 @@ pub(super) struct Run<'a, 's> {
     pub(super) reply: &'a mut Vec<u8>,
     pub(super) nums: &'a mut Vec<u8>,
     pub(super) argv_store: Vec<&'static [u8]>,
-    pub(super) pos: Vec<usize>,
     /// Shards this script may touch (bit per shard).
     pub(super) mask: u64,
     /// Every shard is locked.
@@ -98,7 +100,8 @@ impl Run<'_, '_> {
     }
 
     /// The shards the command would touch are all held.
-    fn check_shards(&mut self, cmd: &Command, argv: &[&[u8]]) -> Result<(), Fail> {
+    fn check_shards(&mut self, call: &Call) -> Result<(), Fail> {
+        let cmd = call.cmd;
         // INFO, MEMORY STATS...: they read every shard, and would deadlock
         // on one the script holds; so they need them all.
         if cmd.has(flag::EVERY_SHARD) && !self.all_locked {
@@ -110,22 +113,12 @@ impl Run<'_, '_> {
             Access::All => self.need(Restart::All),
             Access::Keys if self.all_locked => Ok(()),
             Access::Keys => {
-                let mut missing: Vec<Vec<u8>> = Vec::new();
-                if let Some(i) = cmd.single_key {
-                    if let Some(k) = argv.get(i) {
-                        if self.mask & shard_bit(k) == 0 {
-                            missing.push(k.to_vec());
-                        }
-                    }
-                } else {
-                    self.pos.clear();
-                    cmd.key_positions(argv, &mut self.pos);
-                    for &p in &self.pos {
-                        if self.mask & shard_bit(argv[p]) == 0 {
-                            missing.push(argv[p].to_vec());
-                        }
-                    }
-                }
+                let missing: Vec<Vec<u8>> = call
+                    .keys()
+                    .iter()
+                    .filter(|k| self.mask & (1u64 << shard_of(k.slot)) == 0)
+                    .map(|k| call.argv[k.pos].to_vec())
+                    .collect();
                 if missing.is_empty() {
                     Ok(())
                 } else {
@@ -137,22 +130,16 @@ impl Run<'_, '_> {
 
     /// Runs one command for the script; its reply is left in `reply`.
     fn exec(&mut self, argv: &[&[u8]]) -> Result<(), Fail> {
-        let table = &self.server.commands;
-        let Some(mut cmd) = table.lookup(argv[0]) else {
-            return Err(Fail::Msg(b"Unknown Redis command called from script"));
-        };
-        if !cmd.subcommands.is_empty() && argv.len() >= 2 {
-            match table.subcommand(cmd, argv[1]) {
-                Some(sub) => cmd = sub,
-                None => return Err(Fail::Msg(b"Unknown Redis command called from script")),
+        let cmd = match crate::command::lookup(&self.server.commands, argv) {
+            Ok(cmd) => cmd,
+            Err(Unresolved::Arity(_)) => {
+                return Err(Fail::Msg(
+                    b"Wrong number of args calling Redis command from script",
+                ))
             }
-        }
-        let argc = argv.len() as i64;
-        if (cmd.arity > 0 && argc != cmd.arity) || argc < -cmd.arity {
-            return Err(Fail::Msg(
-                b"Wrong number of args calling Redis command from script",
-            ));
-        }
+            Err(_) => return Err(Fail::Msg(b"Unknown Redis command called from script")),
+        };
+        let call = Call::new(cmd, argv);
         if cmd.has(flag::NOSCRIPT) {
             return Err(Fail::Msg(b"This Redis command is not allowed from script"));
         }
@@ -198,7 +185,7 @@ impl Run<'_, '_> {
         // only keys this node serves (the redirection gate decides), and
         // not while the cluster is down.
         if self.server.cluster.enabled() {
-            if let Some(e) = crate::cluster::redirect::check(self.server, self.client, cmd, argv) {
+            if let Some(e) = crate::cluster::redirect::check(self.server, self.client, &call) {
                 return Err(Fail::Msg(match e.0.as_ref() {
                     crate::cluster::redirect::DOWN_RO => {
                         b"Script attempted to execute a write command while the cluster is down and readonly"
@@ -210,7 +197,7 @@ impl Run<'_, '_> {
                 }));
             }
         }
-        self.check_shards(cmd, argv)?;
+        self.check_shards(&call)?;
         if write {
             self.wrote = true;
             if let Some(b) = &self.busy {
@@ -242,8 +229,7 @@ impl Run<'_, '_> {
         let done = execute(
             self.server,
             self.client,
-            cmd,
-            argv,
+            &call,
             self.reply,
             self.stats,
             view,
@@ -798,7 +784,6 @@ pub(super) fn run_once(
         reply,
         nums,
         argv_store: Vec::new(),
-        pos: Vec::new(),
         mask: if all_locked { u64::MAX } else { mask },
         all_locked,
         can_restart,

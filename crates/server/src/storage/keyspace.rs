@@ -256,11 +256,26 @@ impl Keyspace {
 
     /// Locks the shards of all `keys`, in ascending shard order.
     pub fn lock_keys<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> View<'_> {
+        self.lock_slots(keys.map(key_slot))
+    }
+
+    /// Locks the shard of one slot.
+    #[inline]
+    pub fn lock_slot(&self, slot: usize) -> View<'_> {
+        let shard = shard_of(slot);
+        View {
+            guards: Guards::One(shard, self.lock(shard)),
+            expiry: self.expiry(),
+        }
+    }
+
+    /// Locks the shards of all `slots`, in ascending shard order.
+    pub fn lock_slots(&self, slots: impl Iterator<Item = usize>) -> View<'_> {
         let mut wanted = [false; SHARDS];
         let mut count = 0;
         let mut last = 0;
-        for k in keys {
-            let s = shard_of(key_slot(k));
+        for slot in slots {
+            let s = shard_of(slot);
             if !wanted[s] {
                 wanted[s] = true;
                 count += 1;

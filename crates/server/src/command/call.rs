@@ -1,0 +1,124 @@
+//! A request resolved once: its command (subcommand followed, arity
+//! checked), its arguments, and where its keys are with their slots.
+//!
+//! Every step after resolution reads the request from its `Call`: the
+//! gates, the cluster gate and its second look under the locks, locking,
+//! the persistence hooks, tracking and EXEC (its queue holds resolved
+//! requests, `Queued`), so the command table is searched and the key specs
+//! evaluated once per request.
+
+use super::error::CmdError;
+use super::table::{Command, CommandTable};
+
+/// One key of a request: its argument's position and its hash slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub pos: usize,
+    pub slot: usize,
+}
+
+/// A request's keys, in the order its key specs give them. One key (the
+/// common case) is kept without allocating.
+#[derive(Clone, Debug, Default)]
+pub enum Keys {
+    #[default]
+    None,
+    One(Key),
+    Many(Vec<Key>),
+}
+
+impl Keys {
+    /// The keys of `argv` for `cmd`.
+    fn of(cmd: &Command, argv: &[&[u8]]) -> Keys {
+        let key = |pos: usize| Key {
+            pos,
+            slot: resp::slot::key_slot(argv[pos]),
+        };
+        if let Some(pos) = cmd.single_key {
+            return match argv.get(pos) {
+                Some(_) => Keys::One(key(pos)),
+                None => Keys::None,
+            };
+        }
+        let mut pos = Vec::new();
+        cmd.key_positions(argv, &mut pos);
+        match pos.as_slice() {
+            [] => Keys::None,
+            [p] => Keys::One(key(*p)),
+            _ => Keys::Many(pos.into_iter().map(key).collect()),
+        }
+    }
+
+    pub fn as_slice(&self) -> &[Key] {
+        match self {
+            Keys::None => &[],
+            Keys::One(k) => std::slice::from_ref(k),
+            Keys::Many(v) => v,
+        }
+    }
+}
+
+/// A request resolved once (see the module's doc).
+pub struct Call<'c> {
+    pub cmd: &'c Command,
+    pub argv: &'c [&'c [u8]],
+    keys: Keys,
+}
+
+impl<'c> Call<'c> {
+    /// Resolves `argv`: the command (or its subcommand), arity, keys.
+    pub fn resolve(table: &'c CommandTable, argv: &'c [&'c [u8]]) -> Result<Call<'c>, CmdError> {
+        let cmd = super::resolve(table, argv)?;
+        Ok(Call::new(cmd, argv))
+    }
+
+    /// The request `argv` of the resolved `cmd`.
+    pub fn new(cmd: &'c Command, argv: &'c [&'c [u8]]) -> Call<'c> {
+        Call {
+            cmd,
+            argv,
+            keys: Keys::of(cmd, argv),
+        }
+    }
+
+    /// A request resolved before, with its keys (a queued one).
+    pub fn with_keys(cmd: &'c Command, argv: &'c [&'c [u8]], keys: Keys) -> Call<'c> {
+        Call { cmd, argv, keys }
+    }
+
+    /// The keys, with their positions and slots.
+    #[inline]
+    pub fn keys(&self) -> &[Key] {
+        self.keys.as_slice()
+    }
+
+    /// The key arguments themselves.
+    pub fn key_args(&self) -> impl Iterator<Item = &'c [u8]> + '_ {
+        self.keys().iter().map(|k| self.argv[k.pos])
+    }
+
+    /// Takes the keys (for a `Queued` request).
+    pub fn into_keys(self) -> Keys {
+        self.keys
+    }
+}
+
+/// A request queued by MULTI: resolved when it was queued, run by EXEC
+/// without resolving it again.
+#[derive(Debug)]
+pub struct Queued {
+    /// Index of its command in the table (`CommandTable::get`).
+    pub cmd: usize,
+    pub argv: Vec<Vec<u8>>,
+    pub keys: Keys,
+}
+
+impl Queued {
+    pub fn of(call: &Call) -> Queued {
+        Queued {
+            cmd: call.cmd.id,
+            argv: call.argv.iter().map(|a| a.to_vec()).collect(),
+            keys: call.keys.clone(),
+        }
+    }
+}
