@@ -60,12 +60,12 @@ pub fn exec_denied_error(d: Denied) -> CmdError {
 }
 
 /// The error a script's `redis.call` raises for a refused command.
-pub fn script_denied_message(d: Denied) -> &'static [u8] {
+pub fn script_denied_message(d: Denied) -> &'static str {
     match d {
-        Denied::Command => b"The user executing the script can't run this command or subcommand",
-        Denied::Key(_) => b"The user executing the script can't access at least one of the keys mentioned in the command arguments",
+        Denied::Command => "The user executing the script can't run this command or subcommand",
+        Denied::Key(_) => "The user executing the script can't access at least one of the keys mentioned in the command arguments",
         Denied::Channel(_) => {
-            b"The user executing the script can't publish to the channel mentioned in the command"
+            "The user executing the script can't publish to the channel mentioned in the command"
         }
     }
 }

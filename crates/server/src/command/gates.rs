@@ -21,6 +21,13 @@
 //!     `may_replicate` for WRITE): held back until the pause ends;
 //! 14. MULTI queueing (everything but keel's `TX_CONTROL` column).
 //!
+//! A script's `redis.call` passes the same gates in its own context
+//! ([`Caller::Script`]), in the order of Redis's `scriptCall`: `noscript`;
+//! ACL; a write (or `may_replicate`) from a read-only script; MISCONF
+//! (writes); out of memory (`denyoom`, by the script's own rule); the
+//! cluster gate. What a script is refused fails the script ([`Stop::Fail`]), except
+//! MISCONF and OOM, which are the command's error reply, as in Redis.
+//!
 //! Each gate is a condition on the command's table columns and on what
 //! [`World`] says of the server and the client, so a feature that adds a
 //! refusal adds a condition here, never a step to dispatch; and the order
@@ -44,12 +51,30 @@ pub enum Stop {
     /// TRYAGAIN, CLUSTERDOWN). Inside MULTI it dooms the transaction; on
     /// EXEC it discards it and answers the plain error, as Redis.
     Redirect(CmdError),
+    /// A script's command refused: the script fails with this error.
+    Fail(CmdError),
+}
+
+/// Who sends the request (see the module's doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// A client's request (Redis's processCommand).
+    Client,
+    /// A script's `redis.call` (Redis's scriptCall).
+    Script,
 }
 
 /// What the gates need to know about the server and the requesting
 /// client. Conditions of features keel does not have yet default to
 /// "not in that state".
 pub trait World {
+    fn caller(&self) -> Caller {
+        Caller::Client
+    }
+    /// A script that may not write (`no-writes`, EVAL_RO...).
+    fn read_only_script(&self) -> bool {
+        false
+    }
     fn authenticated(&self) -> bool {
         true
     }
@@ -137,6 +162,9 @@ pub const LOADING: CmdError = CmdError(std::borrow::Cow::Borrowed(
 /// Runs the gates in order; `None` lets the handler run.
 #[inline]
 pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
+    if w.caller() == Caller::Script {
+        return check_script(w, call);
+    }
     let (cmd, argv) = (call.cmd, call.argv);
     let reject = |e| Some(Stop::Reject(e));
     if !cmd.has(flag::NO_AUTH) && !w.authenticated() {
@@ -204,6 +232,42 @@ pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
     None
 }
 
+pub const NOT_FROM_SCRIPT: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "This Redis command is not allowed from script",
+));
+pub const WRITE_FROM_READ_ONLY_SCRIPT: CmdError = CmdError(std::borrow::Cow::Borrowed(
+    "Write commands are not allowed from read-only scripts.",
+));
+
+/// The gates of a script's `redis.call`, in Redis's scriptCall order.
+fn check_script<W: World>(w: &W, call: &Call) -> Option<Stop> {
+    let (cmd, argv) = (call.cmd, call.argv);
+    if cmd.has(flag::NOSCRIPT) {
+        return Some(Stop::Fail(NOT_FROM_SCRIPT));
+    }
+    if let Some(e) = w.acl_denied(cmd, argv) {
+        return Some(Stop::Fail(e));
+    }
+    let write = cmd.has(flag::WRITE);
+    // Redis's may-replicate commands count as writes for read-only
+    // scripts.
+    if (write || cmd.has(flag::REPLICATES)) && w.read_only_script() {
+        return Some(Stop::Fail(WRITE_FROM_READ_ONLY_SCRIPT));
+    }
+    if write {
+        if let Some(e) = w.disk_error() {
+            return Some(Stop::Reject(e));
+        }
+    }
+    if cmd.has(flag::DENYOOM) && w.out_of_memory() {
+        return Some(Stop::Reject(OOM));
+    }
+    if let Some(e) = w.redirect(call) {
+        return Some(Stop::Fail(e));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,9 +288,21 @@ mod tests {
         busy: bool,
         monitor: bool,
         paused: bool,
+        script: bool,
+        read_only_script: bool,
     }
 
     impl World for Fake {
+        fn caller(&self) -> Caller {
+            if self.script {
+                Caller::Script
+            } else {
+                Caller::Client
+            }
+        }
+        fn read_only_script(&self) -> bool {
+            self.read_only_script
+        }
         fn authenticated(&self) -> bool {
             !self.unauthenticated
         }
@@ -277,7 +353,7 @@ mod tests {
             None => "run".into(),
             Some(Stop::Queue) => "queued".into(),
             Some(Stop::Postpone) => "postponed".into(),
-            Some(Stop::Reject(e)) | Some(Stop::Redirect(e)) => {
+            Some(Stop::Reject(e)) | Some(Stop::Redirect(e)) | Some(Stop::Fail(e)) => {
                 e.0.split(' ').next().unwrap_or_default().to_string()
             }
         }
@@ -339,6 +415,77 @@ mod tests {
                 "postponed",
                 "run"
             ]
+        );
+    }
+
+    fn stop_kind(stop: Option<Stop>) -> String {
+        match stop {
+            None => "run".into(),
+            Some(Stop::Fail(e)) => format!("fail {}", e.0.split(' ').next().unwrap_or_default()),
+            Some(Stop::Reject(e)) => {
+                format!("reply {}", e.0.split(' ').next().unwrap_or_default())
+            }
+            Some(other) => format!("{other:?}"),
+        }
+    }
+
+    /// A script's commands pass the gates of scriptCall, in its order:
+    /// those a client passes (AUTH, BUSY, pause, MULTI...) do not apply,
+    /// and what fails the script differs from what is a reply.
+    #[test]
+    fn script_gates_answer_in_redis_order() {
+        let t = table();
+        let set = t.lookup(b"set").expect("set");
+        let argv: [&[u8]; 3] = [b"SET", b"k", b"v"];
+        let mut w = Fake {
+            script: true,
+            unauthenticated: true,
+            busy: true,
+            paused: true,
+            loading: true,
+            multi: true,
+            acl: true,
+            read_only_script: true,
+            disk: true,
+            oom: true,
+            moved: true,
+            ..Fake::default()
+        };
+        let mut seen = vec![stop_kind(check(&w, &Call::new(set, &argv)))];
+        let steps: [fn(&mut Fake); 5] = [
+            |w| w.acl = false,
+            |w| w.read_only_script = false,
+            |w| w.disk = false,
+            |w| w.oom = false,
+            |w| w.moved = false,
+        ];
+        for step in steps {
+            step(&mut w);
+            seen.push(stop_kind(check(&w, &Call::new(set, &argv))));
+        }
+        assert_eq!(
+            seen,
+            [
+                "fail NOPERM",
+                "fail Write",
+                "reply MISCONF",
+                "reply OOM",
+                "fail MOVED",
+                "run"
+            ]
+        );
+        // `noscript` commands fail first; reads pass a read-only script.
+        let exec = t.lookup(b"exec").expect("exec");
+        assert_eq!(
+            stop_kind(check(&w, &Call::new(exec, &[b"EXEC"]))),
+            "fail This"
+        );
+        let get = t.lookup(b"get").expect("get");
+        w.read_only_script = true;
+        w.oom = true;
+        assert_eq!(
+            stop_kind(check(&w, &Call::new(get, &[b"GET", b"k"]))),
+            "run"
         );
     }
 

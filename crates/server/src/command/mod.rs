@@ -640,7 +640,8 @@ fn run_request(
             finish_reply(client, out, mark, false);
             return Next::Continue;
         }
-        Some(gates::Stop::Reject(e)) => {
+        // (`Fail` is a script's; a client's request is never refused so.)
+        Some(gates::Stop::Reject(e) | gates::Stop::Fail(e)) => {
             reject(server, client, Some(cmd), e, out, stats);
             finish_reply(client, out, mark, false);
             return Next::Continue;

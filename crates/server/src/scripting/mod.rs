@@ -113,8 +113,6 @@ const BUSY_EVAL: &str =
 const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 const NON_LOCAL_KEY: &[u8] = b"Script attempted to access a non local key (keel locks the shards of the declared KEYS: declare every key the script uses)";
-/// Commands Redis flags `may_replicate` that scripts may call.
-const MAY_REPLICATE: [&str; 3] = ["publish", "spublish", "pfcount"];
 /// Raised (and re-raised on every line) to unwind a script that must run
 /// again with more shards locked; never reaches a client.
 const RESTART: &[u8] = b"keel: script restarts with more keys locked";

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::command::call::Call;
-use crate::command::Unresolved;
+use crate::command::gates::{self, Stop};
+use crate::command::{CmdError, Unresolved};
 use crate::storage::keyspace::shard_of;
 
 // ---------------------------------------------------------------------------
@@ -85,8 +86,84 @@ pub(super) unsafe fn current<'x>() -> Option<&'x mut Run<'static, 'static>> {
 pub(super) enum Fail {
     /// A script error (`ERR` prepended).
     Msg(&'static [u8]),
+    /// A gate refused the command (`gates::Stop::Fail`): a script error.
+    Refused(CmdError),
     /// Abandon the attempt and run again with more shards.
     Restart,
+}
+
+/// The gates' view of a script's `redis.call` (`gates::Caller::Script`).
+struct ScriptGates<'r, 'a, 's>(&'r Run<'a, 's>);
+
+impl gates::World for ScriptGates<'_, '_, '_> {
+    fn caller(&self) -> gates::Caller {
+        gates::Caller::Script
+    }
+
+    fn read_only_script(&self) -> bool {
+        self.0.read_only
+    }
+
+    fn in_multi(&self) -> bool {
+        false
+    }
+
+    fn multi_writes(&self) -> bool {
+        false
+    }
+
+    fn acl_denied(&self, cmd: &Command, argv: &[&[u8]]) -> Option<CmdError> {
+        let run = self.0;
+        crate::command::acl::check(
+            run.server,
+            run.client,
+            cmd,
+            argv,
+            crate::acl::log::Context::Lua,
+        )
+        .err()
+        .map(|d| CmdError::new(crate::command::acl::script_denied_message(d)))
+    }
+
+    /// Redis's scriptVerifyOOM: over the limit when the script began, a
+    /// denyoom command is refused until the script has written (then it
+    /// must be let finish).
+    fn out_of_memory(&self) -> bool {
+        let run = self.0;
+        run.oom_at_start && !run.allow_oom && !run.wrote
+    }
+
+    fn disk_error(&self) -> Option<CmdError> {
+        crate::command::disk_error(self.0.server)
+    }
+
+    /// Redis's scriptVerifyClusterState: a script's command may touch only
+    /// keys this node serves (the redirection gate decides), and not while
+    /// the cluster is down.
+    fn redirect(&self, call: &Call) -> Option<CmdError> {
+        let run = self.0;
+        if !run.server.cluster.enabled() {
+            return None;
+        }
+        let e = crate::cluster::redirect::check(run.server, run.client, call)?;
+        Some(CmdError::new(match e.0.as_ref() {
+            crate::cluster::redirect::DOWN_RO => {
+                "Script attempted to execute a write command while the cluster is down and readonly"
+            }
+            crate::cluster::redirect::DOWN => {
+                "Script attempted to execute a command while the cluster is down"
+            }
+            _ => "Script attempted to access a non local key in a cluster node",
+        }))
+    }
+
+    fn subscribed_resp2(&self) -> bool {
+        false
+    }
+
+    fn busy(&self, _call: &Call) -> Option<CmdError> {
+        None
+    }
 }
 
 impl Run<'_, '_> {
@@ -140,62 +217,18 @@ impl Run<'_, '_> {
             Err(_) => return Err(Fail::Msg(b"Unknown Redis command called from script")),
         };
         let call = Call::new(cmd, argv);
-        if cmd.has(flag::NOSCRIPT) {
-            return Err(Fail::Msg(b"This Redis command is not allowed from script"));
-        }
-        if let Err(d) = crate::command::acl::check(
-            self.server,
-            self.client,
-            cmd,
-            argv,
-            crate::acl::log::Context::Lua,
-        ) {
-            return Err(Fail::Msg(crate::command::acl::script_denied_message(d)));
-        }
         let write = cmd.has(flag::WRITE);
-        // Redis's may-replicate commands count as writes for read-only
-        // scripts.
-        if (write || MAY_REPLICATE.contains(&cmd.name.as_str())) && self.read_only {
-            return Err(Fail::Msg(
-                b"Write commands are not allowed from read-only scripts.",
-            ));
-        }
-        // Dispatch's MISCONF gate, for the script's own commands: the
-        // error is the command's reply, as Redis's scriptCall gives it.
-        if write {
-            if let Some(e) = crate::command::disk_error(self.server) {
+        match gates::check(&ScriptGates(self), &call) {
+            None => {}
+            Some(Stop::Fail(e)) => return Err(Fail::Refused(e)),
+            // MISCONF and OOM: the command's error reply, as Redis's
+            // scriptCall gives it.
+            Some(Stop::Reject(e)) => {
                 self.reply.clear();
                 crate::command::reply_error(self.reply, self.stats, e.0.as_bytes());
                 return Ok(());
             }
-        }
-        // Redis's scriptVerifyOOM: over the limit when the script began,
-        // a denyoom command is refused until the script has written (then
-        // it must be let finish).
-        if self.oom_at_start && !self.allow_oom && !self.wrote && cmd.has(flag::DENYOOM) {
-            self.reply.clear();
-            crate::command::reply_error(
-                self.reply,
-                self.stats,
-                crate::command::gates::OOM.0.as_bytes(),
-            );
-            return Ok(());
-        }
-        // Redis's scriptVerifyClusterState: a script's command may touch
-        // only keys this node serves (the redirection gate decides), and
-        // not while the cluster is down.
-        if self.server.cluster.enabled() {
-            if let Some(e) = crate::cluster::redirect::check(self.server, self.client, &call) {
-                return Err(Fail::Msg(match e.0.as_ref() {
-                    crate::cluster::redirect::DOWN_RO => {
-                        b"Script attempted to execute a write command while the cluster is down and readonly"
-                    }
-                    crate::cluster::redirect::DOWN => {
-                        b"Script attempted to execute a command while the cluster is down"
-                    }
-                    _ => b"Script attempted to access a non local key in a cluster node",
-                }));
-            }
+            Some(Stop::Queue | Stop::Postpone | Stop::Redirect(_)) => {}
         }
         self.check_shards(&call)?;
         if write {
@@ -426,6 +459,14 @@ pub(super) unsafe fn call_generic(l: State, raise: bool) -> c_int {
             }
             Err(Fail::Msg(m)) => {
                 push_error_counted(l, m);
+                if raise {
+                    -1
+                } else {
+                    1
+                }
+            }
+            Err(Fail::Refused(e)) => {
+                push_error_counted(l, e.0.as_bytes());
                 if raise {
                     -1
                 } else {
