@@ -11,8 +11,8 @@ use resp::encode;
 
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
-use super::keys::lookup_write;
 use super::table::Registry;
+use super::typed;
 use super::Ctx;
 use crate::clients::notify;
 use crate::storage::bitmap::{self as bits, BitOp, Overflow};
@@ -80,7 +80,7 @@ fn bitmap_for_write<'v>(
     now: u64,
     len: usize,
 ) -> Result<(&'v mut Vec<u8>, bool), CmdError> {
-    let created = match lookup_write(view, db, key, now) {
+    let created = match typed::write::<Str>(view, db, key, now)? {
         None => {
             // Exact, plus the spare byte that reports `raw` as Redis does.
             let mut v = Vec::new();
@@ -89,24 +89,14 @@ fn bitmap_for_write<'v>(
             view.set(db, key, Value::Str(Str::raw(v)), 0, now);
             true
         }
-        Some(EntryMut {
-            value: Value::Str(_),
-            ..
-        }) => false,
-        Some(_) => return Err(error::WRONGTYPE),
+        Some(_) => false,
     };
-    match view.peek(db, key, now) {
-        Some(EntryMut {
-            value: Value::Str(s),
-            ..
-        }) => {
-            let before = s.len();
-            let raw = s.grow_zeroed(len).map_err(|_| NO_MEMORY)?;
-            let grown = raw.len() != before;
-            Ok((raw, created || grown))
-        }
-        _ => Err(error::WRONGTYPE),
-    }
+    // (There now, a string: just checked or stored.)
+    let s = typed::typed::<Str>(view.peek(db, key, now))?.ok_or(error::WRONGTYPE)?;
+    let before = s.len();
+    let raw = s.grow_zeroed(len).map_err(|_| NO_MEMORY)?;
+    let grown = raw.len() != before;
+    Ok((raw, created || grown))
 }
 
 /// SETBIT key offset value
@@ -138,37 +128,15 @@ fn setbit(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn getbit(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let offset = bit_offset(cx, argv[2], 0)?;
     let (db, now) = (cx.db(), cx.now_ms);
-    let bit = match cx.view.get(db, argv[1], now) {
+    let bit = match typed::read::<Str>(&mut cx.view, db, argv[1], now)? {
         None => false,
-        Some(EntryMut {
-            value: Value::Str(s),
-            ..
-        }) => s.with_bytes(|b| {
+        Some(s) => s.with_bytes(|b| {
             b.get((offset >> 3) as usize)
                 .is_some_and(|byte| byte & (0x80 >> (offset & 7)) != 0)
         }),
-        Some(_) => return Err(error::WRONGTYPE),
     };
     cx.int(bit as i64);
     Ok(())
-}
-
-/// The string at `key` for a command that reads it (Redis's
-/// lookupKeyRead), borrowing only the view.
-fn read_str<'v>(
-    view: &'v mut View<'_>,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut Str>, CmdError> {
-    match view.get(db, key, now) {
-        None => Ok(None),
-        Some(EntryMut {
-            value: Value::Str(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
 }
 
 /// BYTE or BIT, the unit of a BITCOUNT/BITPOS range.
@@ -186,7 +154,7 @@ fn unit_is_bit(arg: &[u8]) -> Result<bool, CmdError> {
 fn bitcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     // As Redis 7.0: a missing key is 0 before the arguments are looked at.
-    let Some(s) = read_str(&mut cx.view, db, argv[1], now)? else {
+    let Some(s) = typed::read::<Str>(&mut cx.view, db, argv[1], now)? else {
         encode::integer(cx.out, 0);
         return Ok(());
     };
@@ -237,7 +205,7 @@ fn bitpos(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     };
     let (db, now) = (cx.db(), cx.now_ms);
     // A missing key is an endless run of zeros, whatever the range.
-    let Some(s) = read_str(&mut cx.view, db, argv[1], now)? else {
+    let Some(s) = typed::read::<Str>(&mut cx.view, db, argv[1], now)? else {
         encode::integer(cx.out, if bit { -1 } else { 0 });
         return Ok(());
     };
@@ -581,7 +549,7 @@ fn bitfield_generic(cx: &mut Ctx, argv: &[&[u8]], read_only: bool) -> CmdResult 
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let Some(highest) = highest else {
         // Only reads: a missing key reads as zeros and is not created.
-        let s = read_str(&mut cx.view, db, key, now)?;
+        let s = typed::read::<Str>(&mut cx.view, db, key, now)?;
         encode::array(cx.out, ops.len());
         let read = |bytes: &[u8], out: &mut Vec<u8>| {
             for op in &ops {

@@ -8,7 +8,8 @@ use resp::encode;
 
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
-use super::zset::{add_generic, parse_score, view_zset, zlimits, AddFlags};
+use super::typed;
+use super::zset::{add_generic, parse_score, zlimits, AddFlags};
 use super::Ctx;
 use crate::clients::notify;
 use crate::num::long_double::{fmt_fixed, LongDouble};
@@ -142,7 +143,7 @@ fn geoadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// is missing); WRONGTYPE for another type.
 fn scores_of(cx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<Vec<Option<f64>>, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
-    Ok(match view_zset(&mut cx.view, db, key, now)? {
+    Ok(match typed::read::<ZSet>(&mut cx.view, db, key, now)? {
         Some(z) => members.iter().map(|m| z.score(m)).collect(),
         None => vec![None; members.len()],
     })
@@ -188,7 +189,7 @@ fn geodist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         _ => 1.0,
     };
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(z) = view_zset(&mut cx.view, db, argv[1], now)? else {
+    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, argv[1], now)? else {
         cx.null();
         return Ok(());
     };
@@ -424,7 +425,7 @@ fn parse_query<'a>(
 /// key's index.
 fn search_generic(cx: &mut Ctx, argv: &[&[u8]], src_at: usize, form: Form) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let z = view_zset(&mut cx.view, db, argv[src_at], now)?;
+    let z = typed::read::<ZSet>(&mut cx.view, db, argv[src_at], now)?;
     let z = z.as_deref();
     let q = parse_query(argv, z, form, argv[0])?;
     let Some(z) = z else {

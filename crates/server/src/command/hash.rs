@@ -15,15 +15,14 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::typed;
 use super::Ctx;
 use crate::clients::notify;
 use crate::glob;
 use crate::num::long_double;
-use crate::storage::access;
 use crate::storage::hash::Hash;
-use crate::storage::keyspace::View;
 use crate::storage::list::Elem;
-use crate::storage::value::{EntryMut, Value};
+use crate::storage::value::Value;
 
 pub(super) fn register(r: &mut Registry) {
     r.add("hset", hset);
@@ -44,43 +43,6 @@ pub(super) fn register(r: &mut Registry) {
     r.add("hscan", hscan);
 }
 
-/// The hash at `key` for a read (counts a hit or miss).
-fn read_hash<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut Hash>, CmdError> {
-    match view.get(db, key, now) {
-        None => Ok(None),
-        Some(EntryMut {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
-}
-
-/// The hash at `key` for a write: no hit/miss counted, access time
-/// updated.
-fn write_hash<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut Hash>, CmdError> {
-    match view.peek(db, key, now) {
-        None => Ok(None),
-        Some(e) => {
-            access::touch(e.access, now);
-            match e.value {
-                Value::Hash(h) => Ok(Some(h)),
-                _ => Err(error::WRONGTYPE),
-            }
-        }
-    }
-}
-
 /// Runs `f` on the hash at `key`, or on a new empty hash that is stored
 /// only if `f` succeeds and leaves a field in it. One lookup either way.
 fn with_hash<R>(
@@ -89,7 +51,7 @@ fn with_hash<R>(
     f: impl FnOnce(&mut Hash) -> Result<R, CmdError>,
 ) -> Result<R, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
-    if let Some(h) = write_hash(&mut cx.view, db, key, now)? {
+    if let Some(h) = typed::write::<Hash>(&mut cx.view, db, key, now)? {
         return f(h);
     }
     let mut h = Hash::new();
@@ -159,7 +121,7 @@ fn hsetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn hget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let proto = cx.client.proto;
-    match read_hash(&mut cx.view, db, argv[1], now)?.and_then(|h| h.get(argv[2])) {
+    match typed::read::<Hash>(&mut cx.view, db, argv[1], now)?.and_then(|h| h.get(argv[2])) {
         Some(e) => bulk_elem(cx.out, e),
         None => encode::null(cx.out, proto),
     }
@@ -171,7 +133,7 @@ fn hmget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let proto = cx.client.proto;
     let fields = &argv[2..];
-    let h = read_hash(&mut cx.view, db, argv[1], now)?;
+    let h = typed::read::<Hash>(&mut cx.view, db, argv[1], now)?;
     encode::array(cx.out, fields.len());
     for f in fields {
         match h.as_ref().and_then(|h| h.get(f)) {
@@ -192,7 +154,7 @@ enum Part {
 fn getall_generic(cx: &mut Ctx, argv: &[&[u8]], part: Part) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let proto = cx.client.proto;
-    let h = read_hash(&mut cx.view, db, argv[1], now)?;
+    let h = typed::read::<Hash>(&mut cx.view, db, argv[1], now)?;
     let len = h.as_ref().map_or(0, |h| h.len());
     let out = &mut *cx.out;
     match part {
@@ -230,7 +192,7 @@ fn hvals(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// HDEL key field [field ...]
 fn hdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let Some(h) = write_hash(&mut cx.view, db, key, now)? else {
+    let Some(h) = typed::write::<Hash>(&mut cx.view, db, key, now)? else {
         cx.int(0);
         return Ok(());
     };
@@ -261,7 +223,8 @@ fn hdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// HEXISTS key field
 fn hexists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let found = read_hash(&mut cx.view, db, argv[1], now)?.is_some_and(|h| h.contains(argv[2]));
+    let found =
+        typed::read::<Hash>(&mut cx.view, db, argv[1], now)?.is_some_and(|h| h.contains(argv[2]));
     cx.int(found as i64);
     Ok(())
 }
@@ -269,7 +232,7 @@ fn hexists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// HLEN key
 fn hlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let n = read_hash(&mut cx.view, db, argv[1], now)?.map_or(0, |h| h.len());
+    let n = typed::read::<Hash>(&mut cx.view, db, argv[1], now)?.map_or(0, |h| h.len());
     cx.int(n as i64);
     Ok(())
 }
@@ -277,7 +240,7 @@ fn hlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// HSTRLEN key field
 fn hstrlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let n = read_hash(&mut cx.view, db, argv[1], now)?
+    let n = typed::read::<Hash>(&mut cx.view, db, argv[1], now)?
         .and_then(|h| h.get(argv[2]))
         .map_or(0, Elem::len);
     cx.int(n as i64);
@@ -355,7 +318,7 @@ fn hrandfield(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let proto = cx.client.proto;
     let mut rng = rand::thread_rng();
     if argv.len() == 2 {
-        let h = read_hash(&mut cx.view, db, argv[1], now)?;
+        let h = typed::read::<Hash>(&mut cx.view, db, argv[1], now)?;
         match h {
             Some(h) => {
                 let out = &mut *cx.out;
@@ -384,7 +347,7 @@ fn hrandfield(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         _ => return Err(error::SYNTAX),
     };
-    let Some(h) = read_hash(&mut cx.view, db, argv[1], now)? else {
+    let Some(h) = typed::read::<Hash>(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*0\r\n");
         return Ok(());
     };
@@ -434,7 +397,7 @@ fn hrandfield(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn hscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let cursor = args::scan_cursor(argv[2])?;
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(h) = read_hash(&mut cx.view, db, argv[1], now)? else {
+    let Some(h) = typed::read::<Hash>(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };

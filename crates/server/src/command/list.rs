@@ -17,12 +17,12 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::typed;
 use super::{Ctx, TimeoutReply};
 use crate::clients::notify;
-use crate::storage::access;
 use crate::storage::keyspace::View;
 use crate::storage::list::{Elem, List, Needle};
-use crate::storage::value::{EntryMut, Value};
+use crate::storage::value::Value;
 
 pub(super) fn register(r: &mut Registry) {
     r.add("lpush", lpush);
@@ -54,48 +54,10 @@ const OUT_OF_RANGE_POSITIVE: CmdError = CmdError(std::borrow::Cow::Borrowed(
 ));
 const INDEX_OUT_OF_RANGE: CmdError = CmdError(std::borrow::Cow::Borrowed("ERR index out of range"));
 
-/// The list at `key` for a read (counts a hit or miss); WRONGTYPE for
-/// other types.
-fn read_list<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut List>, CmdError> {
-    match view.get(db, key, now) {
-        None => Ok(None),
-        Some(EntryMut {
-            value: Value::List(l),
-            ..
-        }) => Ok(Some(l)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
-}
-
-/// The list at `key` for a write: no hit/miss counted, access time
-/// updated (Redis's lookupKeyWrite).
-fn write_list<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut List>, CmdError> {
-    match view.peek(db, key, now) {
-        None => Ok(None),
-        Some(e) => {
-            access::touch(e.access, now);
-            match e.value {
-                Value::List(l) => Ok(Some(l)),
-                _ => Err(error::WRONGTYPE),
-            }
-        }
-    }
-}
-
 /// WRONGTYPE if `key` holds something other than a list; whether it
 /// exists.
 fn check_list(view: &mut View, db: usize, key: &[u8], now: u64) -> Result<bool, CmdError> {
-    Ok(write_list(view, db, key, now)?.is_some())
+    Ok(typed::write::<List>(view, db, key, now)?.is_some())
 }
 
 /// A bulk reply, with a fast path for the short lengths LRANGE sends by
@@ -135,7 +97,7 @@ fn position(arg: &[u8]) -> Result<bool, CmdError> {
 fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) -> CmdResult {
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let values = &argv[2..];
-    let len = match write_list(&mut cx.view, db, key, now)? {
+    let len = match typed::write::<List>(&mut cx.view, db, key, now)? {
         Some(l) => {
             for v in values {
                 l.push(v, front);
@@ -195,7 +157,7 @@ fn pop_into(
 ) -> Result<Option<usize>, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
     let out = &mut *cx.out;
-    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+    let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         return Ok(None);
     };
     let n = count.min(l.len());
@@ -260,7 +222,7 @@ fn rpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// LLEN key
 fn llen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let n = read_list(&mut cx.view, db, argv[1], now)?.map_or(0, |l| l.len());
+    let n = typed::read::<List>(&mut cx.view, db, argv[1], now)?.map_or(0, |l| l.len());
     cx.int(n as i64);
     Ok(())
 }
@@ -288,7 +250,7 @@ fn lrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let start = args::int(argv[2])?;
     let end = args::int(argv[3])?;
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(l) = read_list(&mut cx.view, db, argv[1], now)? else {
+    let Some(l) = typed::read::<List>(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*0\r\n");
         return Ok(());
     };
@@ -330,7 +292,7 @@ fn resolve_index(index: i64, len: usize) -> Option<usize> {
 /// LINDEX key index
 fn lindex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(l) = read_list(&mut cx.view, db, argv[1], now)? else {
+    let Some(l) = typed::read::<List>(&mut cx.view, db, argv[1], now)? else {
         cx.null();
         return Ok(());
     };
@@ -345,7 +307,7 @@ fn lindex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// LSET key index element
 fn lset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+    let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         return Err(error::NO_SUCH_KEY);
     };
     let index = args::int(argv[2])?;
@@ -361,7 +323,7 @@ fn lset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn lrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let count = args::int(argv[2])?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+    let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         cx.int(0);
         return Ok(());
     };
@@ -387,7 +349,7 @@ fn ltrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let start = args::int(argv[2])?;
     let end = args::int(argv[3])?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+    let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         cx.ok();
         return Ok(());
     };
@@ -420,7 +382,7 @@ fn linsert(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::SYNTAX);
     };
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let Some(l) = write_list(&mut cx.view, db, key, now)? else {
+    let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         cx.int(0);
         return Ok(());
     };
@@ -476,7 +438,7 @@ fn lpos(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         rank = rank.wrapping_neg();
     }
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(l) = read_list(&mut cx.view, db, argv[1], now)? else {
+    let Some(l) = typed::read::<List>(&mut cx.view, db, argv[1], now)? else {
         match count {
             Some(_) => cx.out.extend_from_slice(b"*0\r\n"),
             None => encode::null(cx.out, cx.client.proto),
@@ -552,7 +514,7 @@ fn move_generic(
         return Ok(false);
     }
     let dst_exists = check_list(&mut cx.view, db, dst, now)?;
-    let value = match write_list(&mut cx.view, db, src, now)? {
+    let value = match typed::write::<List>(&mut cx.view, db, src, now)? {
         Some(l) => match l.pop(from_left) {
             Some(v) => v,
             None => return Ok(false),
@@ -561,16 +523,17 @@ fn move_generic(
     };
     let mut src_emptied = false;
     if src == dst {
-        if let Some(l) = write_list(&mut cx.view, db, dst, now)? {
+        if let Some(l) = typed::write::<List>(&mut cx.view, db, dst, now)? {
             l.push(&value, to_left);
         }
     } else {
-        src_emptied = write_list(&mut cx.view, db, src, now)?.is_some_and(|l| l.is_empty());
+        src_emptied =
+            typed::write::<List>(&mut cx.view, db, src, now)?.is_some_and(|l| l.is_empty());
         if src_emptied {
             cx.view.remove(db, src, now);
         }
         if dst_exists {
-            if let Some(l) = write_list(&mut cx.view, db, dst, now)? {
+            if let Some(l) = typed::write::<List>(&mut cx.view, db, dst, now)? {
                 l.push(&value, to_left);
             }
         } else {

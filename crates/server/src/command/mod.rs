@@ -27,6 +27,7 @@ mod list;
 mod lolwut;
 pub(crate) mod memory;
 mod multi;
+pub mod typed;
 pub use multi::discard_transaction;
 mod cluster;
 pub mod propagate;
@@ -241,6 +242,20 @@ impl Ctx<'_, '_> {
         if let Next::Park(req) = &mut self.next {
             req.rerun = Some(rerun);
         }
+    }
+
+    /// The `T` at `key` of the current database, for a read (see
+    /// `typed::read`).
+    #[inline]
+    pub fn read<T: typed::Type>(&mut self, key: &[u8]) -> Result<Option<&mut T>, CmdError> {
+        typed::read(&mut self.view, self.client.db, key, self.now_ms)
+    }
+
+    /// The `T` at `key` of the current database, for a write (see
+    /// `typed::write`).
+    #[inline]
+    pub fn write<T: typed::Type>(&mut self, key: &[u8]) -> Result<Option<&mut T>, CmdError> {
+        typed::write(&mut self.view, self.client.db, key, self.now_ms)
     }
 
     /// The connection closes once this reply is sent.

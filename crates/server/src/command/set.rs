@@ -8,12 +8,12 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::typed;
 use super::Ctx;
 use crate::clients::notify;
 use crate::glob;
-use crate::storage::keyspace::View;
 use crate::storage::set::{Elem, Set};
-use crate::storage::value::{EntryMut, Str, Value};
+use crate::storage::value::{Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("sadd", sadd);
@@ -35,32 +35,10 @@ pub(super) fn register(r: &mut Registry) {
     r.add("sscan", sscan);
 }
 
-/// The set stored at `key`, if any; WRONGTYPE for other types.
-fn view_set<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut Set>, CmdError> {
-    match view.get(db, key, now) {
-        None => Ok(None),
-        Some(EntryMut {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
-}
-
-fn lookup<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, CmdError> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    view_set(&mut cx.view, db, key, now)
-}
-
 /// Deletes `key` if its set became empty (Redis never keeps empty sets).
 fn drop_if_empty(cx: &mut Ctx, key: &[u8]) {
     let (db, now) = (cx.db(), cx.now_ms);
-    if let Ok(Some(s)) = view_set(&mut cx.view, db, key, now) {
+    if let Ok(Some(s)) = typed::read::<Set>(&mut cx.view, db, key, now) {
         if s.is_empty() {
             cx.view.remove(db, key, now);
             cx.notify(notify::GENERIC, "del", key);
@@ -81,7 +59,7 @@ fn sadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let max = cx.limits().set_max_intset_entries;
     let key = argv[1];
     let mut added = 0;
-    match lookup(cx, key)? {
+    match cx.read::<Set>(key)? {
         Some(s) => {
             for m in &argv[2..] {
                 added += s.add(m, max) as i64;
@@ -108,7 +86,7 @@ fn sadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn srem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let key = argv[1];
     let mut removed = 0;
-    if let Some(s) = lookup(cx, key)? {
+    if let Some(s) = cx.read::<Set>(key)? {
         for m in &argv[2..] {
             removed += s.remove(m) as i64;
             if s.is_empty() {
@@ -134,7 +112,7 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     if argv.len() == 2 {
         let mut rng = rand::thread_rng();
-        let Some(s) = view_set(&mut cx.view, db, key, now)? else {
+        let Some(s) = typed::read::<Set>(&mut cx.view, db, key, now)? else {
             cx.null();
             return Ok(());
         };
@@ -161,7 +139,7 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         _ => return Err(CmdError::new("ERR value is out of range, must be positive")),
     };
     let proto = cx.client.proto;
-    let Some(s) = view_set(&mut cx.view, db, key, now)? else {
+    let Some(s) = typed::read::<Set>(&mut cx.view, db, key, now)? else {
         encode::set(cx.out, 0, proto);
         return Ok(());
     };
@@ -207,7 +185,7 @@ fn srandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let mut rng = rand::thread_rng();
     if argv.len() == 2 {
-        match view_set(&mut cx.view, db, key, now)?.and_then(|s| s.random(&mut rng)) {
+        match typed::read::<Set>(&mut cx.view, db, key, now)?.and_then(|s| s.random(&mut rng)) {
             Some(e) => reply_elem(cx.out, e),
             None => encode::null(cx.out, cx.client.proto),
         }
@@ -219,7 +197,7 @@ fn srandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
         ));
     }
-    let Some(s) = view_set(&mut cx.view, db, key, now)? else {
+    let Some(s) = typed::read::<Set>(&mut cx.view, db, key, now)? else {
         cx.array(0);
         return Ok(());
     };
@@ -276,7 +254,7 @@ fn random_members(out: &mut Vec<u8>, s: &Set, n: i64, rng: &mut impl Rng) {
 /// SMEMBERS key
 fn smembers(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
-    match view_set(&mut cx.view, db, argv[1], now)? {
+    match typed::read::<Set>(&mut cx.view, db, argv[1], now)? {
         None => encode::set(cx.out, 0, proto),
         Some(s) => {
             encode::set(cx.out, s.len(), proto);
@@ -290,7 +268,9 @@ fn smembers(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// SISMEMBER key member
 fn sismember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let found = lookup(cx, argv[1])?.is_some_and(|s| s.contains(argv[2]));
+    let found = cx
+        .read::<Set>(argv[1])?
+        .is_some_and(|s| s.contains(argv[2]));
     cx.int(found as i64);
     Ok(())
 }
@@ -298,7 +278,7 @@ fn sismember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// SMISMEMBER key member [member ...]
 fn smismember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let s = view_set(&mut cx.view, db, argv[1], now)?;
+    let s = typed::read::<Set>(&mut cx.view, db, argv[1], now)?;
     encode::array(cx.out, argv.len() - 2);
     for m in &argv[2..] {
         let found = s.as_ref().is_some_and(|s| s.contains(m));
@@ -309,7 +289,7 @@ fn smismember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// SCARD key
 fn scard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let n = lookup(cx, argv[1])?.map_or(0, |s| s.len());
+    let n = cx.read::<Set>(argv[1])?.map_or(0, |s| s.len());
     cx.int(n as i64);
     Ok(())
 }
@@ -319,13 +299,13 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (src, dst, m) = (argv[1], argv[2], argv[3]);
     let (db, now) = (cx.db(), cx.now_ms);
     let max = cx.limits().set_max_intset_entries;
-    let Some(s) = view_set(&mut cx.view, db, src, now)? else {
+    let Some(s) = typed::read::<Set>(&mut cx.view, db, src, now)? else {
         cx.int(0);
         return Ok(());
     };
     let in_src = s.contains(m);
     // Type-check the destination before changing anything.
-    let dst_exists = view_set(&mut cx.view, db, dst, now)?.is_some();
+    let dst_exists = typed::read::<Set>(&mut cx.view, db, dst, now)?.is_some();
     if src == dst {
         cx.int(in_src as i64);
         return Ok(());
@@ -334,7 +314,7 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.int(0);
         return Ok(());
     }
-    if let Some(s) = view_set(&mut cx.view, db, src, now)? {
+    if let Some(s) = typed::read::<Set>(&mut cx.view, db, src, now)? {
         s.remove(m);
     }
     cx.notify(notify::SET, "srem", src);
@@ -343,7 +323,7 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // As smoveCommand: `sadd` only when the member was not already in
     // the destination.
     let added = if dst_exists {
-        view_set(&mut cx.view, db, dst, now)?.is_some_and(|d| d.add(m, max))
+        typed::read::<Set>(&mut cx.view, db, dst, now)?.is_some_and(|d| d.add(m, max))
     } else {
         let mut d = Set::new();
         d.add(m, max);
@@ -625,7 +605,7 @@ fn sintercard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn sscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let cursor = args::scan_cursor(argv[2])?;
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(s) = view_set(&mut cx.view, db, argv[1], now)? else {
+    let Some(s) = typed::read::<Set>(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };

@@ -15,14 +15,14 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::typed;
 use super::{Ctx, TimeoutReply};
 use crate::clients::notify;
-use crate::storage::keyspace::View;
 use crate::storage::stream::{
     AppendError, Entry, Group, Nack, NodeLimits, Stream, StreamId, Trim, TrimStrategy,
     INVALID_ENTRIES_READ,
 };
-use crate::storage::value::{EntryMut as KeyEntry, Value};
+use crate::storage::value::Value;
 
 pub(super) fn register(r: &mut Registry) {
     r.add("xadd", xadd);
@@ -209,27 +209,6 @@ fn node_limits(cx: &Ctx) -> NodeLimits {
 
 // ---------------------------------------------------------------------------
 // Lookup and replies.
-
-fn view_stream<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut Stream>, CmdError> {
-    match view.get(db, key, now) {
-        None => Ok(None),
-        Some(KeyEntry {
-            value: Value::Stream(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
-}
-
-fn lookup<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Stream>, CmdError> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    view_stream(&mut cx.view, db, key, now)
-}
 
 fn reply_id(out: &mut Vec<u8>, id: StreamId) {
     let mut b = [0u8; 41];
@@ -466,14 +445,7 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         (auto || a.trim.is_some_and(|t| t.approx) || a.limit_idx.is_some()) && propagating(cx);
     let (db, now) = (cx.db(), cx.now_ms);
     // Existence and type first, without counting a keyspace hit twice.
-    let exists = match cx.view.peek(db, key, now) {
-        None => false,
-        Some(KeyEntry {
-            value: Value::Stream(_),
-            ..
-        }) => true,
-        Some(_) => return Err(error::WRONGTYPE),
-    };
+    let exists = typed::typed::<Stream>(cx.view.peek(db, key, now))?.is_some();
     if !exists {
         if a.nomkstream {
             cx.null();
@@ -482,7 +454,7 @@ fn xadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.view
             .set(db, key, Value::Stream(Box::new(Stream::new())), 0, now);
     }
-    let Some(s) = view_stream(&mut cx.view, db, key, now)? else {
+    let Some(s) = typed::read::<Stream>(&mut cx.view, db, key, now)? else {
         return Ok(());
     };
     if s.last_id == StreamId::MAX {
@@ -540,7 +512,7 @@ fn xtrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::SYNTAX);
     };
     let log = propagating(cx);
-    let (deleted, rewritten) = match lookup(cx, argv[1])? {
+    let (deleted, rewritten) = match cx.read::<Stream>(argv[1])? {
         Some(s) => {
             let n = s.trim(&t);
             let cmd = (log && n > 0 && (t.approx || a.limit_idx.is_some()))
@@ -562,7 +534,7 @@ fn xtrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// XLEN key
 fn xlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let n = lookup(cx, argv[1])?.map(|s| s.len()).unwrap_or(0);
+    let n = cx.read::<Stream>(argv[1])?.map(|s| s.len()).unwrap_or(0);
     cx.int(n as i64);
     Ok(())
 }
@@ -596,7 +568,7 @@ fn range_generic(cx: &mut Ctx, argv: &[&[u8]], rev: bool) -> CmdResult {
         }
     }
     let out = &mut *cx.out;
-    let Some(s) = view_stream(&mut cx.view, cx.client.db, argv[1], cx.now_ms)? else {
+    let Some(s) = typed::read::<Stream>(&mut cx.view, cx.client.db, argv[1], cx.now_ms)? else {
         encode::array(out, 0);
         return Ok(());
     };
@@ -629,7 +601,7 @@ fn range_generic(cx: &mut Ctx, argv: &[&[u8]], rev: bool) -> CmdResult {
 
 /// XDEL key id [id ...]
 fn xdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    if lookup(cx, argv[1])?.is_none() {
+    if cx.read::<Stream>(argv[1])?.is_none() {
         cx.int(0);
         return Ok(());
     }
@@ -637,7 +609,7 @@ fn xdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         .iter()
         .map(|a| parse_strict_id(a))
         .collect::<Result<Vec<_>, _>>()?;
-    let deleted = match lookup(cx, argv[1])? {
+    let deleted = match cx.read::<Stream>(argv[1])? {
         Some(s) => s.delete_ids(&ids),
         None => 0,
     };
@@ -675,7 +647,7 @@ fn xsetid(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             return Err(error::SYNTAX);
         }
     }
-    let Some(s) = lookup(cx, argv[1])? else {
+    let Some(s) = cx.read::<Stream>(argv[1])? else {
         return Err(error::NO_SUCH_KEY);
     };
     if !s.is_empty() {
@@ -798,7 +770,7 @@ fn read_generic(cx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) -> CmdResult {
     // A blocked XREADGROUP woken because its stream or group went away.
     let woken = group_cmd && cx.woken();
     for (key, arg) in keys.iter().zip(id_args) {
-        let s = match lookup(cx, key) {
+        let s = match cx.read::<Stream>(key) {
             Ok(None) | Err(_) if woken => {
                 return Err(err("UNBLOCKED the stream key no longer exists"))
             }
@@ -842,7 +814,7 @@ fn read_generic(cx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) -> CmdResult {
     for (i, key) in keys.iter().enumerate() {
         let now = cx.now_ms;
         let db = cx.db();
-        let Some(s) = view_stream(&mut cx.view, db, key, now)? else {
+        let Some(s) = typed::read::<Stream>(&mut cx.view, db, key, now)? else {
             continue;
         };
         let mut gt = ids[i];
@@ -1116,12 +1088,13 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     let (db, now) = (cx.db(), cx.now_ms);
-    let exists = lookup(cx, key)?.is_some();
+    let exists = cx.read::<Stream>(key)?.is_some();
     if !mkstream && !exists {
         return Err(err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."));
     }
     let group_exists = exists
-        && lookup(cx, key)?
+        && cx
+            .read::<Stream>(key)?
             .map(|s| s.groups.contains_key(gname))
             .unwrap_or(false);
     if !group_exists && (setid || is(opt, "createconsumer") || is(opt, "delconsumer")) {
@@ -1129,7 +1102,9 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     if create && argv.len() <= 8 {
         let id = if argv[4] == b"$" {
-            lookup(cx, key)?.map(|s| s.last_id).unwrap_or(StreamId::MIN)
+            cx.read::<Stream>(key)?
+                .map(|s| s.last_id)
+                .unwrap_or(StreamId::MIN)
         } else {
             parse_strict_id(argv[4])?
         };
@@ -1138,7 +1113,7 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             cx.view
                 .set(db, key, Value::Stream(Box::new(Stream::new())), 0, now);
         }
-        let Some(s) = lookup(cx, key)? else {
+        let Some(s) = cx.read::<Stream>(key)? else {
             return Ok(());
         };
         if s.groups.contains_key(gname) {
@@ -1149,7 +1124,7 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.notify(notify::STREAM, "xgroup-create", key);
         cx.ok();
     } else if setid && (argv.len() == 5 || argv.len() == 7) {
-        let Some(s) = lookup(cx, key)? else {
+        let Some(s) = cx.read::<Stream>(key)? else {
             return Ok(());
         };
         let id = if argv[4] == b"$" {
@@ -1165,7 +1140,8 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.notify(notify::STREAM, "xgroup-setid", key);
         cx.ok();
     } else if is(opt, "destroy") && argv.len() == 4 {
-        let removed = lookup(cx, key)?
+        let removed = cx
+            .read::<Stream>(key)?
             .map(|s| s.groups.remove(gname).is_some())
             .unwrap_or(false);
         if removed {
@@ -1174,7 +1150,8 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         cx.int(removed as i64);
     } else if is(opt, "createconsumer") && argv.len() == 5 {
-        let created = lookup(cx, key)?
+        let created = cx
+            .read::<Stream>(key)?
             .and_then(|s| s.groups.get_mut(gname))
             .map(|g| g.consumer_or_create(argv[4], now).1)
             .unwrap_or(false);
@@ -1184,7 +1161,8 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         cx.int(created as i64);
     } else if is(opt, "delconsumer") && argv.len() == 5 {
-        let pending = lookup(cx, key)?
+        let pending = cx
+            .read::<Stream>(key)?
             .and_then(|s| s.groups.get_mut(gname))
             .and_then(|g| g.delete_consumer(argv[4]));
         if pending.is_some() {
@@ -1224,7 +1202,8 @@ fn xgroup_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// XACK key group id [id ...]
 fn xack(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let has_group = lookup(cx, argv[1])?
+    let has_group = cx
+        .read::<Stream>(argv[1])?
         .map(|s| s.groups.contains_key(argv[2]))
         .unwrap_or(false);
     if !has_group {
@@ -1236,7 +1215,10 @@ fn xack(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         .map(|a| parse_strict_id(a))
         .collect::<Result<Vec<_>, _>>()?;
     let mut acked = 0;
-    if let Some(g) = lookup(cx, argv[1])?.and_then(|s| s.groups.get_mut(argv[2])) {
+    if let Some(g) = cx
+        .read::<Stream>(argv[1])?
+        .and_then(|s| s.groups.get_mut(argv[2]))
+    {
         for id in ids {
             acked += g.ack(id) as i64;
         }
@@ -1276,7 +1258,7 @@ fn xpending(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let now = cx.now_ms;
     let proto = cx.proto();
     let out = &mut *cx.out;
-    let s = view_stream(&mut cx.view, cx.client.db, argv[1], now)?;
+    let s = typed::read::<Stream>(&mut cx.view, cx.client.db, argv[1], now)?;
     let Some(g) = s.and_then(|s| s.groups.get(argv[2])) else {
         return Err(nogroup_key(argv[1], argv[2]));
     };
@@ -1346,7 +1328,8 @@ fn xpending(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
 fn xclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (key, gname, cname) = (argv[1], argv[2], argv[3]);
-    let has_group = lookup(cx, key)?
+    let has_group = cx
+        .read::<Stream>(key)?
         .map(|s| s.groups.contains_key(gname))
         .unwrap_or(false);
     if !has_group {
@@ -1404,7 +1387,7 @@ fn xclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let log = propagating(cx);
     let (server, db) = (cx.server, cx.client.db);
     let out = &mut *cx.out;
-    let Some(s) = view_stream(&mut cx.view, db, key, now)? else {
+    let Some(s) = typed::read::<Stream>(&mut cx.view, db, key, now)? else {
         return Ok(());
     };
     let mut dirty = 0;
@@ -1528,7 +1511,7 @@ fn xautoclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let log = propagating(cx);
     let (server, db) = (cx.server, cx.client.db);
     let out = &mut *cx.out;
-    let s = view_stream(&mut cx.view, db, key, now)?;
+    let s = typed::read::<Stream>(&mut cx.view, db, key, now)?;
     let Some(s) = s.filter(|s| s.groups.contains_key(gname)) else {
         return Err(nogroup_key(key, gname));
     };
@@ -1631,7 +1614,7 @@ fn xautoclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn xinfo_stream(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let proto = cx.proto();
     let out = &mut *cx.out;
-    let Some(s) = view_stream(&mut cx.view, cx.client.db, argv[2], cx.now_ms)? else {
+    let Some(s) = typed::read::<Stream>(&mut cx.view, cx.client.db, argv[2], cx.now_ms)? else {
         return Err(error::NO_SUCH_KEY);
     };
     let opts = &argv[3..];
@@ -1758,7 +1741,7 @@ fn xinfo_stream(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn xinfo_groups(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let proto = cx.proto();
     let out = &mut *cx.out;
-    let Some(s) = view_stream(&mut cx.view, cx.client.db, argv[2], cx.now_ms)? else {
+    let Some(s) = typed::read::<Stream>(&mut cx.view, cx.client.db, argv[2], cx.now_ms)? else {
         return Err(error::NO_SUCH_KEY);
     };
     encode::array(out, s.groups.len());
@@ -1789,7 +1772,7 @@ fn xinfo_consumers(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let proto = cx.proto();
     let now = cx.now_ms;
     let out = &mut *cx.out;
-    let Some(s) = view_stream(&mut cx.view, cx.client.db, argv[2], now)? else {
+    let Some(s) = typed::read::<Stream>(&mut cx.view, cx.client.db, argv[2], now)? else {
         return Err(error::NO_SUCH_KEY);
     };
     let Some(g) = s.groups.get(argv[3]) else {

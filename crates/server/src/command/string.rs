@@ -7,9 +7,9 @@ use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
+use super::typed;
 use super::Ctx;
 use crate::clients::notify;
-use crate::storage::keyspace::View;
 use crate::storage::value::{EntryMut, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
@@ -35,43 +35,6 @@ pub(super) fn register(r: &mut Registry) {
     r.add("substr", getrange);
     r.add("setrange", setrange);
     r.add("lcs", lcs);
-}
-
-/// The string stored at `key`, if any, for a command that reads it
-/// (Redis's lookupKeyRead: counts a keyspace hit or miss); WRONGTYPE for
-/// other types.
-fn lookup_str<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Str>, CmdError> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    view_str(&mut cx.view, db, key, now)
-}
-
-/// Like [`lookup_str`] for a command that writes the key (Redis's
-/// lookupKeyWrite: no hit or miss counted).
-fn lookup_str_write<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Str>, CmdError> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    as_str(lookup_write(&mut cx.view, db, key, now))
-}
-
-/// Like [`lookup_str`], borrowing only the view so the reply buffer stays
-/// free for a zero-copy reply.
-fn view_str<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut Str>, CmdError> {
-    as_str(view.get(db, key, now))
-}
-
-fn as_str(entry: Option<EntryMut<'_>>) -> Result<Option<&mut Str>, CmdError> {
-    match entry {
-        None => Ok(None),
-        Some(EntryMut {
-            value: Value::Str(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
 }
 
 fn check_len(cx: &Ctx, len: usize) -> CmdResult {
@@ -212,13 +175,9 @@ fn parse_set_options<'a>(
 /// GET key
 fn get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.get(db, argv[1], now) {
+    match typed::read::<Str>(&mut cx.view, db, argv[1], now)? {
         None => encode::null(cx.out, cx.client.proto),
-        Some(EntryMut {
-            value: Value::Str(s),
-            ..
-        }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
-        Some(_) => return Err(error::WRONGTYPE),
+        Some(s) => s.with_bytes(|b| encode::bulk(cx.out, b)),
     }
     Ok(())
 }
@@ -352,7 +311,7 @@ fn psetex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let o = parse_set_options(argv, 2, true)?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let Some(s) = lookup_str(cx, key)? else {
+    let Some(s) = cx.read::<Str>(key)? else {
         cx.null();
         return Ok(());
     };
@@ -384,7 +343,7 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// GETDEL key
 fn getdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(value) = lookup_str(cx, argv[1])?.map(|s| s.to_vec()) else {
+    let Some(value) = cx.read::<Str>(argv[1])?.map(|s| s.to_vec()) else {
         cx.null();
         return Ok(());
     };
@@ -462,7 +421,7 @@ fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Adds `by` to the integer at `key` (created as 0), keeping its TTL.
 fn incr_generic(cx: &mut Ctx, key: &[u8], by: i64) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let new = match lookup_str_write(cx, key)? {
+    let new = match cx.write::<Str>(key)? {
         Some(s) => {
             let cur = match s.as_int() {
                 Some(n) => n,
@@ -515,7 +474,7 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // 0.1 + 0.2 is "0.3" there, so f64 will not do.
     let by = long_double::parse(argv[2]).ok_or(error::NOT_FLOAT)?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
-    let cur = match lookup_str_write(cx, key)? {
+    let cur = match cx.write::<Str>(key)? {
         Some(s) => match s.as_int() {
             Some(n) => long_double::LongDouble::from_i64(n),
             None => s.with_bytes(long_double::parse).ok_or(error::NOT_FLOAT)?,
@@ -527,7 +486,7 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::INCR_FLOAT_NAN);
     }
     let text = new.to_human_string();
-    match lookup_str_write(cx, key)? {
+    match cx.write::<Str>(key)? {
         Some(s) => *s = Str::bytes(text.as_bytes()),
         None => {
             cx.view
@@ -550,11 +509,11 @@ fn incrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// APPEND key value
 fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, key, val) = (cx.db(), cx.now_ms, argv[1], argv[2]);
-    let cur_len = lookup_str_write(cx, key)?.map(|s| s.len());
+    let cur_len = cx.write::<Str>(key)?.map(|s| s.len());
     let len = match cur_len {
         Some(cur) => {
             check_len(cx, cur + val.len())?;
-            match lookup_str_write(cx, key)? {
+            match cx.write::<Str>(key)? {
                 Some(s) => {
                     let raw = s.make_raw();
                     raw.extend_from_slice(val);
@@ -577,7 +536,7 @@ fn append(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// STRLEN key
 fn strlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let len = lookup_str(cx, argv[1])?.map_or(0, |s| s.len());
+    let len = cx.read::<Str>(argv[1])?.map_or(0, |s| s.len());
     cx.int(len as i64);
     Ok(())
 }
@@ -586,7 +545,7 @@ fn strlen(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn getrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (mut start, mut end) = (args::int(argv[2])?, args::int(argv[3])?);
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(s) = view_str(&mut cx.view, db, argv[1], now)? else {
+    let Some(s) = typed::read::<Str>(&mut cx.view, db, argv[1], now)? else {
         encode::bulk(cx.out, b"");
         return Ok(());
     };
@@ -624,7 +583,7 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::OFFSET_RANGE);
     }
     let offset = offset as usize;
-    let exists = lookup_str_write(cx, key)?.is_some();
+    let exists = cx.write::<Str>(key)?.is_some();
     if !exists {
         if val.is_empty() {
             cx.int(0);
@@ -643,12 +602,12 @@ fn setrange(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     if val.is_empty() {
-        let len = lookup_str_write(cx, key)?.map_or(0, |s| s.len());
+        let len = cx.write::<Str>(key)?.map_or(0, |s| s.len());
         cx.int(len as i64);
         return Ok(());
     }
     check_len(cx, offset + val.len())?;
-    let len = match lookup_str_write(cx, key)? {
+    let len = match cx.write::<Str>(key)? {
         Some(s) => {
             let raw = s.make_raw();
             if raw.len() < offset + val.len() {

@@ -15,10 +15,10 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
+use super::typed;
 use super::{Ctx, TimeoutReply};
 use crate::glob;
-use crate::storage::keyspace::View;
-use crate::storage::value::{EntryMut, Value};
+use crate::storage::value::Value;
 use crate::storage::zset::{ZLimits, ZSet};
 
 pub(super) fn register(r: &mut Registry) {
@@ -278,27 +278,6 @@ fn item(out: &mut Vec<u8>, m: &[u8], s: f64, withscores: bool, proto: u8) {
 // ---------------------------------------------------------------------------
 // Lookups.
 
-pub(super) fn view_zset<'v>(
-    view: &'v mut View,
-    db: usize,
-    key: &[u8],
-    now: u64,
-) -> Result<Option<&'v mut ZSet>, CmdError> {
-    match view.get(db, key, now) {
-        None => Ok(None),
-        Some(EntryMut {
-            value: Value::ZSet(z),
-            ..
-        }) => Ok(Some(z)),
-        Some(_) => Err(error::WRONGTYPE),
-    }
-}
-
-fn lookup<'c>(cx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut ZSet>, CmdError> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    view_zset(&mut cx.view, db, key, now)
-}
-
 pub(super) fn zlimits(cx: &Ctx) -> ZLimits {
     let l = cx.limits();
     ZLimits {
@@ -309,7 +288,7 @@ pub(super) fn zlimits(cx: &Ctx) -> ZLimits {
 
 fn remove_if_empty(cx: &mut Ctx, key: &[u8]) {
     let (db, now) = (cx.db(), cx.now_ms);
-    if let Ok(Some(z)) = view_zset(&mut cx.view, db, key, now) {
+    if let Ok(Some(z)) = typed::read::<ZSet>(&mut cx.view, db, key, now) {
         if z.is_empty() {
             cx.view.remove(db, key, now);
             cx.notify(notify::GENERIC, "del", key);
@@ -555,7 +534,7 @@ fn zrange_generic(
         _ => Parsed::Rank(args::int(lo)?, args::int(hi)?),
     };
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
-    let Some(z) = view_zset(&mut cx.view, db, key, now)? else {
+    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, key, now)? else {
         if store {
             store_result(cx, argv[1], Vec::new());
         } else {
@@ -711,7 +690,7 @@ pub(super) fn add_generic(
 ) -> CmdResult {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
     let limits = zlimits(cx);
-    let exists = view_zset(&mut cx.view, db, key, now)?.is_some();
+    let exists = typed::read::<ZSet>(&mut cx.view, db, key, now)?.is_some();
     if !exists {
         if f.xx {
             if f.incr {
@@ -724,7 +703,7 @@ pub(super) fn add_generic(
         let z = ZSet::new_for(pairs[1].len(), limits);
         cx.view.set(db, key, Value::ZSet(Box::new(z)), 0, now);
     }
-    let Some(z) = view_zset(&mut cx.view, db, key, now)? else {
+    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, key, now)? else {
         return Ok(());
     };
     let (mut added, mut updated, mut processed) = (0u64, 0u64, 0u64);
@@ -791,7 +770,7 @@ pub(super) fn add_generic(
 fn zrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let key = argv[1];
     let mut removed = 0;
-    if let Some(z) = lookup(cx, key)? {
+    if let Some(z) = cx.read::<ZSet>(key)? {
         for m in &argv[2..] {
             if z.remove(m).is_some() {
                 removed += 1;
@@ -829,7 +808,7 @@ fn zremrange_generic(cx: &mut Ctx, argv: &[&[u8]], kind: RemKind) -> CmdResult {
         RemKind::Score => Parsed::Score(ScoreRange::parse(argv[2], argv[3])?),
         RemKind::Lex => Parsed::Lex(LexRange::parse(argv[2], argv[3])?),
     };
-    let Some(z) = lookup(cx, key)? else {
+    let Some(z) = cx.read::<ZSet>(key)? else {
         cx.int(0);
         return Ok(());
     };
@@ -869,7 +848,7 @@ fn zremrangebylex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// ZCARD key
 fn zcard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let n = lookup(cx, argv[1])?.map_or(0, |z| z.len());
+    let n = cx.read::<ZSet>(argv[1])?.map_or(0, |z| z.len());
     cx.int(n as i64);
     Ok(())
 }
@@ -877,7 +856,7 @@ fn zcard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// ZSCORE key member
 fn zscore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
-    match view_zset(&mut cx.view, db, argv[1], now)?.and_then(|z| z.score(argv[2])) {
+    match typed::read::<ZSet>(&mut cx.view, db, argv[1], now)?.and_then(|z| z.score(argv[2])) {
         Some(s) => reply_double(cx.out, s, proto),
         None => encode::null(cx.out, proto),
     }
@@ -887,7 +866,7 @@ fn zscore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// ZMSCORE key member [member ...]
 fn zmscore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
-    let z = view_zset(&mut cx.view, db, argv[1], now)?;
+    let z = typed::read::<ZSet>(&mut cx.view, db, argv[1], now)?;
     encode::array(cx.out, argv.len() - 2);
     for m in &argv[2..] {
         match z.as_ref().and_then(|z| z.score(m)) {
@@ -900,7 +879,7 @@ fn zmscore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 fn rank_generic(cx: &mut Ctx, argv: &[&[u8]], rev: bool) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let z = view_zset(&mut cx.view, db, argv[1], now)?;
+    let z = typed::read::<ZSet>(&mut cx.view, db, argv[1], now)?;
     match z.and_then(|z| z.rank(argv[2]).map(|r| (r, z.len()))) {
         Some((r, len)) => cx.int(if rev { len - 1 - r } else { r } as i64),
         None => cx.null(),
@@ -921,7 +900,7 @@ fn zrevrank(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// ZCOUNT key min max
 fn zcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let r = ScoreRange::parse(argv[2], argv[3])?;
-    let n = lookup(cx, argv[1])?.map_or(0, |z| {
+    let n = cx.read::<ZSet>(argv[1])?.map_or(0, |z| {
         let (a, b) = r.ranks(z);
         b - a
     });
@@ -932,7 +911,7 @@ fn zcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// ZLEXCOUNT key min max
 fn zlexcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let r = LexRange::parse(argv[2], argv[3])?;
-    let n = lookup(cx, argv[1])?.map_or(0, |z| {
+    let n = cx.read::<ZSet>(argv[1])?.map_or(0, |z| {
         let (a, b) = r.ranks(z);
         b - a
     });
@@ -967,7 +946,7 @@ fn pop_generic(
     let woken = cx.woken();
     let mut found = None;
     for &k in keys {
-        match view_zset(&mut cx.view, db, k, now) {
+        match typed::read::<ZSet>(&mut cx.view, db, k, now) {
             Ok(Some(z)) if !z.is_empty() => {
                 found = Some(k);
                 break;
@@ -983,7 +962,7 @@ fn pop_generic(
     let Some(key) = found else {
         return Ok(false);
     };
-    let Some(z) = view_zset(&mut cx.view, db, key, now)? else {
+    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, key, now)? else {
         return Ok(false);
     };
     if count == 0 {
@@ -1406,7 +1385,8 @@ fn zrandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
     let mut rng = rand::thread_rng();
     if argv.len() == 2 {
-        match view_zset(&mut cx.view, db, argv[1], now)?.and_then(|z| z.random(&mut rng)) {
+        match typed::read::<ZSet>(&mut cx.view, db, argv[1], now)?.and_then(|z| z.random(&mut rng))
+        {
             Some((_, m)) => encode::bulk(cx.out, m),
             None => encode::null(cx.out, proto),
         }
@@ -1425,7 +1405,7 @@ fn zrandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if withscores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&n) {
         return Err(CmdError::new("ERR value is out of range"));
     }
-    let Some(z) = view_zset(&mut cx.view, db, argv[1], now)? else {
+    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, argv[1], now)? else {
         cx.array(0);
         return Ok(());
     };
@@ -1481,7 +1461,7 @@ fn zrandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn zscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let cursor = args::scan_cursor(argv[2])?;
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(z) = view_zset(&mut cx.view, db, argv[1], now)? else {
+    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, argv[1], now)? else {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };

@@ -1,0 +1,78 @@
+//! Typed keyspace access for the command families: the value at a key as
+//! the type a command expects, Redis's lookupKeyRead / lookupKeyWrite
+//! followed by its checkType. WRONGTYPE is answered here and nowhere
+//! else for a plain type mismatch.
+
+use super::error::{self, CmdError};
+use super::keys::lookup_write;
+use crate::storage::hash::Hash;
+use crate::storage::keyspace::View;
+use crate::storage::list::List;
+use crate::storage::set::Set;
+use crate::storage::stream::Stream;
+use crate::storage::value::{EntryMut, Str, Value};
+use crate::storage::zset::ZSet;
+
+/// A type a key can hold.
+pub trait Type: Sized {
+    /// The value as this type, if it is one.
+    fn of(value: &mut Value) -> Option<&mut Self>;
+}
+
+macro_rules! value_type {
+    ($t:ty, $variant:ident) => {
+        impl Type for $t {
+            #[inline]
+            fn of(value: &mut Value) -> Option<&mut $t> {
+                match value {
+                    Value::$variant(v) => {
+                        // (Through the Box, for the boxed types.)
+                        let v: &mut $t = v;
+                        Some(v)
+                    }
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+value_type!(Str, Str);
+value_type!(List, List);
+value_type!(Hash, Hash);
+value_type!(Set, Set);
+value_type!(ZSet, ZSet);
+value_type!(Stream, Stream);
+
+/// The entry found, as `T`; WRONGTYPE for another type.
+#[inline]
+pub fn typed<'v, T: Type>(entry: Option<EntryMut<'v>>) -> Result<Option<&'v mut T>, CmdError> {
+    match entry {
+        None => Ok(None),
+        Some(e) => T::of(e.value).map(Some).ok_or(error::WRONGTYPE),
+    }
+}
+
+/// The `T` at `key` for a command that reads it (Redis's lookupKeyRead:
+/// counts a keyspace hit or miss); WRONGTYPE for another type.
+#[inline]
+pub fn read<'v, T: Type>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Result<Option<&'v mut T>, CmdError> {
+    typed(view.get(db, key, now))
+}
+
+/// The `T` at `key` for a command that writes it (Redis's lookupKeyWrite:
+/// no hit or miss counted, access time updated); WRONGTYPE for another
+/// type.
+#[inline]
+pub fn write<'v, T: Type>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Result<Option<&'v mut T>, CmdError> {
+    typed(lookup_write(view, db, key, now))
+}
