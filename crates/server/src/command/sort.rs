@@ -184,21 +184,7 @@ fn lookup(cx: &mut Ctx, pattern: &[u8], elem: &[u8]) -> Option<Vec<u8>> {
 /// A BY value (or element) read as a double as Redis's `strtod` check:
 /// leading spaces allowed, nothing after the number, no NaN, no overflow.
 fn score(b: &[u8]) -> Option<f64> {
-    let s = std::str::from_utf8(b).ok()?;
-    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    if t.is_empty() {
-        // strtod consumed nothing and stopped at the end: 0, no error.
-        return Some(0.0);
-    }
-    let v: f64 = t.parse().ok()?;
-    if v.is_nan() {
-        return None;
-    }
-    let lower = t.to_ascii_lowercase();
-    if v.is_infinite() && !lower.trim_start_matches(['+', '-']).starts_with("inf") {
-        return None; // ERANGE
-    }
-    Some(v)
+    crate::num::strtod::whole(b)
 }
 
 struct Item {

@@ -7,6 +7,7 @@
 //! `strtod` rules (hex, `inf`, and for range bounds leading spaces).
 
 use crate::clients::notify;
+use crate::num::strtod;
 use std::collections::HashMap;
 
 use rand::Rng;
@@ -62,129 +63,6 @@ pub(super) fn register(r: &mut Registry) {
 // ---------------------------------------------------------------------------
 // Numbers.
 
-/// glibc `strtod`: the value and how many bytes it consumed (0 when no
-/// number could be read). Leading whitespace is skipped; decimal, hex
-/// (`0x1.8p3`), `inf`/`infinity` and `nan` forms are recognised.
-fn strtod(s: &[u8]) -> (f64, usize) {
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r') {
-        i += 1;
-    }
-    let start = i;
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let sign = if neg { -1.0 } else { 1.0 };
-    let rest = &s[i..];
-    let starts =
-        |w: &str| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w.as_bytes());
-    if starts("infinity") {
-        return (sign * f64::INFINITY, i + 8);
-    }
-    if starts("inf") {
-        return (sign * f64::INFINITY, i + 3);
-    }
-    if starts("nan") {
-        let mut j = i + 3;
-        if s.get(j) == Some(&b'(') {
-            if let Some(k) = s[j..].iter().position(|&c| c == b')') {
-                if s[j + 1..j + k]
-                    .iter()
-                    .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                {
-                    j += k + 1;
-                }
-            }
-        }
-        return (f64::NAN, j);
-    }
-    if starts("0x")
-        && rest.get(2).is_some_and(|c| {
-            c.is_ascii_hexdigit() || (*c == b'.' && rest.get(3).is_some_and(u8::is_ascii_hexdigit))
-        })
-    {
-        let (v, n) = hex_float(&rest[2..]);
-        return (sign * v, i + 2 + n);
-    }
-    // Decimal: digits [. digits] [e [sign] digits]
-    let mut j = i;
-    let mut digits = 0;
-    while j < s.len() && s[j].is_ascii_digit() {
-        j += 1;
-        digits += 1;
-    }
-    if j < s.len() && s[j] == b'.' {
-        j += 1;
-        while j < s.len() && s[j].is_ascii_digit() {
-            j += 1;
-            digits += 1;
-        }
-    }
-    if digits == 0 {
-        return (0.0, 0);
-    }
-    if j < s.len() && (s[j] == b'e' || s[j] == b'E') {
-        let mut k = j + 1;
-        if k < s.len() && (s[k] == b'+' || s[k] == b'-') {
-            k += 1;
-        }
-        if k < s.len() && s[k].is_ascii_digit() {
-            while k < s.len() && s[k].is_ascii_digit() {
-                k += 1;
-            }
-            j = k;
-        }
-    }
-    let text = std::str::from_utf8(&s[start..j]).unwrap_or("0");
-    (text.parse().unwrap_or(0.0), j)
-}
-
-/// The digits after `0x`: hex mantissa with optional fraction and binary
-/// exponent.
-fn hex_float(s: &[u8]) -> (f64, usize) {
-    let mut v = 0.0f64;
-    let mut i = 0;
-    let mut scale = 0i32;
-    while i < s.len() && s[i].is_ascii_hexdigit() {
-        v = v * 16.0 + (s[i] as char).to_digit(16).unwrap_or(0) as f64;
-        i += 1;
-    }
-    if i < s.len() && s[i] == b'.' {
-        i += 1;
-        while i < s.len() && s[i].is_ascii_hexdigit() {
-            v = v * 16.0 + (s[i] as char).to_digit(16).unwrap_or(0) as f64;
-            scale -= 4;
-            i += 1;
-        }
-    }
-    if i < s.len() && (s[i] == b'p' || s[i] == b'P') {
-        let mut k = i + 1;
-        let mut eneg = false;
-        if k < s.len() && (s[k] == b'+' || s[k] == b'-') {
-            eneg = s[k] == b'-';
-            k += 1;
-        }
-        if k < s.len() && s[k].is_ascii_digit() {
-            let mut e = 0i32;
-            while k < s.len() && s[k].is_ascii_digit() {
-                e = e.saturating_mul(10).saturating_add((s[k] - b'0') as i32);
-                k += 1;
-            }
-            scale = scale.saturating_add(if eneg { -e } else { e });
-            i = k;
-        }
-    }
-    (v * 2f64.powi(scale), i)
-}
-
 /// A score as Redis's getDoubleFromObject: the whole argument must be a
 /// number, no leading space, no NaN, no overflow to ±inf or underflow to
 /// 0 (`ERANGE`).
@@ -192,40 +70,7 @@ pub(super) fn parse_score(arg: &[u8]) -> Option<f64> {
     if arg.is_empty() || arg[0].is_ascii_whitespace() || arg[0] == b'\x0b' {
         return None;
     }
-    let (v, n) = strtod(arg);
-    if n != arg.len() || v.is_nan() {
-        return None;
-    }
-    let body = arg
-        .strip_prefix(b"-")
-        .or_else(|| arg.strip_prefix(b"+"))
-        .unwrap_or(arg);
-    let literal_inf = body.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'i'));
-    if v.is_infinite() && !literal_inf {
-        return None;
-    }
-    if v == 0.0 {
-        // Underflow: a nonzero mantissa that rounded to zero.
-        let hex = body.len() > 2 && body[..2].eq_ignore_ascii_case(b"0x");
-        let mantissa = if hex { &body[2..] } else { body };
-        let end = mantissa
-            .iter()
-            .position(|&c| {
-                if hex {
-                    c == b'p' || c == b'P'
-                } else {
-                    c == b'e' || c == b'E'
-                }
-            })
-            .unwrap_or(mantissa.len());
-        if mantissa[..end]
-            .iter()
-            .any(|&c| c.is_ascii_alphanumeric() && c != b'0')
-        {
-            return None;
-        }
-    }
-    Some(v)
+    strtod::whole(arg)
 }
 
 fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
@@ -335,7 +180,7 @@ fn score_bound(arg: &[u8]) -> Option<(f64, bool)> {
         Some(b'(') => (true, &arg[1..]),
         _ => (false, arg),
     };
-    let (v, n) = strtod(body);
+    let (v, n) = strtod::strtod(body).unwrap_or((0.0, 0));
     if n != body.len() || v.is_nan() {
         return None;
     }

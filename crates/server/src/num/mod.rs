@@ -5,3 +5,4 @@
 
 pub mod double;
 pub mod long_double;
+pub mod strtod;

@@ -607,7 +607,7 @@ impl Parser<'_> {
     }
 
     fn number(&mut self) -> Tok {
-        match strtod(&self.data[self.pos..]) {
+        match crate::num::strtod::strtod(&self.data[self.pos..]) {
             Some((v, n)) if n > 0 => {
                 self.pos += n;
                 Tok::Num(v)
@@ -709,140 +709,6 @@ impl Parser<'_> {
         self.pos += len;
         true
     }
-}
-
-/// C's strtod: the longest prefix that is a number (decimal, hex,
-/// inf/infinity, nan[(...)]) and its length.
-pub fn strtod(s: &[u8]) -> Option<(f64, usize)> {
-    let mut i = 0;
-    let neg = match s.first() {
-        Some(b'-') => {
-            i = 1;
-            true
-        }
-        Some(b'+') => {
-            i = 1;
-            false
-        }
-        _ => false,
-    };
-    let sign = |v: f64| if neg { -v } else { v };
-    let rest = &s[i..];
-    let ci = |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
-    if ci(b"infinity") {
-        return Some((sign(f64::INFINITY), i + 8));
-    }
-    if ci(b"inf") {
-        return Some((sign(f64::INFINITY), i + 3));
-    }
-    if ci(b"nan") {
-        let mut n = i + 3;
-        if s.get(n) == Some(&b'(') {
-            let mut j = n + 1;
-            while s
-                .get(j)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-            {
-                j += 1;
-            }
-            if s.get(j) == Some(&b')') {
-                n = j + 1;
-            }
-        }
-        return Some((sign(f64::NAN), n));
-    }
-    if rest.len() > 2 && rest[0] == b'0' && (rest[1] | 0x20) == b'x' {
-        if let Some((v, n)) = hex_float(&rest[2..]) {
-            return Some((sign(v), i + 2 + n));
-        }
-    }
-    let start = i;
-    let digits = |j: &mut usize| {
-        let b = *j;
-        while s.get(*j).is_some_and(u8::is_ascii_digit) {
-            *j += 1;
-        }
-        *j - b
-    };
-    let mut j = i;
-    let mut nd = digits(&mut j);
-    if s.get(j) == Some(&b'.') {
-        let mut k = j + 1;
-        let f = digits(&mut k);
-        if nd + f > 0 {
-            j = k;
-            nd += f;
-        }
-    }
-    if nd == 0 {
-        return None;
-    }
-    if matches!(s.get(j), Some(b'e' | b'E')) {
-        let mut k = j + 1;
-        if matches!(s.get(k), Some(b'+' | b'-')) {
-            k += 1;
-        }
-        if digits(&mut k) > 0 {
-            j = k;
-        }
-    }
-    let text = std::str::from_utf8(&s[start..j]).ok()?;
-    let v: f64 = text.parse().ok()?;
-    Some((sign(v), j))
-}
-
-fn hex_float(s: &[u8]) -> Option<(f64, usize)> {
-    let mut v = 0f64;
-    let mut i = 0;
-    let mut nd = 0;
-    while let Some(d) = s.get(i).and_then(|c| (*c as char).to_digit(16)) {
-        v = v * 16.0 + d as f64;
-        i += 1;
-        nd += 1;
-    }
-    if s.get(i) == Some(&b'.') {
-        let mut k = i + 1;
-        let mut scale = 1.0 / 16.0;
-        let mut f = 0;
-        while let Some(d) = s.get(k).and_then(|c| (*c as char).to_digit(16)) {
-            v += d as f64 * scale;
-            scale /= 16.0;
-            k += 1;
-            f += 1;
-        }
-        if nd + f > 0 {
-            i = k;
-            nd += f;
-        }
-    }
-    if nd == 0 {
-        return None;
-    }
-    if matches!(s.get(i), Some(b'p' | b'P')) {
-        let mut k = i + 1;
-        let neg = match s.get(k) {
-            Some(b'-') => {
-                k += 1;
-                true
-            }
-            Some(b'+') => {
-                k += 1;
-                false
-            }
-            _ => false,
-        };
-        let b = k;
-        let mut e: i32 = 0;
-        while let Some(c) = s.get(k).filter(|c| c.is_ascii_digit()) {
-            e = e.saturating_mul(10).saturating_add((c - b'0') as i32);
-            k += 1;
-        }
-        if k > b {
-            v *= 2f64.powi(if neg { -e } else { e });
-            i = k;
-        }
-    }
-    Some((v, i))
 }
 
 lua_fn!(fn decode => decode_impl);
@@ -977,25 +843,5 @@ unsafe fn value(l: State, p: &mut Parser, t: Tok, at: usize) -> Result<(), Strin
             t => return Err(expected("value", t, at)),
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::strtod;
-
-    #[test]
-    fn strtod_prefixes() {
-        assert_eq!(strtod(b"123.5  "), Some((123.5, 5)));
-        assert_eq!(strtod(b"1e"), Some((1.0, 1)));
-        assert_eq!(strtod(b"1."), Some((1.0, 2)));
-        assert_eq!(strtod(b".5"), Some((0.5, 2)));
-        assert_eq!(strtod(b"0x10"), Some((16.0, 4)));
-        assert_eq!(strtod(b"0x1p3"), Some((8.0, 5)));
-        assert_eq!(strtod(b"-Inf"), Some((f64::NEG_INFINITY, 4)));
-        assert_eq!(strtod(b"infinity"), Some((f64::INFINITY, 8)));
-        assert!(strtod(b"nan(12)").is_some_and(|(v, n)| v.is_nan() && n == 7));
-        assert_eq!(strtod(b"-"), None);
-        assert_eq!(strtod(b"0xg"), Some((0.0, 1)));
     }
 }
