@@ -2,19 +2,18 @@
 //!
 //! The map, and who may call whom:
 //! - `net` accepts connections and runs each one: read → decode (`resp`) →
-//!   `command::dispatch` → write. What a command leaves to be done after
-//!   its reply, it reads from fields of `Client` (`postponed`,
-//!   `sync_request`, `wait_replicas`, `block`, `close_after_reply`) and
-//!   runs (WAIT's wait, a replica's sync, a blocked command's retry), and
-//!   while a script is busy `net::busy` answers the few commands Redis
-//!   allows then by their names: the two places `net` knows commands.
+//!   `command::dispatch` → write, then what dispatch says comes next
+//!   (`command::Next`: park, await a reply, hand the socket over, close...).
+//!   It knows no command by name: while a script is busy, `net::busy`
+//!   answers by the table's `WhileBusy` column.
 //! - `command` owns the command table, generic checks, locking of shards,
 //!   propagation of writes, and the handlers (one file per family). It
 //!   calls `storage`, never `net`.
 //! - `storage` is pure data: the sharded keyspace, values, slots. It calls
 //!   nothing above it.
-//! - `server` holds the shared state and starts the threads; `config`,
-//!   `client` are shared records.
+//! - `server` holds the shared state and starts the threads; `config`
+//!   (read typed, through `config::Settings`) and `client` are shared
+//!   records.
 //! - `clients`: who waits for what (blocked, watching, subscribed,
 //!   tracking, monitoring, paused) and what reaches a connection besides
 //!   its replies; `observe`: INFO's counters, Prometheus, latency, slowlog.
