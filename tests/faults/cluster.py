@@ -408,8 +408,27 @@ class Cluster:
         primary = self.owner
         target = primary.info()["master_repl_offset"]
         for r in self.replicas():
-            wait_until(f"{r.name} to catch up", lambda r=r: r.info().get("slave_repl_offset", -1) >= target,
-                       timeout=timeout)
+            try:
+                wait_until(f"{r.name} to catch up", lambda r=r: r.info().get("slave_repl_offset", -1) >= target,
+                           timeout=timeout)
+            except AssertionError as e:
+                raise AssertionError(f"{e}; {self.replication_state(primary, target)}") from None
+
+    def replication_state(self, primary, target):
+        """What each node says of its replication, for a run that did not
+        converge: who it follows, its link, its offsets."""
+        parts = [f"owner {primary.name} at {target}"]
+        for n in self.members():
+            try:
+                i = n.client(timeout=1).info("replication")
+                parts.append(
+                    f"{n.name}: {i.get('role')} of {i.get('master_host', '-')}:{i.get('master_port', '-')} "
+                    f"link {i.get('master_link_status', '-')} slave_repl_offset {i.get('slave_repl_offset', '-')} "
+                    f"master_repl_offset {i.get('master_repl_offset')} replid {str(i.get('master_replid', ''))[:8]} "
+                    f"replicas {i.get('connected_slaves')}")
+            except (redis.RedisError, OSError) as e:
+                parts.append(f"{n.name}: {e}")
+        return "; ".join(parts)
 
     def final_anomalies(self):
         """No key of the workload's slot on a primary other than its owner
