@@ -142,7 +142,14 @@ fn query<'a>(
         for queued in &tx.queue {
             q.write |= server.commands.get(queued.cmd).has(flag::WRITE);
             for key in queued.keys.as_slice() {
-                add_key(server, view, &mut q, &queued.argv[key.pos], key.slot, false)?;
+                add_key(
+                    server,
+                    view,
+                    &mut q,
+                    &queued.argv[key.pos()],
+                    key.slot(),
+                    false,
+                )?;
             }
         }
     } else if call.cmd.name == "migrate" {
@@ -165,7 +172,14 @@ fn query<'a>(
         let channels = call.cmd.has(flag::PUBSUB);
         q.write = call.cmd.has(flag::WRITE);
         for key in call.keys() {
-            add_key(server, view, &mut q, call.argv[key.pos], key.slot, channels)?;
+            add_key(
+                server,
+                view,
+                &mut q,
+                call.argv[key.pos()],
+                key.slot(),
+                channels,
+            )?;
         }
     }
     Ok(q)
@@ -262,9 +276,9 @@ fn recheck_all(
             continue;
         }
         for key in call.keys() {
-            slot.get_or_insert(key.slot);
+            slot.get_or_insert(key.slot());
             total += 1;
-            if keys.peek(0, call.argv[key.pos], now).is_none() {
+            if keys.peek(0, call.argv[key.pos()], now).is_none() {
                 missing += 1;
             }
         }

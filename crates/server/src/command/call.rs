@@ -11,10 +11,35 @@ use super::error::CmdError;
 use super::table::{Command, CommandTable};
 
 /// One key of a request: its argument's position and its hash slot.
+/// (Eight bytes, aligned as a `usize`: the positions' vector becomes the
+/// keys' in place, without a second allocation.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub struct Key {
-    pub pos: usize,
-    pub slot: usize,
+    pos: u32,
+    slot: u16,
+}
+
+impl Key {
+    #[inline]
+    fn at(argv: &[&[u8]], pos: usize) -> Key {
+        Key {
+            pos: pos as u32,
+            slot: resp::slot::key_slot(argv[pos]) as u16,
+        }
+    }
+
+    /// The key's argument's position.
+    #[inline]
+    pub fn pos(&self) -> usize {
+        self.pos as usize
+    }
+
+    /// The key's hash slot.
+    #[inline]
+    pub fn slot(&self) -> usize {
+        self.slot as usize
+    }
 }
 
 /// A request's keys, in the order its key specs give them. One key (the
@@ -29,11 +54,9 @@ pub enum Keys {
 
 impl Keys {
     /// The keys of `argv` for `cmd`.
+    #[inline]
     fn of(cmd: &Command, argv: &[&[u8]]) -> Keys {
-        let key = |pos: usize| Key {
-            pos,
-            slot: resp::slot::key_slot(argv[pos]),
-        };
+        let key = |pos: usize| Key::at(argv, pos);
         if let Some(pos) = cmd.single_key {
             return match argv.get(pos) {
                 Some(_) => Keys::One(key(pos)),
@@ -67,12 +90,14 @@ pub struct Call<'c> {
 
 impl<'c> Call<'c> {
     /// Resolves `argv`: the command (or its subcommand), arity, keys.
+    #[inline]
     pub fn resolve(table: &'c CommandTable, argv: &'c [&'c [u8]]) -> Result<Call<'c>, CmdError> {
         let cmd = super::resolve(table, argv)?;
         Ok(Call::new(cmd, argv))
     }
 
     /// The request `argv` of the resolved `cmd`.
+    #[inline]
     pub fn new(cmd: &'c Command, argv: &'c [&'c [u8]]) -> Call<'c> {
         Call {
             cmd,
@@ -94,7 +119,7 @@ impl<'c> Call<'c> {
 
     /// The key arguments themselves.
     pub fn key_args(&self) -> impl Iterator<Item = &'c [u8]> + '_ {
-        self.keys().iter().map(|k| self.argv[k.pos])
+        self.keys().iter().map(|k| self.argv[k.pos()])
     }
 
     /// Takes the keys (for a `Queued` request).

@@ -143,13 +143,13 @@ pub enum Next {
     Postpone,
     /// Park the connection until one of the keys is written or the
     /// deadline passes, then run the command again (blocking commands).
-    Park(crate::client::BlockRequest),
+    Park(Box<crate::client::BlockRequest>),
     /// The reply comes later: send the replies so far, then append what
     /// the future gives (WAIT's count of acknowledgements).
     Await(Pending),
     /// The connection becomes a replica's link once the replies so far are
     /// sent (SYNC, PSYNC).
-    HandOver(crate::replication::master::SyncRequest),
+    HandOver(Box<crate::replication::master::SyncRequest>),
 }
 
 /// A reply that comes later (see `Next::Await`).
@@ -220,13 +220,13 @@ impl Ctx<'_, '_> {
         timeout: Option<std::time::Duration>,
         timeout_reply: TimeoutReply,
     ) {
-        self.next = Next::Park(crate::client::BlockRequest {
+        self.next = Next::Park(Box::new(crate::client::BlockRequest {
             db: self.client.db,
             keys: keys.iter().map(|k| k.to_vec()).collect(),
             deadline: timeout.map(|t| std::time::Instant::now() + t),
             timeout_reply,
             rerun: None,
-        });
+        }));
     }
 
     /// Like [`Ctx::block`], but on wake-up the connection runs `rerun`
@@ -801,9 +801,9 @@ pub fn single_shard(server: &Server, argv: &[&[u8]]) -> Option<usize> {
     }
     let call = Call::new(cmd, argv);
     let (first, rest) = call.keys().split_first()?;
-    let shard = crate::storage::keyspace::shard_of(first.slot);
+    let shard = crate::storage::keyspace::shard_of(first.slot());
     rest.iter()
-        .all(|k| crate::storage::keyspace::shard_of(k.slot) == shard)
+        .all(|k| crate::storage::keyspace::shard_of(k.slot()) == shard)
         .then_some(shard)
 }
 
@@ -814,8 +814,8 @@ pub fn lock_for<'s>(server: &'s Server, call: &Call) -> View<'s> {
         Access::All => server.keyspace.lock_all(),
         Access::Keys => match call.keys() {
             [] => server.keyspace.none(),
-            [key] => server.keyspace.lock_slot(key.slot),
-            keys => server.keyspace.lock_slots(keys.iter().map(|k| k.slot)),
+            [key] => server.keyspace.lock_slot(key.slot()),
+            keys => server.keyspace.lock_slots(keys.iter().map(|k| k.slot())),
         },
     }
 }
@@ -876,7 +876,7 @@ pub fn execute<'s>(
         // writes its STORE key only). The keyless ones that change more
         // (FLUSHALL, FLUSHDB, SWAPDB) tell the captures what they do
         // (persistence::capture), which then copy nothing.
-        let slots: Vec<usize> = call.keys().iter().map(|k| k.slot).collect();
+        let slots: Vec<usize> = call.keys().iter().map(|k| k.slot()).collect();
         server.aof.before_execute(&mut view, Some(&slots));
         server.snapshots.before_execute(&mut view, Some(&slots));
     }
@@ -907,7 +907,9 @@ pub fn execute<'s>(
         // that left something else there, it keeps waiting.
         Err(e) if cx.client.woken && cmd.has(table::flag::BLOCKING) && e == error::WRONGTYPE => {
             cx.out.truncate(mark);
-            cx.next = Next::Park(crate::client::BlockRequest::keep_waiting(cx.client.db));
+            cx.next = Next::Park(Box::new(crate::client::BlockRequest::keep_waiting(
+                cx.client.db,
+            )));
             false
         }
         Err(e) => {

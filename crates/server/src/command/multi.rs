@@ -124,7 +124,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         server.keyspace.lock_all()
     } else {
         let watched_slots = watched.iter().map(|(_, k, _)| resp::slot::key_slot(k));
-        let queued_slots = calls.iter().flat_map(|c| c.keys().iter().map(|k| k.slot));
+        let queued_slots = calls.iter().flat_map(|c| c.keys().iter().map(|k| k.slot()));
         server
             .keyspace
             .lock_slots(watched_slots.chain(queued_slots))

@@ -182,11 +182,11 @@ fn psync(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let offset = resp::parse_i64(argv[2])
         .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
-    cx.next = Next::HandOver(SyncRequest {
+    cx.next = Next::HandOver(Box::new(SyncRequest {
         replid: String::from_utf8_lossy(argv[1]).into_owned(),
         pos: (offset >= 1).then(|| offset as u64 - 1),
         psync: true,
-    });
+    }));
     Ok(())
 }
 
@@ -198,11 +198,11 @@ fn sync(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     if let Some(e) = sync_refused(cx) {
         return Err(e);
     }
-    cx.next = Next::HandOver(SyncRequest {
+    cx.next = Next::HandOver(Box::new(SyncRequest {
         replid: String::new(),
         pos: None,
         psync: false,
-    });
+    }));
     Ok(())
 }
 

@@ -48,7 +48,10 @@ value_type!(Stream, Stream);
 pub fn typed<'v, T: Type>(entry: Option<EntryMut<'v>>) -> Result<Option<&'v mut T>, CmdError> {
     match entry {
         None => Ok(None),
-        Some(e) => T::of(e.value).map(Some).ok_or(error::WRONGTYPE),
+        Some(e) => match T::of(e.value) {
+            Some(v) => Ok(Some(v)),
+            None => Err(error::WRONGTYPE),
+        },
     }
 }
 

@@ -895,7 +895,7 @@ async fn session_loop<S: Stream>(
                             // among it) would otherwise enlarge every
                             // connection's task.
                             let served = Box::pin(crate::replication::master::serve(
-                                server, stream, client, req,
+                                server, stream, client, *req,
                             ))
                             .await;
                             if let Err(e) = served {
@@ -955,7 +955,7 @@ async fn session_loop<S: Stream>(
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
                             .await?;
                         let served = wait_blocked(
-                            server, stream, client, rbuf, *start, req, owned, &mut out, stats,
+                            server, stream, client, rbuf, *start, *req, owned, &mut out, stats,
                         )
                         .await?;
                         if !served {

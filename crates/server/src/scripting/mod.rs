@@ -309,7 +309,7 @@ pub fn busy_error(server: &Server, call: &crate::command::call::Call) -> Option<
         Access::Keys => call
             .keys()
             .iter()
-            .any(|k| busy & (1u64 << shard_of(k.slot)) != 0),
+            .any(|k| busy & (1u64 << shard_of(k.slot())) != 0),
     };
     if !touches {
         return None;

@@ -193,8 +193,8 @@ impl Run<'_, '_> {
                 let missing: Vec<Vec<u8>> = call
                     .keys()
                     .iter()
-                    .filter(|k| self.mask & (1u64 << shard_of(k.slot)) == 0)
-                    .map(|k| call.argv[k.pos].to_vec())
+                    .filter(|k| self.mask & (1u64 << shard_of(k.slot())) == 0)
+                    .map(|k| call.argv[k.pos()].to_vec())
                     .collect();
                 if missing.is_empty() {
                     Ok(())
