@@ -8,7 +8,7 @@ use resp::encode;
 use super::args::{self, is};
 use super::error::{self, CmdError, CmdResult};
 use super::table::{flag, Command, Registry};
-use super::Ctx;
+use super::{Ctx, Unresolved};
 use crate::glob;
 
 pub(super) fn register(r: &mut Registry) {
@@ -709,20 +709,19 @@ fn command_list(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn getkeys<'t>(cx: &Ctx<'_, 't>, argv: &[&[u8]]) -> Result<Vec<(usize, Vec<&'t str>)>, CmdError> {
     let target = &argv[2..];
     let table = &cx.server.commands;
-    let invalid = || CmdError::new("ERR Invalid command specified");
-    let mut cmd = table.lookup(target[0]).ok_or_else(invalid)?;
-    if !cmd.subcommands.is_empty() && target.len() >= 2 {
-        cmd = table.subcommand(cmd, target[1]).ok_or_else(invalid)?;
-    }
-    if !cmd.has_key_args() {
-        return Err(CmdError::new("ERR The command has no key arguments"));
-    }
-    let argc = target.len() as i64;
-    if (cmd.arity > 0 && argc != cmd.arity) || argc < -cmd.arity {
-        return Err(CmdError::new(
-            "ERR Invalid number of arguments specified for command",
-        ));
-    }
+    let no_keys = || CmdError::new("ERR The command has no key arguments");
+    let cmd = match super::lookup(table, target) {
+        Ok(cmd) if cmd.has_key_args() => cmd,
+        Ok(_) => return Err(no_keys()),
+        // Redis looks at the keys before the number of arguments.
+        Err(Unresolved::Arity(cmd)) if !cmd.has_key_args() => return Err(no_keys()),
+        Err(Unresolved::Arity(_)) => {
+            return Err(CmdError::new(
+                "ERR Invalid number of arguments specified for command",
+            ))
+        }
+        Err(_) => return Err(CmdError::new("ERR Invalid command specified")),
+    };
     let keys = cmd.keys_with_flags(target);
     if keys.is_empty() && !cmd.has(super::table::flag::NO_MANDATORY_KEYS) {
         return Err(CmdError::new("ERR Invalid arguments specified for command"));

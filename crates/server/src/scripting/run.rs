@@ -581,7 +581,8 @@ pub(super) unsafe fn redis_acl_check_cmd_impl(l: State) -> c_int {
             push_error(l, b"Invalid command passed to redis.acl_check_cmd()");
             return -1;
         }
-        // keel has a single, all-powerful user.
+        // Known commands answer true: the user's rules are not consulted
+        // here yet (Redis checks them; see docs/compatibility.md).
         ffi::lua_pushboolean(l, 1);
         1
     }
