@@ -320,7 +320,7 @@ impl KeysProc {
                 let Some(arg) = argv.get(count) else {
                     return Vec::new();
                 };
-                let num = atoi(arg);
+                let num = crate::num::strtol::atoi(arg);
                 if num < 1 || num as i64 > (argc as i64 - first as i64) {
                     return Vec::new();
                 }
@@ -384,32 +384,6 @@ impl KeysProc {
             }
         }
     }
-}
-
-/// C's atoi: leading whitespace, an optional sign, the digits that
-/// follow; 0 when there are none. Truncated to a C int.
-fn atoi(s: &[u8]) -> i32 {
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        i += 1;
-    }
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let mut n: i64 = 0;
-    while let Some(d) = s.get(i).filter(|c| c.is_ascii_digit()) {
-        n = n.saturating_mul(10).saturating_add((d - b'0') as i64);
-        i += 1;
-    }
-    (if neg { -n } else { n }) as i32
 }
 
 pub struct Command {

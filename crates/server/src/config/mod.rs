@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::glob;
+use crate::num::strtol::strtoll_whole;
 
 mod settings;
 pub use settings::{
@@ -915,43 +916,6 @@ fn parse_memory(s: &str) -> Option<u64> {
     Some(val.wrapping_mul(mul))
 }
 
-/// C's strtoll in base 10 over a whole argument: leading white space, an
-/// optional sign, digits (saturating); `None` when anything follows the
-/// digits. An argument with no digits at all reads as 0 only when it is
-/// empty (strtoll leaves its end pointer at the start).
-fn strtoll_whole(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        i += 1;
-    }
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let start = i;
-    let mut v: i128 = 0;
-    while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
-        v = (v * 10 + (d - b'0') as i128).min(i64::MAX as i128 + 1);
-        i += 1;
-    }
-    if i == start {
-        return s.is_empty().then_some(0);
-    }
-    if i != b.len() {
-        return None;
-    }
-    let v = if neg { -v } else { v };
-    Some(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
-}
-
 /// A multi-argument parameter's value split as CONFIG SET splits it: on
 /// every single space (so two spaces make an empty argument), and no
 /// argument at all for the empty string.
@@ -1068,7 +1032,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             }
             let mut out = Vec::new();
             for part in parts {
-                match strtoll_whole(part) {
+                match strtoll_whole(part.as_bytes()) {
                     Some(n) if (-2000..=2000).contains(&n) => out.push(n.to_string()),
                     _ => return Err("Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into()),
                 }
@@ -1101,7 +1065,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             if parts[0].eq_ignore_ascii_case("no") && parts[1].eq_ignore_ascii_case("one") {
                 return Ok(String::new());
             }
-            match strtoll_whole(parts[1]) {
+            match strtoll_whole(parts[1].as_bytes()) {
                 Some(port) if (0..=65535).contains(&port) && !parts[1].is_empty() => {
                     Ok(format!("{} {port}", parts[0]))
                 }
@@ -1143,7 +1107,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                 };
                 let hard = parse_memory(c[1]);
                 let soft = parse_memory(c[2]);
-                let secs = strtoll_whole(c[3]).map(|n| n as i32).filter(|n| *n >= 0);
+                let secs = strtoll_whole(c[3].as_bytes()).map(|n| n as i32).filter(|n| *n >= 0);
                 match (hard, soft, secs) {
                     (Some(h), Some(s), Some(t)) => out.push(format!("{class} {h} {s} {t}")),
                     _ => return Err("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()),
@@ -1161,8 +1125,8 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             }
             let mut out = Vec::new();
             for pair in parts.chunks(2) {
-                let secs = strtoll_whole(pair[0]).filter(|n| *n >= 1);
-                let changes = strtoll_whole(pair[1]).filter(|n| *n >= 0);
+                let secs = strtoll_whole(pair[0].as_bytes()).filter(|n| *n >= 1);
+                let changes = strtoll_whole(pair[1].as_bytes()).filter(|n| *n >= 0);
                 match (secs, changes) {
                     (Some(s), Some(c)) => out.push(format!("{s} {}", c as i32)),
                     _ => return Err("Invalid save parameters".into()),

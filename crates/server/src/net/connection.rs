@@ -878,18 +878,13 @@ async fn session_loop<S: Stream>(
                         next =
                             command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     }
+                    if matches!(next, Next::HandOver(_) | Next::Await(_)) {
+                        // The replies before this request leave first.
+                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                            .await?;
+                    }
                     match next {
                         Next::HandOver(req) => {
-                            flush_replies(
-                                server,
-                                stream,
-                                client,
-                                me,
-                                &mut out,
-                                &mut big_out,
-                                stats,
-                            )
-                            .await?;
                             // From here on the connection is a replica's.
                             // Boxed: a rare path whose state (buffers
                             // among it) would otherwise enlarge every
@@ -904,16 +899,6 @@ async fn session_loop<S: Stream>(
                             return Ok(Exit::Closed);
                         }
                         Next::Await(reply) => {
-                            flush_replies(
-                                server,
-                                stream,
-                                client,
-                                me,
-                                &mut out,
-                                &mut big_out,
-                                stats,
-                            )
-                            .await?;
                             out.extend_from_slice(&reply.await);
                             clock = command::Clock::start();
                             next = Next::Continue;

@@ -7,21 +7,7 @@
 /// nan[(...)]), its value and the bytes consumed; `None` when there is
 /// none (C's strtod then returns 0 and consumes nothing).
 pub fn strtod(s: &[u8]) -> Option<(f64, usize)> {
-    let mut i = s
-        .iter()
-        .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
-        .unwrap_or(s.len());
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let (neg, i) = super::strtol::space_and_sign(s);
     let sign = |v: f64| if neg { -v } else { v };
     let rest = &s[i..];
     let ci = |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);

@@ -1,0 +1,68 @@
+//! C's integer parsing as Redis relies on it: `atoi` (key specs' numkeys)
+//! and `strtoll` over a whole argument (configuration values), with the
+//! white space and sign rule `strtod` shares.
+
+/// C's leading white space and optional sign: whether the number is
+/// negative, and where its digits start.
+pub fn space_and_sign(s: &[u8]) -> (bool, usize) {
+    let i = s
+        .iter()
+        .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        .unwrap_or(s.len());
+    match s.get(i) {
+        Some(b'-') => (true, i + 1),
+        Some(b'+') => (false, i + 1),
+        _ => (false, i),
+    }
+}
+
+/// C's atoi: leading white space, an optional sign, the digits that
+/// follow; 0 when there are none. Truncated to a C int.
+pub fn atoi(s: &[u8]) -> i32 {
+    let (neg, mut i) = space_and_sign(s);
+    let mut n: i64 = 0;
+    while let Some(d) = s.get(i).filter(|c| c.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add((d - b'0') as i64);
+        i += 1;
+    }
+    (if neg { -n } else { n }) as i32
+}
+
+/// C's strtoll in base 10 over a whole argument: leading white space, an
+/// optional sign, digits (saturating); `None` when anything follows the
+/// digits. An argument with no digits at all reads as 0 only when it is
+/// empty (strtoll leaves its end pointer at the start).
+pub fn strtoll_whole(s: &[u8]) -> Option<i64> {
+    let (neg, start) = space_and_sign(s);
+    let mut i = start;
+    let mut v: i128 = 0;
+    while let Some(d) = s.get(i).filter(|c| c.is_ascii_digit()) {
+        v = (v * 10 + (d - b'0') as i128).min(i64::MAX as i128 + 1);
+        i += 1;
+    }
+    if i == start {
+        return s.is_empty().then_some(0);
+    }
+    if i != s.len() {
+        return None;
+    }
+    let v = if neg { -v } else { v };
+    Some(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_as_c_reads_them() {
+        assert_eq!(atoi(b"  -12abc"), -12);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"99999999999"), 99999999999i64 as i32);
+        assert_eq!(strtoll_whole(b" +42"), Some(42));
+        assert_eq!(strtoll_whole(b""), Some(0));
+        assert_eq!(strtoll_whole(b" "), None);
+        assert_eq!(strtoll_whole(b"1x"), None);
+        assert_eq!(strtoll_whole(b"-99999999999999999999"), Some(i64::MIN));
+    }
+}
