@@ -41,7 +41,8 @@ pub struct ClientInfo {
     pub lib_ver: Mutex<Vec<u8>>,
     pub db: AtomicU32,
     pub resp: AtomicU8,
-    /// Milliseconds since `created` of the last command.
+    /// When the last command ran (or the connection opened), in
+    /// `command::mono_ms`'s milliseconds.
     pub last_interaction_ms: AtomicU64,
     /// Command-table id of the last command run.
     pub last_cmd: AtomicU32,
@@ -119,7 +120,7 @@ impl ClientInfo {
             lib_ver: Mutex::new(Vec::new()),
             db: AtomicU32::new(0),
             resp: AtomicU8::new(2),
-            last_interaction_ms: AtomicU64::new(0),
+            last_interaction_ms: AtomicU64::new(crate::command::mono_ms()),
             last_cmd: AtomicU32::new(u32::MAX),
             no_evict: AtomicBool::new(false),
             killed: AtomicBool::new(false),
@@ -147,8 +148,13 @@ impl ClientInfo {
     }
 
     pub fn idle_secs(&self) -> u64 {
-        let now = self.created.elapsed().as_millis() as u64;
-        now.saturating_sub(self.last_interaction_ms.load(Relaxed)) / 1000
+        self.idle_ms() / 1000
+    }
+
+    /// Milliseconds since the last command (or since the connection
+    /// opened).
+    pub fn idle_ms(&self) -> u64 {
+        crate::command::mono_ms().saturating_sub(self.last_interaction_ms.load(Relaxed))
     }
 
     /// What the connection holds: its buffers (as published at its last

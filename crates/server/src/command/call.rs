@@ -63,6 +63,9 @@ impl Keys {
                 None => Keys::None,
             };
         }
+        if !cmd.has_key_specs() {
+            return Keys::None;
+        }
         let mut pos = Vec::new();
         cmd.key_positions(argv, &mut pos);
         match pos.as_slice() {

@@ -49,6 +49,7 @@ pub(super) fn register(r: &mut Registry) {
 
 /// Redis's lookupKeyWrite: the live entry, its access clock touched, no
 /// keyspace hit or miss counted.
+#[inline]
 pub(super) fn lookup_write<'v>(
     view: &'v mut View,
     db: usize,

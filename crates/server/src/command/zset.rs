@@ -535,9 +535,11 @@ pub(super) fn add_generic(
 ) -> CmdResult {
     let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
     let limits = zlimits(cx);
-    let exists = typed::read::<ZSet>(&mut cx.view, db, key, now)?.is_some();
-    if !exists {
-        if f.xx {
+    // A new set is filled here and stored at the end: one lookup either way.
+    let mut fresh = None;
+    let z = match typed::read::<ZSet>(&mut cx.view, db, key, now)? {
+        Some(z) => z,
+        None if f.xx => {
             if f.incr {
                 cx.null();
             } else {
@@ -545,11 +547,7 @@ pub(super) fn add_generic(
             }
             return Ok(());
         }
-        let z = ZSet::new_for(pairs[1].len(), limits);
-        cx.view.set(db, key, Value::ZSet(Box::new(z)), 0, now);
-    }
-    let Some(z) = typed::read::<ZSet>(&mut cx.view, db, key, now)? else {
-        return Ok(());
+        None => fresh.insert(ZSet::new_for(pairs[1].len(), limits)),
     };
     let (mut added, mut updated, mut processed) = (0u64, 0u64, 0u64);
     let mut last = 0.0;
@@ -591,9 +589,16 @@ pub(super) fn add_generic(
     if added + updated > 0 {
         cx.notify(notify::ZSET, if f.incr { "zincr" } else { "zadd" }, key);
     }
-    if empty {
-        cx.view.remove(db, key, now);
-        cx.notify(notify::GENERIC, "del", key);
+    match fresh {
+        Some(z) if !z.is_empty() => {
+            cx.view.set(db, key, Value::ZSet(Box::new(z)), 0, now);
+        }
+        Some(_) => {}
+        None if empty => {
+            cx.view.remove(db, key, now);
+            cx.notify(notify::GENERIC, "del", key);
+        }
+        None => {}
     }
     cx.dirty += added + updated;
     if nan {

@@ -747,7 +747,7 @@ async fn session_loop<S: Stream>(
                         client
                             .info
                             .last_interaction_ms
-                            .store(client.info.created.elapsed().as_millis() as u64, Relaxed);
+                            .store(command::mono_ms(), Relaxed);
                     }
                     client.info.parked_idle.store(true, Relaxed);
                     let info = &client.info;
@@ -833,13 +833,10 @@ async fn session_loop<S: Stream>(
         super::output_budget::room(reply_limit).await;
         let mut clock = command::Clock::start();
         // (The batch's clock reading, not one more.)
-        client.info.last_interaction_ms.store(
-            clock
-                .batch_start()
-                .saturating_duration_since(client.info.created)
-                .as_millis() as u64,
-            Relaxed,
-        );
+        client
+            .info
+            .last_interaction_ms
+            .store(clock.batch_start_ms(), Relaxed);
         dec.set_max_bulk_len(server.proto_max_bulk_len.load(Relaxed));
         let mut protocol_error = false;
         // The request just run asked to close the connection (`Next::Close`).

@@ -408,8 +408,7 @@ pub fn close_idle_clients(server: &Server) {
     }
     let limit_ms = timeout.saturating_mul(1000);
     server.clients.kill_where(|c| {
-        let idle_ms = (c.created.elapsed().as_millis() as u64)
-            .saturating_sub(c.last_interaction_ms.load(Relaxed));
+        let idle_ms = c.idle_ms();
         let close = c.parked_idle.load(Relaxed) && !c.killed.load(Relaxed) && idle_ms > limit_ms;
         if close {
             tracing::debug!(id = c.id, addr = %c.addr, "Closing idle client");

@@ -133,6 +133,9 @@ fn hex_float(s: &[u8]) -> Option<(f64, usize)> {
 /// underflow of a nonzero mantissa to 0). Empty: 0, as strtod consumes
 /// nothing and stops at the end.
 pub fn whole(s: &[u8]) -> Option<f64> {
+    if let Some(v) = small_integer(s) {
+        return Some(v);
+    }
     let (v, n) = strtod(s).unwrap_or((0.0, 0));
     if n != s.len() {
         return None;
@@ -141,6 +144,29 @@ pub fn whole(s: &[u8]) -> Option<f64> {
         return None;
     }
     Some(v)
+}
+
+/// `s` when it is a plain integer of at most 15 digits (an optional `-`,
+/// then digits only): what scores most often are. Every such number is
+/// exact in a double, so the result is strtod's, without its general path.
+#[inline]
+fn small_integer(s: &[u8]) -> Option<f64> {
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    let v = n as f64;
+    Some(if neg { -v } else { v })
 }
 
 /// Whether C's strtod would have set `ERANGE` reading `v` from `text`.
@@ -177,6 +203,41 @@ fn erange(text: &[u8], v: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_integers_read_as_the_general_path_does() {
+        for s in [
+            &b"0"[..],
+            b"-0",
+            b"7",
+            b"-12",
+            b"000123",
+            b"999999999999999",
+            b"-999999999999999",
+            b"1234567890123456",
+            b"+5",
+            b"1.5",
+            b" 1",
+            b"1 ",
+            b"-",
+            b"",
+            b"12a",
+            b"1e3",
+        ] {
+            let general = strtod(s).filter(|&(_, n)| n == s.len()).map(|(v, _)| v);
+            match small_integer(s) {
+                Some(v) => assert_eq!(Some(v.to_bits()), general.map(f64::to_bits), "{s:?}"),
+                None => assert!(
+                    s.len() > 15
+                        || !s.iter().all(|c| c.is_ascii_digit() || *c == b'-')
+                        || s == b"-"
+                        || s.is_empty(),
+                    "{s:?}"
+                ),
+            }
+        }
+        assert_eq!(whole(b"-0").map(f64::to_bits), Some((-0.0f64).to_bits()));
+    }
 
     #[test]
     fn strtod_prefixes() {

@@ -241,6 +241,7 @@ impl Keyspace {
         View {
             guards: Guards::None,
             expiry: self.expiry(),
+            known: None,
         }
     }
 
@@ -251,6 +252,7 @@ impl Keyspace {
         View {
             guards: Guards::One(shard, self.lock(shard)),
             expiry: self.expiry(),
+            known: None,
         }
     }
 
@@ -266,6 +268,7 @@ impl Keyspace {
         View {
             guards: Guards::One(shard, self.lock(shard)),
             expiry: self.expiry(),
+            known: None,
         }
     }
 
@@ -287,6 +290,7 @@ impl Keyspace {
             1 => View {
                 guards: Guards::One(last, self.lock(last)),
                 expiry: self.expiry(),
+                known: None,
             },
             _ => {
                 let guards = wanted
@@ -297,6 +301,7 @@ impl Keyspace {
                 View {
                     guards: Guards::Many(guards),
                     expiry: self.expiry(),
+                    known: None,
                 }
             }
         }
@@ -307,6 +312,7 @@ impl Keyspace {
         View {
             guards: Guards::One(shard, self.shards[shard].lock()),
             expiry: self.expiry(),
+            known: None,
         }
     }
 
@@ -315,6 +321,7 @@ impl Keyspace {
         View {
             guards: Guards::Many((0..SHARDS).map(|i| Some(self.lock(i))).collect()),
             expiry: self.expiry(),
+            known: None,
         }
     }
 
@@ -495,6 +502,19 @@ pub struct View<'a> {
     guards: Guards<'a>,
     /// How lookups treat an expired key (see [`Expiry`]).
     expiry: Expiry,
+    /// The slot of the request's key, worked out when the request was
+    /// resolved (see [`View::knowing`]).
+    known: Option<KnownSlot>,
+}
+
+/// A key argument's slot, known by the argument's address: a handler
+/// passes its argv slices to the view, so finding the slot again costs a
+/// compare instead of a CRC.
+#[derive(Clone, Copy)]
+struct KnownSlot {
+    addr: usize,
+    len: usize,
+    slot: usize,
 }
 
 /// How a view treats keys past their expiry time.
@@ -512,6 +532,28 @@ pub enum Expiry {
 }
 
 impl<'a> View<'a> {
+    /// This view, told that `key` (a slice of the request's argv) is in
+    /// `slot`. The caller keeps that argv alive, unchanged, for as long as
+    /// the view: the address stands for the bytes only while they live.
+    #[inline]
+    pub fn knowing(mut self, key: &[u8], slot: usize) -> View<'a> {
+        self.known = Some(KnownSlot {
+            addr: key.as_ptr() as usize,
+            len: key.len(),
+            slot,
+        });
+        self
+    }
+
+    /// The slot of `key`: the known one for the request's key itself.
+    #[inline]
+    fn slot_of(&self, key: &[u8]) -> usize {
+        match self.known {
+            Some(k) if k.addr == key.as_ptr() as usize && k.len == key.len() => k.slot,
+            _ => key_slot(key),
+        }
+    }
+
     /// Shard `i`, if this view holds it.
     fn held(&self, i: usize) -> Option<&Shard> {
         match &self.guards {
@@ -572,7 +614,7 @@ impl<'a> View<'a> {
         if self.expiry != Expiry::Delete {
             return self.get_on_replica(db, key, now_ms, true);
         }
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let Some(map) = sdb.slots.get_mut(slot / SHARDS) else {
@@ -606,7 +648,7 @@ impl<'a> View<'a> {
         if self.expiry != Expiry::Delete {
             return self.get_on_replica(db, key, now_ms, false);
         }
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let map = sdb.slots.get_mut(slot / SHARDS)?;
@@ -639,7 +681,7 @@ impl<'a> View<'a> {
         } else {
             now_ms
         };
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let found = shard.dbs[db]
             .slots
@@ -686,7 +728,7 @@ impl<'a> View<'a> {
         now_ms: u64,
     ) -> Option<Entry> {
         let self_expiry_ignore = self.expiry == Expiry::Ignore;
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let entry = Entry {
@@ -718,7 +760,7 @@ impl<'a> View<'a> {
     /// Removes `key`; returns its entry if it was live.
     pub fn remove(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<Entry> {
         let now_ms = self.expiry_now(now_ms);
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let old = sdb.slots.get_mut(slot / SHARDS)?.remove(key)?;
@@ -779,7 +821,7 @@ impl<'a> View<'a> {
     /// Marks `key`'s value as its own object (COPY, and RENAME/MOVE of
     /// such a value): OBJECT REFCOUNT 1 even for a small integer.
     pub fn set_unshared(&mut self, db: usize, key: &[u8]) {
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         if let Some(map) = shard.dbs[db].slots.get_mut(slot / SHARDS) {
             map.set_unshared(key);
@@ -860,7 +902,7 @@ impl<'a> View<'a> {
     /// Sets or clears (0) the expiry of an existing key. Returns false if
     /// the key does not exist.
     pub fn set_expire(&mut self, db: usize, key: &[u8], expire_at: u64) -> bool {
-        let slot = key_slot(key);
+        let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let Some(old) = sdb
