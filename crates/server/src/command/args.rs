@@ -14,16 +14,17 @@ pub fn float(arg: &[u8]) -> Result<f64, CmdError> {
     parse_float(arg).ok_or(error::NOT_FLOAT)
 }
 
+/// Redis's string2ld: `strtod` over the whole argument (hex and `inf`
+/// included), no leading white space, no NaN. Redis reads a long double,
+/// whose range is far wider: beyond a double's range a number saturates
+/// to infinity or 0 here instead of failing, which is what the long double
+/// turns into when Redis stores it back as a double.
 pub fn parse_float(arg: &[u8]) -> Option<f64> {
-    if arg.is_empty() || arg.len() > 5000 || arg[0].is_ascii_whitespace() {
+    if arg.is_empty() || arg.len() > 5000 || arg[0].is_ascii_whitespace() || arg[0] == 0x0b {
         return None;
     }
-    let s = std::str::from_utf8(arg).ok()?;
-    let v: f64 = s.parse().ok()?;
-    if v.is_nan() {
-        return None;
-    }
-    Some(v)
+    let (v, n) = crate::num::strtod::strtod(arg)?;
+    (n == arg.len() && !v.is_nan()).then_some(v)
 }
 
 /// A blocking command's timeout in seconds (decimals allowed; 0 =
@@ -76,7 +77,159 @@ pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
 /// number wraps (`-1` is 2^64 - 1), an empty string is 0, and a leading
 /// space, trailing garbage or a value beyond 64 bits is `invalid cursor`.
 pub fn scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    parse_strtoul(arg).ok_or_else(|| CmdError::new("ERR invalid cursor"))
+    crate::num::strtol::strtoul_cursor(arg).ok_or_else(|| CmdError::new("ERR invalid cursor"))
+}
+
+/// A cursor over a command's arguments, from a position on, that keeps
+/// the first error it meets. A reader that fails (a missing value, a
+/// number that does not parse, a rule the caller finds broken) records
+/// the error and answers a neutral value; after that the cursor is at its
+/// end, so an option loop stops, and [`Args::finish`] answers the error.
+/// Redis's parsers stop at the first bad argument and answer its error:
+/// a loop over the cursor does the same with each rule said once.
+pub struct Args<'v, 'a> {
+    argv: &'v [&'a [u8]],
+    at: usize,
+    error: Option<CmdError>,
+}
+
+impl<'v, 'a> Args<'v, 'a> {
+    /// The arguments `argv[from..]`.
+    pub fn new(argv: &'v [&'a [u8]], from: usize) -> Args<'v, 'a> {
+        Args {
+            argv,
+            at: from.min(argv.len()),
+            error: None,
+        }
+    }
+
+    /// How many arguments are left (none once an error is kept).
+    pub fn left(&self) -> usize {
+        if self.error.is_some() {
+            0
+        } else {
+            self.argv.len() - self.at
+        }
+    }
+
+    /// Whether any argument is left.
+    pub fn more(&self) -> bool {
+        self.left() > 0
+    }
+
+    /// The next argument, taken.
+    pub fn take(&mut self) -> Option<&'a [u8]> {
+        if !self.more() {
+            return None;
+        }
+        self.at += 1;
+        Some(self.argv[self.at - 1])
+    }
+
+    /// Takes the next argument if it is `word` (in any case).
+    pub fn word(&mut self, word: &str) -> bool {
+        let hit = self.more() && is(self.argv[self.at], word);
+        if hit {
+            self.at += 1;
+        }
+        hit
+    }
+
+    /// `word value`: takes both when the next argument is `word` and a
+    /// value follows it, and answers the value. (`word` as the last
+    /// argument is left, for the caller's syntax error.)
+    pub fn option(&mut self, word: &str) -> Option<&'a [u8]> {
+        if self.left() >= 2 && is(self.argv[self.at], word) {
+            self.at += 2;
+            return Some(self.argv[self.at - 1]);
+        }
+        None
+    }
+
+    /// The next argument; a syntax error kept when there is none.
+    pub fn value(&mut self) -> &'a [u8] {
+        match self.take() {
+            Some(v) => v,
+            None => {
+                self.fail(error::SYNTAX);
+                b""
+            }
+        }
+    }
+
+    /// The next argument as an integer ([`int`]'s rules and error).
+    pub fn int(&mut self) -> i64 {
+        let v = self.value();
+        self.check(int(v)).unwrap_or(0)
+    }
+
+    /// The next argument as a float ([`float`]'s rules and error).
+    pub fn float(&mut self) -> f64 {
+        let v = self.value();
+        self.check(float(v)).unwrap_or(0.0)
+    }
+
+    /// `r`'s value, or `None` with its error kept.
+    pub fn check<T>(&mut self, r: Result<T, CmdError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.fail(e);
+                None
+            }
+        }
+    }
+
+    /// Keeps `e`, unless an error is kept already.
+    pub fn fail(&mut self, e: CmdError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// The first error met, if any.
+    pub fn finish(self) -> Result<(), CmdError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `[COUNT count]` at `from`, the end of LMPOP's and ZMPOP's arguments
+/// (and their blocking forms'): 1 when absent.
+pub fn mpop_count(argv: &[&[u8]], from: usize) -> Result<usize, CmdError> {
+    let mut a = Args::new(argv, from);
+    let mut count = None;
+    while a.more() {
+        match a.option("COUNT").filter(|_| count.is_none()) {
+            Some(c) => match int(c) {
+                Ok(n) if n >= 1 => count = Some(n as usize),
+                _ => a.fail(CmdError::new("ERR count should be greater than 0")),
+            },
+            None => a.fail(error::SYNTAX),
+        }
+    }
+    a.finish()?;
+    Ok(count.unwrap_or(1))
+}
+
+/// `[LIMIT limit]` at `from`, the end of SINTERCARD's and ZINTERCARD's
+/// arguments: 0 (no limit) when absent.
+pub fn intercard_limit(argv: &[&[u8]], from: usize) -> Result<usize, CmdError> {
+    let mut a = Args::new(argv, from);
+    let mut limit = 0;
+    while a.more() {
+        match a.option("LIMIT") {
+            Some(l) => match int(l) {
+                Ok(n) if n >= 0 => limit = n as usize,
+                _ => a.fail(CmdError::new("ERR LIMIT can't be negative")),
+            },
+            None => a.fail(error::SYNTAX),
+        }
+    }
+    a.finish()?;
+    Ok(limit)
 }
 
 /// The options of SCAN, SSCAN, HSCAN and ZSCAN.
@@ -102,52 +255,24 @@ pub fn scan_options<'a>(
         count: 10,
         ..ScanOptions::default()
     };
-    let mut j = from;
-    while j < argv.len() {
-        let has_value = j + 1 < argv.len();
-        if is(argv[j], "COUNT") && has_value {
-            let n = int(argv[j + 1])?;
-            if n < 1 {
-                return Err(error::SYNTAX);
+    let mut a = Args::new(argv, from);
+    while a.more() {
+        if let Some(count) = a.option("COUNT") {
+            match a.check(int(count)) {
+                Some(n) if n >= 1 => o.count = n as usize,
+                Some(_) => a.fail(error::SYNTAX),
+                None => {}
             }
-            o.count = n as usize;
-        } else if is(argv[j], "MATCH") && has_value {
-            o.pattern = Some(argv[j + 1]).filter(|p| *p != b"*");
-        } else if with_type && is(argv[j], "TYPE") && has_value {
-            o.type_filter = Some(argv[j + 1]);
+        } else if let Some(pattern) = a.option("MATCH") {
+            o.pattern = Some(pattern).filter(|p| *p != b"*");
+        } else if let Some(t) = a.option("TYPE").filter(|_| with_type) {
+            o.type_filter = Some(t);
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 2;
     }
+    a.finish()?;
     Ok(o)
-}
-
-fn parse_strtoul(arg: &[u8]) -> Option<u64> {
-    if arg
-        .first()
-        .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
-    {
-        return None;
-    }
-    let (neg, digits) = match arg.first() {
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() {
-        // No conversion: strtoul leaves the end pointer at the start, so
-        // only the empty string passes (as 0).
-        return arg.is_empty().then_some(0);
-    }
-    let mut n: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
-    }
-    Some(if neg { n.wrapping_neg() } else { n })
 }
 
 pub fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -166,6 +291,47 @@ mod tests {
         assert_eq!(float(b"5.0e3"), Ok(5000.0));
         assert!(float(b" 1").is_err());
         assert!(float(b"nan").is_err());
+    }
+
+    #[test]
+    fn the_cursor_keeps_the_first_error() {
+        let argv: Vec<&[u8]> = vec![b"X", b"LIMIT", b"x", b"COUNT", b"nope", b"tail"];
+        let mut a = Args::new(&argv, 1);
+        assert_eq!(a.option("LIMIT"), Some(&b"x"[..]));
+        assert_eq!(a.option("COUNT").map(|v| a.check(int(v))), Some(None));
+        // After the error nothing is left, and later failures do not
+        // replace it.
+        assert!(!a.more());
+        assert_eq!(a.take(), None);
+        a.fail(error::SYNTAX);
+        assert_eq!(a.finish(), Err(error::NOT_INTEGER));
+
+        let mut a = Args::new(&argv, 4);
+        assert_eq!(a.int(), 0);
+        assert_eq!(a.finish(), Err(error::NOT_INTEGER));
+
+        let mut a = Args::new(&argv, 5);
+        assert!(!a.word("other"));
+        assert!(a.word("TAIL"));
+        assert_eq!(a.value(), b"");
+        assert_eq!(a.finish(), Err(error::SYNTAX));
+
+        // A word as the last argument is not an option with its value.
+        let mut a = Args::new(&argv, 3);
+        assert_eq!(a.option("COUNT"), Some(&b"nope"[..]));
+        assert_eq!(a.option("TAIL"), None);
+        assert!(a.word("tail"));
+        assert_eq!(a.finish(), Ok(()));
+    }
+
+    #[test]
+    fn floats_as_string2ld() {
+        assert_eq!(float(b"0x10"), Ok(16.0));
+        assert_eq!(float(b"-inf"), Ok(f64::NEG_INFINITY));
+        assert_eq!(float(b"1e-400"), Ok(0.0));
+        assert_eq!(float(b"1e400"), Ok(f64::INFINITY));
+        assert!(float(b"").is_err());
+        assert!(float(b"1.5x").is_err());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Generic key commands: deletion, existence, expiry, renaming, copying,
 //! iteration (KEYS, SCAN, RANDOMKEY), database-wide commands and OBJECT.
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
@@ -339,18 +339,19 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, src, dst) = (cx.db(), cx.now_ms, argv[1], argv[2]);
     let mut dst_db = db;
     let mut replace = false;
-    let mut j = 3;
-    while j < argv.len() {
-        if is(argv[j], "REPLACE") {
+    let mut a = Args::new(argv, 3);
+    while a.more() {
+        if a.word("REPLACE") {
             replace = true;
-        } else if is(argv[j], "DB") && j + 1 < argv.len() {
-            dst_db = args::db_index(argv[j + 1], cx.server.keyspace.databases())?;
-            j += 1;
+        } else if let Some(n) = a.option("DB") {
+            dst_db = a
+                .check(args::db_index(n, cx.server.keyspace.databases()))
+                .unwrap_or(db);
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     if cx.server.cluster.enabled() && dst_db != db {
         return Err(CmdError::new(
             "ERR Copying to another database is not allowed in cluster mode",

@@ -14,7 +14,7 @@
 
 use resp::encode;
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::typed;
@@ -413,25 +413,26 @@ fn lpos(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut rank: i64 = 1;
     let mut count: Option<i64> = None;
     let mut maxlen: i64 = 0;
-    let mut j = 3;
-    while j < argv.len() {
-        let more = j + 1 < argv.len();
-        if is(argv[j], "RANK") && more {
-            rank = args::int(argv[j + 1])?;
+    let mut a = Args::new(argv, 3);
+    while a.more() {
+        if let Some(r) = a.option("RANK") {
+            rank = a.check(args::int(r)).unwrap_or(1);
             if rank == 0 {
-                return Err(CmdError::new(
+                a.fail(CmdError::new(
                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
                 ));
             }
-        } else if is(argv[j], "COUNT") && more {
-            count = Some(non_negative(argv[j + 1], "ERR COUNT can't be negative")?);
-        } else if is(argv[j], "MAXLEN") && more {
-            maxlen = non_negative(argv[j + 1], "ERR MAXLEN can't be negative")?;
+        } else if let Some(c) = a.option("COUNT") {
+            count = a.check(non_negative(c, "ERR COUNT can't be negative"));
+        } else if let Some(m) = a.option("MAXLEN") {
+            maxlen = a
+                .check(non_negative(m, "ERR MAXLEN can't be negative"))
+                .unwrap_or(0);
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 2;
     }
+    a.finish()?;
     let from_tail = rank < 0;
     if from_tail {
         // As Redis: -i64::MIN stays i64::MIN (two's complement).
@@ -700,20 +701,8 @@ fn parse_mpop<'a>(argv: &[&'a [u8]], at: usize) -> Result<(Vec<&'a [u8]>, bool, 
         _ => return Err(error::SYNTAX),
     };
     let front = position(argv[where_at])?;
-    let mut count: Option<usize> = None;
-    let mut j = where_at + 1;
-    while j < argv.len() {
-        if count.is_none() && is(argv[j], "COUNT") && j + 1 < argv.len() {
-            match resp::parse_i64(argv[j + 1]) {
-                Some(n) if n >= 1 => count = Some(n as usize),
-                _ => return Err(CmdError::new("ERR count should be greater than 0")),
-            }
-            j += 2;
-        } else {
-            return Err(error::SYNTAX);
-        }
-    }
-    Ok((argv[at + 1..where_at].to_vec(), front, count.unwrap_or(1)))
+    let count = args::mpop_count(argv, where_at + 1)?;
+    Ok((argv[at + 1..where_at].to_vec(), front, count))
 }
 
 /// Pops from the first non-empty list of `keys`, replying

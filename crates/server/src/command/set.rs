@@ -5,7 +5,7 @@
 use rand::Rng;
 use resp::encode;
 
-use super::args::{self, is};
+use super::args;
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::typed;
@@ -561,19 +561,7 @@ fn sintercard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "ERR Number of keys can't be greater than number of args",
         ));
     }
-    let mut limit = 0usize;
-    let mut j = 2 + numkeys;
-    while j < argv.len() {
-        if is(argv[j], "LIMIT") && j + 1 < argv.len() {
-            limit = match args::int(argv[j + 1]) {
-                Ok(n) if n >= 0 => n as usize,
-                _ => return Err(CmdError::new("ERR LIMIT can't be negative")),
-            };
-            j += 2;
-        } else {
-            return Err(error::SYNTAX);
-        }
-    }
+    let limit = args::intercard_limit(argv, 2 + numkeys)?;
     let keys = &argv[2..2 + numkeys];
     let src = Sources::take(cx, keys)?;
     let mut sets: Vec<&Set> = Vec::with_capacity(numkeys);

@@ -3,7 +3,7 @@
 
 use resp::encode;
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
@@ -141,10 +141,8 @@ fn parse_set_options<'a>(
     for_getex: bool,
 ) -> Result<SetOptions<'a>, CmdError> {
     let mut o = SetOptions::default();
-    let mut j = from;
-    while j < argv.len() {
-        let a = argv[j];
-        let next = argv.get(j + 1).copied();
+    let mut args = Args::new(argv, from);
+    while let Some(a) = args.take() {
         let kind = o.expire.map(|(k, _)| k);
         if !for_getex && is(a, "NX") && !o.xx {
             o.nx = true;
@@ -156,19 +154,18 @@ fn parse_set_options<'a>(
             o.keepttl = true;
         } else if for_getex && is(a, "PERSIST") && kind.is_none() && !o.keepttl {
             o.persist = true;
-        } else if let (Some(next), false, false, Some(k)) =
-            (next, o.keepttl, o.persist, ExpireKind::parse(a))
+        } else if let (true, false, false, Some(k)) =
+            (args.more(), o.keepttl, o.persist, ExpireKind::parse(a))
         {
             if kind.is_some_and(|prev| prev != k) {
-                return Err(error::SYNTAX);
+                args.fail(error::SYNTAX);
             }
-            o.expire = Some((k, next));
-            j += 1;
+            o.expire = Some((k, args.value()));
         } else {
-            return Err(error::SYNTAX);
+            args.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    args.finish()?;
     Ok(o)
 }
 
@@ -646,23 +643,21 @@ fn lcs(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     let (mut get_len, mut get_idx, mut with_len, mut min_len) = (false, false, false, 0i64);
-    let mut j = 3;
-    while j < argv.len() {
-        let more = j + 1 < argv.len();
-        if is(argv[j], "IDX") {
+    let mut a = Args::new(argv, 3);
+    while a.more() {
+        if a.word("IDX") {
             get_idx = true;
-        } else if is(argv[j], "LEN") {
+        } else if a.word("LEN") {
             get_len = true;
-        } else if is(argv[j], "WITHMATCHLEN") {
+        } else if a.word("WITHMATCHLEN") {
             with_len = true;
-        } else if is(argv[j], "MINMATCHLEN") && more {
-            min_len = args::int(argv[j + 1])?.max(0);
-            j += 1;
+        } else if let Some(n) = a.option("MINMATCHLEN") {
+            min_len = a.check(args::int(n)).unwrap_or(0).max(0);
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     if get_idx && get_len {
         return Err(CmdError::new(
             "ERR If you want both the length and indexes, please just use IDX.",

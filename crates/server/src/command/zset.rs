@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use rand::Rng;
 use resp::encode;
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::typed;
@@ -329,27 +329,24 @@ fn zrange_generic(
     let mut withscores = false;
     let mut offset = 0i64;
     let mut limit = -1i64;
-    let mut j = key_at + 3;
-    while j < argv.len() {
-        let left = argv.len() - j - 1;
-        let a = argv[j];
-        if !store && is(a, "withscores") {
+    let mut a = Args::new(argv, key_at + 3);
+    while a.more() {
+        if !store && a.word("withscores") {
             withscores = true;
-        } else if is(a, "limit") && left >= 2 {
-            offset = args::int(argv[j + 1])?;
-            limit = args::int(argv[j + 2])?;
-            j += 2;
-        } else if dir == Direction::Auto && is(a, "rev") {
+        } else if a.left() >= 3 && a.word("limit") {
+            offset = a.int();
+            limit = a.int();
+        } else if dir == Direction::Auto && a.word("rev") {
             dir = Direction::Reverse;
-        } else if rtype == RangeType::Auto && is(a, "bylex") {
+        } else if rtype == RangeType::Auto && a.word("bylex") {
             rtype = RangeType::Lex;
-        } else if rtype == RangeType::Auto && is(a, "byscore") {
+        } else if rtype == RangeType::Auto && a.word("byscore") {
             rtype = RangeType::Score;
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     let rev = dir == Direction::Reverse;
     if rtype == RangeType::Auto {
         rtype = RangeType::Rank;
@@ -925,20 +922,8 @@ fn parse_mpop<'a>(argv: &[&'a [u8]], at: usize) -> Result<(Vec<&'a [u8]>, bool, 
     } else {
         return Err(error::SYNTAX);
     };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < argv.len() {
-        if count.is_none() && is(argv[j], "COUNT") && j + 1 < argv.len() {
-            count = match args::int(argv[j + 1]) {
-                Ok(n) if n >= 1 => Some(n as usize),
-                _ => return Err(CmdError::new("ERR count should be greater than 0")),
-            };
-            j += 2;
-        } else {
-            return Err(error::SYNTAX);
-        }
-    }
-    Ok((argv[at + 1..where_at].to_vec(), max, count.unwrap_or(1)))
+    let count = args::mpop_count(argv, where_at + 1)?;
+    Ok((argv[at + 1..where_at].to_vec(), max, count))
 }
 
 /// ZMPOP numkeys key [key ...] MIN | MAX [COUNT count]
@@ -1088,11 +1073,8 @@ fn zsetop_generic(
             withscores = true;
             j += 1;
         } else if card && remaining >= 2 && is(argv[j], "limit") {
-            limit = match args::int(argv[j + 1]) {
-                Ok(l) if l >= 0 => l as usize,
-                _ => return Err(CmdError::new("ERR LIMIT can't be negative")),
-            };
-            j += 2;
+            limit = args::intercard_limit(argv, j)?;
+            j = argv.len();
         } else {
             return Err(error::SYNTAX);
         }

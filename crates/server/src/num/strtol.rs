@@ -1,5 +1,6 @@
-//! C's integer parsing as Redis relies on it: `atoi` (key specs' numkeys)
-//! and `strtoll` over a whole argument (configuration values), with the
+//! C's integer parsing as Redis relies on it: `atoi` (key specs' numkeys),
+//! `strtoll` over a whole argument (configuration values) and `strtoul`
+//! (SCAN cursors), with the
 //! white space and sign rule `strtod` shares.
 
 /// C's leading white space and optional sign: whether the number is
@@ -48,6 +49,37 @@ pub fn strtoll_whole(s: &[u8]) -> Option<i64> {
     }
     let v = if neg { -v } else { v };
     Some(v.clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
+/// C's strtoul in base 10 over a whole argument, as Redis reads a SCAN
+/// cursor: an optional sign (a negative number wraps: `-1` is 2^64 - 1),
+/// no leading white space, nothing after the digits, no overflow; an empty
+/// argument is 0.
+pub fn strtoul_cursor(arg: &[u8]) -> Option<u64> {
+    if arg
+        .first()
+        .is_some_and(|c| c.is_ascii_whitespace() || *c == 0x0b)
+    {
+        return None;
+    }
+    let (neg, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() {
+        // No conversion: strtoul leaves the end pointer at the start, so
+        // only the empty string passes (as 0).
+        return arg.is_empty().then_some(0);
+    }
+    let mut n: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(if neg { n.wrapping_neg() } else { n })
 }
 
 #[cfg(test)]
