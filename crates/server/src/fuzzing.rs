@@ -229,7 +229,7 @@ impl Harness {
     fn reset(&self) {
         self.server.unpause_clients();
         *self.server.config.write() = self.base.clone();
-        self.server.config_changed();
+        self.server.config_changed(None);
         self.server.shutting_down.store(false, Relaxed);
         self.server
             .acl

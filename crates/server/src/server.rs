@@ -84,7 +84,7 @@ pub struct Server {
     pub expire_cycle: ExpireCycleStats,
     /// The cron's active expiry cycle (DEBUG SET-ACTIVE-EXPIRE).
     pub active_expire: AtomicBool,
-    limits: [AtomicI64; 8],
+    pub(crate) limits: [AtomicI64; 8],
     /// `notify-keyspace-events` as class bits (0: off, one load to check).
     pub notify_flags: std::sync::atomic::AtomicU32,
     /// maxmemory and its policy, eviction counters.
@@ -188,7 +188,7 @@ impl Server {
             cluster: Default::default(),
             config: RwLock::new(config),
         };
-        server.config_changed();
+        server.config_changed(None);
         server.load_users().map_err(StartError::Acl)?;
         Ok(server)
     }
@@ -224,88 +224,12 @@ impl Server {
     }
 
     /// Re-reads the hot copies after CONFIG SET.
-    pub fn config_changed(&self) {
+    /// Runs the apply functions of the parameters `changed` (every
+    /// parameter's with `None`, at start) with the settings as they are.
+    pub fn config_changed(&self, changed: Option<&[&str]>) {
         let c = self.config.read();
-        let s = c.settings();
-        self.aof.set_fsync(s.appendfsync);
-        self.aof.set_timestamps(s.aof_timestamp_enabled);
-        self.proto_max_bulk_len.store(s.proto_max_bulk_len, Relaxed);
-        self.hll_sparse_max_bytes
-            .store(s.hll_sparse_max_bytes, Relaxed);
-        self.timeout_secs.store(s.timeout, Relaxed);
-        crate::net::connection::configure(s);
-        if self.hz.swap(s.hz, Relaxed) != s.hz {
-            self.cron_wake.notify_one();
-        }
-        self.dynamic_hz.store(s.dynamic_hz, Relaxed);
-        self.stats
-            .latency_tracking
-            .store(s.latency_tracking, Relaxed);
-        self.latency.configure(s.latency_monitor_threshold);
-        self.slowlog.configure(
-            s.slowlog_log_slower_than,
-            s.slowlog_max_len,
-            self.latency.threshold_ms(),
-        );
-        self.acl.pubsub_all.store(s.acl_pubsub_allchannels, Relaxed);
-        self.acl.log.lock().trim(s.acllog_max_len);
-        crate::net::idle_poll::set_budget_us(s.idle_poll_us);
-        self.repl.set_backlog_size(s.repl_backlog_size.max(1));
-        self.repl
-            .min_replicas
-            .store(s.min_replicas_to_write, Relaxed);
-        self.repl
-            .min_replicas_max_lag
-            .store(s.min_replicas_max_lag, Relaxed);
-        self.repl.refresh_good_replicas(command::unix_ms());
-        self.repl.read_only.store(s.replica_read_only, Relaxed);
-        self.repl
-            .serve_stale
-            .store(s.replica_serve_stale_data, Relaxed);
-        self.repl
-            .set_limits(s.buffer_limit(crate::config::BufferClass::Replica));
-        self.repl.backlog_ttl.store(s.repl_backlog_ttl, Relaxed);
-        self.notify_flags.store(s.notify_keyspace_events, Relaxed);
-        self.tracking
-            .max_keys
-            .store(s.tracking_table_max_keys, Relaxed);
-        self.pubsub
-            .set_limit(s.buffer_limit(crate::config::BufferClass::Pubsub).into());
-        let limits = [
-            s.hash_max_listpack_entries,
-            s.hash_max_listpack_value,
-            s.set_max_intset_entries,
-            s.zset_max_listpack_entries,
-            s.zset_max_listpack_value,
-            s.list_max_listpack_size,
-            s.stream_node_max_bytes,
-            s.stream_node_max_entries,
-        ];
-        for (cell, value) in self.limits.iter().zip(limits) {
-            cell.store(value, Relaxed);
-        }
-        self.memory.set(
-            s.maxmemory,
-            s.maxmemory_policy,
-            s.maxmemory_samples,
-            s.maxmemory_eviction_tenacity,
-        );
-        self.memory
-            .ignore_on_replica
-            .store(s.replica_ignore_maxmemory, Relaxed);
-        self.memory
-            .clients
-            .store(s.maxmemory_clients.bytes(s.maxmemory), Relaxed);
-        crate::storage::access::configure_lfu_params(s.lfu_log_factor, s.lfu_decay_time);
-        use crate::memory::lazyfree as lf;
-        for (flag, on) in [
-            (&lf::LAZY_EVICTION, s.lazyfree_lazy_eviction),
-            (&lf::LAZY_EXPIRE, s.lazyfree_lazy_expire),
-            (&lf::LAZY_SERVER_DEL, s.lazyfree_lazy_server_del),
-            (&lf::LAZY_USER_DEL, s.lazyfree_lazy_user_del),
-            (&lf::LAZY_USER_FLUSH, s.lazyfree_lazy_user_flush),
-        ] {
-            flag.store(on, Relaxed);
+        for apply in crate::config::applies(changed) {
+            apply(self, c.settings());
         }
     }
 

@@ -459,7 +459,7 @@ fn apply_config(
     changed: &[&'static str],
     strict: bool,
 ) -> Result<(), (&'static str, String)> {
-    cx.server.config_changed();
+    cx.server.config_changed(Some(changed));
     let mut first_error = None;
     let mut tls_done = false;
     for &name in changed {

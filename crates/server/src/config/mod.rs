@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::glob;
 use crate::num::strtol::strtoll_whole;
 
+mod apply;
 mod settings;
 pub use settings::{
     ClientsMemory, DisklessLoad, EndpointType, Exposure, FromValue, LogLevel, ReplicaOf, Settings,
@@ -63,6 +64,20 @@ struct Param {
     kind: Kind,
     default: &'static str,
     mutable: bool,
+    /// What a change does to the running server beyond `Settings`.
+    apply: Option<Apply>,
+}
+
+/// A parameter's apply function (see apply.rs).
+pub type Apply = fn(&crate::server::Server, &Settings);
+
+impl Param {
+    const fn applied(self, apply: Apply) -> Param {
+        Param {
+            apply: Some(apply),
+            ..self
+        }
+    }
 }
 
 const I32MAX: i64 = i32::MAX as i64;
@@ -73,6 +88,7 @@ const fn p(name: &'static str, kind: Kind, default: &'static str, mutable: bool)
         kind,
         default,
         mutable,
+        apply: None,
     }
 }
 
@@ -114,7 +130,8 @@ const PARAMS: &[Param] = &[
         },
         "0",
         true,
-    ),
+    )
+    .applied(apply::timeout),
     p(
         "tcp-keepalive",
         Kind::Int {
@@ -151,20 +168,23 @@ const PARAMS: &[Param] = &[
         },
         "10",
         true,
-    ),
+    )
+    .applied(apply::hz),
     p(
         "proto-max-bulk-len",
         Kind::Memory { min: 1024 * 1024 },
         "536870912",
         true,
-    ),
+    )
+    .applied(apply::proto_max_bulk_len),
     // Unread request bytes past which a client is closed.
     p(
         "client-query-buffer-limit",
         Kind::Memory { min: 1024 * 1024 },
         "1073741824",
         true,
-    ),
+    )
+    .applied(apply::client_buffers),
     p("threads", Kind::Int { min: 1, max: 256 }, "0", false),
     p(
         "active-threads-min",
@@ -173,7 +193,7 @@ const PARAMS: &[Param] = &[
         true,
     ),
     // keel's own: see net::idle_poll.
-    p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true),
+    p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true).applied(apply::idle_poll_us),
     // Honoured at start (main.rs forks into the background).
     p("daemonize", Kind::Bool, "no", false),
     p("pidfile", Kind::Str, "", false),
@@ -233,7 +253,8 @@ const PARAMS: &[Param] = &[
         },
         "1000000",
         true,
-    ),
+    )
+    .applied(apply::tracking_table_max_keys),
     p(
         "acllog-max-len",
         Kind::Int {
@@ -242,19 +263,21 @@ const PARAMS: &[Param] = &[
         },
         "128",
         true,
-    ),
+    )
+    .applied(apply::acllog_max_len),
     p(
         "acl-pubsub-default",
         Kind::Enum(&["allchannels", "resetchannels"]),
         "resetchannels",
         true,
-    ),
+    )
+    .applied(apply::acl_pubsub_default),
     // Redis's default save points.
     p("save", Kind::Save, "3600 1 300 100 60 10000", true),
     p("appendonly", Kind::Bool, "no", true),
     p("aof-load-truncated", Kind::Bool, "yes", true),
     p("aof-use-rdb-preamble", Kind::Bool, "yes", true),
-    p("aof-timestamp-enabled", Kind::Bool, "no", true),
+    p("aof-timestamp-enabled", Kind::Bool, "no", true).applied(apply::aof_timestamps),
     p("no-appendfsync-on-rewrite", Kind::Bool, "no", true),
     p(
         "auto-aof-rewrite-percentage",
@@ -276,7 +299,8 @@ const PARAMS: &[Param] = &[
         Kind::Enum(&["everysec", "always", "no"]),
         "everysec",
         true,
-    ),
+    )
+    .applied(apply::appendfsync),
     p("appendfilename", Kind::Str, "appendonly.aof", false),
     p("appenddirname", Kind::Str, "appendonlydir", false),
     p("dbfilename", Kind::Str, "dump.rdb", true),
@@ -323,14 +347,16 @@ const PARAMS: &[Param] = &[
         },
         "512",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     // A memory value in Redis ("1kb" is accepted).
     p(
         "hash-max-listpack-value",
         Kind::Memory { min: 0 },
         "64",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     p(
         "set-max-intset-entries",
         Kind::Int {
@@ -339,7 +365,8 @@ const PARAMS: &[Param] = &[
         },
         "512",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     p(
         "zset-max-listpack-entries",
         Kind::Int {
@@ -348,14 +375,16 @@ const PARAMS: &[Param] = &[
         },
         "128",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     // A memory value in Redis ("1kb" is accepted).
     p(
         "zset-max-listpack-value",
         Kind::Memory { min: 0 },
         "64",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     p(
         "list-max-listpack-size",
         Kind::Int {
@@ -364,14 +393,16 @@ const PARAMS: &[Param] = &[
         },
         "-2",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     // Stream node (listpack) limits; a memory value and a count in Redis.
     p(
         "stream-node-max-bytes",
         Kind::Memory { min: 0 },
         "4096",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     p(
         "stream-node-max-entries",
         Kind::Int {
@@ -380,14 +411,16 @@ const PARAMS: &[Param] = &[
         },
         "100",
         true,
-    ),
+    )
+    .applied(apply::encoding_limits),
     // A memory value in Redis ("1kb" is accepted).
     p(
         "hll-sparse-max-bytes",
         Kind::Memory { min: 0 },
         "3000",
         true,
-    ),
+    )
+    .applied(apply::hll_sparse_max_bytes),
     p(
         "list-compress-depth",
         Kind::Int {
@@ -402,15 +435,17 @@ const PARAMS: &[Param] = &[
         Kind::BufferLimits,
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         true,
-    ),
-    p("notify-keyspace-events", Kind::NotifyFlags, "", true),
-    p("maxmemory", Kind::Memory { min: 0 }, "0", true),
+    )
+    .applied(apply::client_buffers),
+    p("notify-keyspace-events", Kind::NotifyFlags, "", true).applied(apply::notify_keyspace_events),
+    p("maxmemory", Kind::Memory { min: 0 }, "0", true).applied(apply::memory),
     p(
         "maxmemory-policy",
         Kind::Enum(crate::memory::POLICY_NAMES),
         "noeviction",
         true,
-    ),
+    )
+    .applied(apply::memory),
     p(
         "maxmemory-samples",
         Kind::Int {
@@ -419,13 +454,15 @@ const PARAMS: &[Param] = &[
         },
         "5",
         true,
-    ),
+    )
+    .applied(apply::memory),
     p(
         "maxmemory-eviction-tenacity",
         Kind::Int { min: 0, max: 100 },
         "10",
         true,
-    ),
+    )
+    .applied(apply::memory),
     p(
         "lfu-log-factor",
         Kind::Int {
@@ -434,7 +471,8 @@ const PARAMS: &[Param] = &[
         },
         "10",
         true,
-    ),
+    )
+    .applied(apply::lfu),
     p(
         "lfu-decay-time",
         Kind::Int {
@@ -443,13 +481,14 @@ const PARAMS: &[Param] = &[
         },
         "1",
         true,
-    ),
-    p("maxmemory-clients", Kind::MemoryOrPercent, "0", true),
-    p("lazyfree-lazy-eviction", Kind::Bool, "no", true),
-    p("lazyfree-lazy-expire", Kind::Bool, "no", true),
-    p("lazyfree-lazy-server-del", Kind::Bool, "no", true),
-    p("lazyfree-lazy-user-del", Kind::Bool, "no", true),
-    p("lazyfree-lazy-user-flush", Kind::Bool, "no", true),
+    )
+    .applied(apply::lfu),
+    p("maxmemory-clients", Kind::MemoryOrPercent, "0", true).applied(apply::memory),
+    p("lazyfree-lazy-eviction", Kind::Bool, "no", true).applied(apply::lazyfree),
+    p("lazyfree-lazy-expire", Kind::Bool, "no", true).applied(apply::lazyfree),
+    p("lazyfree-lazy-server-del", Kind::Bool, "no", true).applied(apply::lazyfree),
+    p("lazyfree-lazy-user-del", Kind::Bool, "no", true).applied(apply::lazyfree),
+    p("lazyfree-lazy-user-flush", Kind::Bool, "no", true).applied(apply::lazyfree),
     // Milliseconds a script or function runs before other clients get
     // -BUSY and SCRIPT KILL / FUNCTION KILL may stop it (0: never).
     p(
@@ -471,7 +510,8 @@ const PARAMS: &[Param] = &[
         },
         "10000",
         true,
-    ),
+    )
+    .applied(apply::slow_logs),
     p(
         "slowlog-max-len",
         Kind::Int {
@@ -480,7 +520,8 @@ const PARAMS: &[Param] = &[
         },
         "128",
         true,
-    ),
+    )
+    .applied(apply::slow_logs),
     // Milliseconds past which LATENCY records an event (0: off).
     p(
         "latency-monitor-threshold",
@@ -490,8 +531,9 @@ const PARAMS: &[Param] = &[
         },
         "0",
         true,
-    ),
-    p("latency-tracking", Kind::Bool, "yes", true),
+    )
+    .applied(apply::slow_logs),
+    p("latency-tracking", Kind::Bool, "yes", true).applied(apply::latency_tracking),
     p(
         "latency-tracking-info-percentiles",
         Kind::Percentiles,
@@ -571,7 +613,7 @@ const PARAMS: &[Param] = &[
         true,
     ),
     // The cron and the keyspace.
-    p("dynamic-hz", Kind::Bool, "yes", true),
+    p("dynamic-hz", Kind::Bool, "yes", true).applied(apply::dynamic_hz),
     p("activerehashing", Kind::Bool, "yes", true),
     p(
         "active-expire-effort",
@@ -636,10 +678,10 @@ const PARAMS: &[Param] = &[
     p("replicaof", Kind::ReplicaOf, "", false),
     p("masterauth", Kind::Str, "", true),
     p("masteruser", Kind::Str, "", true),
-    p("replica-serve-stale-data", Kind::Bool, "yes", true),
-    p("replica-read-only", Kind::Bool, "yes", true),
+    p("replica-serve-stale-data", Kind::Bool, "yes", true).applied(apply::replica_serve_stale_data),
+    p("replica-read-only", Kind::Bool, "yes", true).applied(apply::replica_read_only),
     p("replica-lazy-flush", Kind::Bool, "no", true),
-    p("replica-ignore-maxmemory", Kind::Bool, "yes", true),
+    p("replica-ignore-maxmemory", Kind::Bool, "yes", true).applied(apply::replica_ignore_maxmemory),
     p("replica-announced", Kind::Bool, "yes", true),
     p("replica-ignore-disk-write-errors", Kind::Bool, "no", true),
     p("replica-announce-ip", Kind::Str, "", true),
@@ -689,7 +731,8 @@ const PARAMS: &[Param] = &[
         Kind::Memory { min: 1 },
         "1048576",
         true,
-    ),
+    )
+    .applied(apply::repl_backlog_size),
     p(
         "repl-backlog-ttl",
         Kind::Int {
@@ -698,7 +741,8 @@ const PARAMS: &[Param] = &[
         },
         "3600",
         true,
-    ),
+    )
+    .applied(apply::repl_backlog_ttl),
     p(
         "repl-timeout",
         Kind::Int {
@@ -725,7 +769,8 @@ const PARAMS: &[Param] = &[
         },
         "0",
         true,
-    ),
+    )
+    .applied(apply::min_replicas),
     p(
         "min-replicas-max-lag",
         Kind::Int {
@@ -734,7 +779,8 @@ const PARAMS: &[Param] = &[
         },
         "10",
         true,
-    ),
+    )
+    .applied(apply::min_replicas),
     p(
         "propagation-error-behavior",
         Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
@@ -874,6 +920,21 @@ fn lookup(name: &str) -> Option<(&'static Param, &'static str)> {
         .iter()
         .find(|p| p.name.eq_ignore_ascii_case(name))
         .map(|p| (p, p.name))
+}
+
+/// The apply functions of the parameters `names` (each function once, in
+/// the table's order); every parameter's when `names` is `None`.
+pub fn applies(names: Option<&[&str]>) -> Vec<Apply> {
+    let mut out: Vec<Apply> = Vec::new();
+    for p in PARAMS {
+        let wanted = names.is_none_or(|n| n.iter().any(|n| n.eq_ignore_ascii_case(p.name)));
+        if let Some(f) = p.apply.filter(|_| wanted) {
+            if !out.iter().any(|g| std::ptr::fn_addr_eq(*g, f)) {
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone)]
@@ -1893,6 +1954,23 @@ mod tests {
                 "{name:?} is not a parameter"
             );
         }
+    }
+
+    #[test]
+    fn a_change_runs_the_apply_functions_of_what_changed_each_once() {
+        let all = applies(None);
+        for (i, f) in all.iter().enumerate() {
+            assert!(!all[..i].iter().any(|g| std::ptr::fn_addr_eq(*g, *f)));
+        }
+        let memory = applies(Some(&[
+            "maxmemory",
+            "MAXMEMORY-CLIENTS",
+            "maxmemory-policy",
+        ]));
+        assert_eq!(memory.len(), 1);
+        assert!(std::ptr::fn_addr_eq(memory[0], apply::memory as Apply));
+        assert!(applies(Some(&["port", "dir"])).is_empty());
+        assert_eq!(applies(Some(&["hz", "timeout", "hz"])).len(), 2);
     }
 
     #[test]

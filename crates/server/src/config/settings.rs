@@ -8,9 +8,9 @@
 //! and its parser is the type's `FromValue`, kept beside the type.
 //!
 //! `Config` rebuilds its `Settings` whenever a value changes; a reader
-//! holds the config lock while it reads, as before. Values on hot paths
-//! are still cached in atomics by `Server::config_changed`, which reads
-//! them from here.
+//! holds the config lock while it reads. Values on hot paths are copied
+//! from here into the atomics those paths read by the parameters' apply
+//! functions (apply.rs), which run for the parameters that changed.
 
 use std::path::PathBuf;
 
