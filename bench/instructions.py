@@ -9,7 +9,7 @@ on only while the benchmark runs, and prints instructions per request.
 Idle polling is off for both (it spins for a time, not a count).
 
 Usage: bench/instructions.py --baseline OLD_BIN [--keel NEW_BIN] [-n 20000]
-                             [-P 1] [-c 50] [-t set,get,...]
+                             [-P 1] [-c 50] [-t set,get,...] [--bench-args "..."]
                              [--keel-args "..."] [--baseline-args "..."]
 (the same binary twice with different options measures what an option costs)
 """
@@ -36,7 +36,7 @@ def totals(path):
     sys.exit(f"no totals in {path}")
 
 
-def measure(binary, args, tests, n, clients, pipeline):
+def measure(binary, args, tests, n, clients, pipeline, bench_args=()):
     work = tempfile.mkdtemp(prefix="keel-instr-")
     port = free_port()
     out = os.path.join(work, "callgrind.out")
@@ -51,7 +51,8 @@ def measure(binary, args, tests, n, clients, pipeline):
             subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
             subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True, capture_output=True)
             subprocess.run(["redis-benchmark", "-p", str(port), "-q", "-n", str(n), "-c", str(clients),
-                            "-P", str(pipeline), "-t", t], check=True, capture_output=True, timeout=3600)
+                            "-P", str(pipeline), "-t", t, *bench_args], check=True, capture_output=True,
+                           timeout=3600)
             subprocess.run(["callgrind_control", "-i", "off", str(proc.pid)], check=True, capture_output=True)
             before = set(glob.glob(out + "*"))
             subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
@@ -79,13 +80,16 @@ def main():
     ap.add_argument("-c", type=int, default=50)
     ap.add_argument("-P", type=int, default=1)
     ap.add_argument("-t", default="ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,mset")
+    ap.add_argument("--bench-args", default="",
+                    help="more redis-benchmark arguments, e.g. \"--threads 2 -r 100000 -d 64\"")
     ap.add_argument("--keel-args", default="")
     ap.add_argument("--baseline-args", default="")
     a = ap.parse_args()
     tests = a.t.split(",")
-    old = measure(os.path.abspath(a.baseline), a.baseline_args.split(), tests, a.n, a.c, a.P)
-    new = measure(os.path.abspath(a.keel), a.keel_args.split(), tests, a.n, a.c, a.P)
-    print(f"\ninstructions per request (callgrind), `redis-benchmark -n {a.n} -c {a.c} -P {a.P}`\n")
+    extra = a.bench_args.split()
+    old = measure(os.path.abspath(a.baseline), a.baseline_args.split(), tests, a.n, a.c, a.P, extra)
+    new = measure(os.path.abspath(a.keel), a.keel_args.split(), tests, a.n, a.c, a.P, extra)
+    print(f"\ninstructions per request (callgrind), `redis-benchmark -n {a.n} -c {a.c} -P {a.P} {a.bench_args}`\n")
     print("| test | baseline | keel | keel/baseline |")
     print("|---|---:|---:|---:|")
     for t in tests:

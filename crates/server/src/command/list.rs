@@ -61,8 +61,9 @@ fn check_list(view: &mut View, db: usize, key: &[u8], now: u64) -> Result<bool, 
 }
 
 /// A bulk reply, with a fast path for the short lengths LRANGE sends by
-/// the hundred.
-#[inline]
+/// the hundred (always inlined into their loops: a call per element is
+/// a tenth of the element's cost).
+#[inline(always)]
 fn bulk(out: &mut Vec<u8>, s: &[u8]) {
     let len = s.len();
     if len < 10 {
