@@ -146,6 +146,17 @@ impl<'v, 'a> Args<'v, 'a> {
         None
     }
 
+    /// [`Self::option`] where the option is `allowed` here; otherwise
+    /// nothing is taken. (Filtering `option`'s answer instead would take
+    /// the pair and let a later branch read the argument after it.)
+    pub fn option_if(&mut self, allowed: bool, word: &str) -> Option<&'a [u8]> {
+        if allowed {
+            self.option(word)
+        } else {
+            None
+        }
+    }
+
     /// The next argument; a syntax error kept when there is none.
     pub fn value(&mut self) -> &'a [u8] {
         match self.take() {
@@ -202,7 +213,7 @@ pub fn mpop_count(argv: &[&[u8]], from: usize) -> Result<usize, CmdError> {
     let mut a = Args::new(argv, from);
     let mut count = None;
     while a.more() {
-        match a.option("COUNT").filter(|_| count.is_none()) {
+        match a.option_if(count.is_none(), "COUNT") {
             Some(c) => match int(c) {
                 Ok(n) if n >= 1 => count = Some(n as usize),
                 _ => a.fail(CmdError::new("ERR count should be greater than 0")),
@@ -265,7 +276,7 @@ pub fn scan_options<'a>(
             }
         } else if let Some(pattern) = a.option("MATCH") {
             o.pattern = Some(pattern).filter(|p| *p != b"*");
-        } else if let Some(t) = a.option("TYPE").filter(|_| with_type) {
+        } else if let Some(t) = a.option_if(with_type, "TYPE") {
             o.type_filter = Some(t);
         } else {
             a.fail(error::SYNTAX);
@@ -315,6 +326,11 @@ mod tests {
         assert!(a.word("TAIL"));
         assert_eq!(a.value(), b"");
         assert_eq!(a.finish(), Err(error::SYNTAX));
+
+        // An option not allowed here is not taken.
+        let mut a = Args::new(&argv, 1);
+        assert_eq!(a.option_if(false, "LIMIT"), None);
+        assert!(a.word("limit"));
 
         // A word as the last argument is not an option with its value.
         let mut a = Args::new(&argv, 3);

@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
@@ -60,34 +60,29 @@ fn restore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let (mut replace, mut absttl) = (false, false);
     let (mut idle, mut freq): (Option<i64>, Option<i64>) = (None, None);
-    let mut j = 4;
-    while j < argv.len() {
-        let more = argv.len() - j - 1;
-        if is(argv[j], "replace") {
+    let mut a = Args::new(argv, 4);
+    while a.more() {
+        if a.word("replace") {
             replace = true;
-        } else if is(argv[j], "absttl") {
+        } else if a.word("absttl") {
             absttl = true;
-        } else if is(argv[j], "idletime") && more >= 1 && freq.is_none() {
-            let v = args::int(argv[j + 1])?;
-            if v < 0 {
-                return Err(CmdError::new("ERR Invalid IDLETIME value, must be >= 0"));
+        } else if let Some(v) = a.option_if(freq.is_none(), "idletime") {
+            idle = a.check(args::int(v));
+            if idle.is_some_and(|v| v < 0) {
+                a.fail(CmdError::new("ERR Invalid IDLETIME value, must be >= 0"));
             }
-            idle = Some(v);
-            j += 1;
-        } else if is(argv[j], "freq") && more >= 1 && idle.is_none() {
-            let v = args::int(argv[j + 1])?;
-            if !(0..=255).contains(&v) {
-                return Err(CmdError::new(
+        } else if let Some(v) = a.option_if(idle.is_none(), "freq") {
+            freq = a.check(args::int(v));
+            if freq.is_some_and(|v| !(0..=255).contains(&v)) {
+                a.fail(CmdError::new(
                     "ERR Invalid FREQ value, must be >= 0 and <= 255",
                 ));
             }
-            freq = Some(v);
-            j += 1;
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     if !replace && lookup_write(&mut cx.view, db, key, now).is_some() {
         return Err(BUSYKEY);
     }

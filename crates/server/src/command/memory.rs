@@ -48,20 +48,20 @@ pub fn key_bytes(key: &[u8], v: &Value) -> usize {
 
 /// MEMORY USAGE key [SAMPLES count]
 fn memory_usage(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let mut i = 3;
-    while i < argv.len() {
-        if args::is(argv[i], "samples") && i + 1 < argv.len() {
+    let mut a = args::Args::new(argv, 3);
+    while a.more() {
+        match a.option("samples") {
             // keel sizes the whole value (every element is visited), so
             // the count is only validated.
-            let n = args::int(argv[i + 1])?;
-            if n < 0 {
-                return Err(error::SYNTAX);
+            Some(n) => {
+                if a.check(args::int(n)).is_some_and(|n| n < 0) {
+                    a.fail(error::SYNTAX);
+                }
             }
-            i += 2;
-        } else {
-            return Err(error::SYNTAX);
+            None => a.fail(error::SYNTAX),
         }
     }
+    a.finish()?;
     let (db, now) = (cx.db(), cx.now_ms);
     // Redis finds the key without the expiry check (dictFind).
     match cx.view.peek(db, argv[2], now) {

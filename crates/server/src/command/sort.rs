@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 
 use resp::encode;
 
-use super::args::{self, is};
+use super::args::Args;
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::Ctx;
@@ -63,38 +63,31 @@ fn parse<'a>(argv: &[&'a [u8]], readonly: bool) -> Result<Options<'a>, CmdError>
         alpha: false,
         store: None,
     };
-    let mut j = 2;
-    while j < argv.len() {
-        let left = argv.len() - j - 1;
-        let a = argv[j];
-        if is(a, "ASC") {
+    let mut a = Args::new(argv, 2);
+    while a.more() {
+        if a.word("ASC") {
             o.desc = false;
-        } else if is(a, "DESC") {
+        } else if a.word("DESC") {
             o.desc = true;
-        } else if is(a, "ALPHA") {
+        } else if a.word("ALPHA") {
             o.alpha = true;
-        } else if is(a, "LIMIT") && left >= 2 {
-            o.limit_start = args::int(argv[j + 1])?;
-            o.limit_count = args::int(argv[j + 2])?;
-            j += 2;
-        } else if is(a, "STORE") && left >= 1 && !readonly {
-            o.store = Some(argv[j + 1]);
-            j += 1;
-        } else if is(a, "BY") && left >= 1 {
-            let pattern = argv[j + 1];
+        } else if a.left() >= 3 && a.word("LIMIT") {
+            o.limit_start = a.int();
+            o.limit_count = a.int();
+        } else if let Some(dst) = a.option_if(!readonly, "STORE") {
+            o.store = Some(dst);
+        } else if let Some(pattern) = a.option("BY") {
             o.by = Some(pattern);
             if !pattern.contains(&b'*') {
                 o.dontsort = true;
             }
-            j += 1;
-        } else if is(a, "GET") && left >= 1 {
-            o.gets.push(argv[j + 1]);
-            j += 1;
+        } else if let Some(pattern) = a.option("GET") {
+            o.gets.push(pattern);
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     Ok(o)
 }
 

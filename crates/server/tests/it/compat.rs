@@ -4385,6 +4385,78 @@ CONFIG SET dynamic-hz no activerehashing no sanitize-dump-payload clients
 %CONFIG GET dynamic-hz activerehashing sanitize-dump-payload
 CONFIG SET dynamic-hz yes activerehashing yes sanitize-dump-payload no
 CONFIG SET daemonize yes
+# Option loops: the first bad argument's error, options not allowed taking nothing
+DEL argl argz args1 args2 argk argk2 argk3 arga argb argf
+RPUSH argl a b c a
+LPOS argl a RANK 0
+LPOS argl a RANK x COUNT -1
+LPOS argl a COUNT -1 RANK 0
+LPOS argl a MAXLEN -1
+LPOS argl a RANK -1 COUNT 0
+LPOS argl a RANK
+LPOS argl a COUNT 0 MAXLEN 2
+ZADD argz 1 a 2 b 3 c
+ZRANGE argz 0 -1 LIMIT 0 1
+ZRANGE argz 0 -1 BYSCORE LIMIT x 1
+ZRANGE argz 0 -1 BYSCORE LIMIT 0
+ZRANGE argz (1 +inf BYSCORE LIMIT 0 1 WITHSCORES
+ZRANGE argz 0 -1 REV REV
+ZMPOP 1 argz MIN COUNT 0
+ZMPOP 1 argz MIN COUNT 1 COUNT 1
+ZMPOP 1 argz MIN COUNT
+ZMPOP 1 argz MAX COUNT 2
+LMPOP 1 argl LEFT COUNT x
+LMPOP 1 argl LEFT COUNT 2
+SADD args1 a b c
+SADD args2 b c
+SINTERCARD 2 args1 args2 LIMIT -1
+SINTERCARD 2 args1 args2 LIMIT 1
+SINTERCARD 2 args1 args2 LIMIT
+SINTERCARD 2 args1 args2 FOO 1
+ZINTERCARD 1 argz LIMIT -1
+ZINTERCARD 1 argz LIMIT 1 LIMIT 0
+ZINTERCARD 1 argz WITHSCORES
+SET argk v EX 10 PX 10
+SET argk v EX
+SET argk v EX 10 EX 20
+SET argk v KEEPTTL EX 10
+SET argk v NX XX
+SET argk v GET EX x
+GETEX argk PERSIST EX 10
+GETEX argk EX 0
+COPY argk argk2 DB x
+COPY argk argk2 DB 99 REPLACE
+COPY argk argk2 REPLACE DB 0
+COPY argk argk3 DB
+SET arga hello
+SET argb hallo
+LCS arga argb MINMATCHLEN x
+LCS arga argb MINMATCHLEN
+LCS arga argb IDX MINMATCHLEN 1 WITHMATCHLEN
+LCS arga argb IDX LEN
+SCAN 0 COUNT 0
+SCAN 0 COUNT x MATCH
+SCAN 0 MATCH
+SSCAN args1 0 TYPE string
+~SSCAN args1 0 COUNT 100 MATCH *
+SORT argl LIMIT 0 x
+SORT argl LIMIT 0
+SORT argl LIMIT x 1 DESC
+SORT argl DESC ALPHA LIMIT 0 2
+SORT argl FOO
+SORT_RO argl STORE argk3 BY x
+SORT_RO argl STORE argk3 GET #
+MEMORY USAGE argk SAMPLES -1
+MEMORY USAGE argk SAMPLES x
+MEMORY USAGE argk SAMPLES
+MEMORY USAGE nokey SAMPLES x
+SET argf 1
+INCRBYFLOAT argf 0x10
+INCRBYFLOAT argf 1e-400
+INCRBYFLOAT argf " 1"
+INCRBYFLOAT argf inf
+HINCRBYFLOAT argh f 0x1p-2
+DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh
 "##;
 
 /// How a reply is compared.
