@@ -558,15 +558,14 @@ fn range_generic(cx: &mut Ctx, argv: &[&[u8]], rev: bool) -> CmdResult {
     let start = parse_range_start(start_arg)?;
     let end = parse_range_end(end_arg)?;
     let mut count: i64 = -1;
-    let mut j = 4;
-    while j < argv.len() {
-        if is(argv[j], "count") && j + 1 < argv.len() {
-            count = args::int(argv[j + 1])?.max(0);
-            j += 2;
-        } else {
-            return Err(error::SYNTAX);
+    let mut a = args::Args::new(argv, 4);
+    while a.more() {
+        match a.option("count") {
+            Some(n) => count = a.check(args::int(n)).unwrap_or(0).max(0),
+            None => a.fail(error::SYNTAX),
         }
     }
+    a.finish()?;
     let out = &mut *cx.out;
     let Some(s) = typed::read::<Stream>(&mut cx.view, cx.client.db, argv[1], cx.now_ms)? else {
         encode::array(out, 0);

@@ -4456,7 +4456,14 @@ INCRBYFLOAT argf 1e-400
 INCRBYFLOAT argf " 1"
 INCRBYFLOAT argf inf
 HINCRBYFLOAT argh f 0x1p-2
-DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh
+XADD argx 1-1 f v
+XADD argx 2-1 f v
+XRANGE argx - + COUNT x
+XRANGE argx - + COUNT
+XRANGE argx - + COUNT -1
+XREVRANGE argx + - COUNT 1 COUNT 0
+XRANGE argx - + LIMIT 1
+DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh argx
 "##;
 
 /// How a reply is compared.
