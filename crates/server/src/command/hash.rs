@@ -22,7 +22,6 @@ use crate::glob;
 use crate::num::long_double;
 use crate::storage::hash::Hash;
 use crate::storage::list::Elem;
-use crate::storage::value::Value;
 
 pub(super) fn register(r: &mut Registry) {
     r.add("hset", hset);
@@ -43,25 +42,6 @@ pub(super) fn register(r: &mut Registry) {
     r.add("hscan", hscan);
 }
 
-/// Runs `f` on the hash at `key`, or on a new empty hash that is stored
-/// only if `f` succeeds and leaves a field in it. One lookup either way.
-fn with_hash<R>(
-    cx: &mut Ctx,
-    key: &[u8],
-    f: impl FnOnce(&mut Hash) -> Result<R, CmdError>,
-) -> Result<R, CmdError> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    if let Some(h) = typed::write::<Hash>(&mut cx.view, db, key, now)? {
-        return f(h);
-    }
-    let mut h = Hash::new();
-    let r = f(&mut h)?;
-    if !h.is_empty() {
-        cx.view.set(db, key, Value::Hash(h), 0, now);
-    }
-    Ok(r)
-}
-
 /// Bulk reply of an element, integers formatted on the stack.
 #[inline]
 fn bulk_elem(out: &mut Vec<u8>, e: Elem) {
@@ -78,7 +58,7 @@ fn hset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let limits = cx.limits();
     let pairs = &argv[2..];
-    let created = with_hash(cx, argv[1], |h| {
+    let created = cx.create_or(argv[1], Hash::new, |h| {
         let longest = pairs.iter().map(|a| a.len()).max().unwrap_or(0);
         let sum = pairs.iter().map(|a| a.len()).sum();
         h.prepare(longest, sum, &limits);
@@ -102,7 +82,7 @@ fn hset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn hsetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let limits = cx.limits();
     let (field, value) = (argv[2], argv[3]);
-    let set = with_hash(cx, argv[1], |h| {
+    let set = cx.create_or(argv[1], Hash::new, |h| {
         if h.contains(field) {
             return Ok(false);
         }
@@ -252,7 +232,7 @@ fn hincrby(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let incr = args::int(argv[3])?;
     let limits = cx.limits();
     let field = argv[2];
-    let value = with_hash(cx, argv[1], |h| {
+    let value = cx.create_or(argv[1], Hash::new, |h| {
         let old = match h.get(field) {
             None => 0,
             Some(Elem::Int(n)) => n,
@@ -278,7 +258,7 @@ fn hincrbyfloat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let limits = cx.limits();
     let field = argv[2];
-    let text = with_hash(cx, argv[1], |h| {
+    let text = cx.create_or(argv[1], Hash::new, |h| {
         let old = match h.get(field) {
             None => long_double::LongDouble::ZERO,
             Some(Elem::Int(n)) => long_double::LongDouble::from_i64(n),

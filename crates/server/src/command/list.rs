@@ -96,28 +96,25 @@ fn position(arg: &[u8]) -> Result<bool, CmdError> {
 }
 
 fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) -> CmdResult {
-    let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
+    let key = argv[1];
     let values = &argv[2..];
-    let len = match typed::write::<List>(&mut cx.view, db, key, now)? {
-        Some(l) => {
-            for v in values {
-                l.push(v, front);
+    let push = |l: &mut List| {
+        for v in values {
+            l.push(v, front);
+        }
+        Ok(l.len())
+    };
+    let len = if only_existing {
+        match cx.write::<List>(key)? {
+            Some(l) => push(l)?,
+            None => {
+                cx.int(0);
+                return Ok(());
             }
-            l.len()
         }
-        None if only_existing => {
-            cx.int(0);
-            return Ok(());
-        }
-        None => {
-            let mut l = List::new(cx.limits().list_max_listpack_size);
-            for v in values {
-                l.push(v, front);
-            }
-            let len = l.len();
-            cx.view.set(db, key, Value::List(Box::new(l)), 0, now);
-            len
-        }
+    } else {
+        let fill = cx.limits().list_max_listpack_size;
+        cx.create_or(key, || List::new(fill), push)?
     };
     cx.dirty += values.len() as u64;
     cx.notify(notify::LIST, if front { "lpush" } else { "rpush" }, key);

@@ -284,6 +284,19 @@ impl Ctx<'_, '_> {
         typed::write(&mut self.view, self.client.db, key, self.now_ms)
     }
 
+    /// `f` on the `T` at `key` of the current database, or on `make()`
+    /// stored there if `f` leaves something in it (see
+    /// `typed::create_or`).
+    #[inline]
+    pub fn create_or<T: typed::Collection, R>(
+        &mut self,
+        key: &[u8],
+        make: impl FnOnce() -> T,
+        f: impl FnOnce(&mut T) -> Result<R, CmdError>,
+    ) -> Result<R, CmdError> {
+        typed::create_or(&mut self.view, self.client.db, key, self.now_ms, make, f)
+    }
+
     /// The connection closes once this reply is sent.
     pub fn close_after_reply(&mut self) {
         self.next = Next::Close;

@@ -58,22 +58,9 @@ fn reply_elem(out: &mut Vec<u8>, e: Elem) {
 fn sadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let max = cx.limits().set_max_intset_entries;
     let key = argv[1];
-    let mut added = 0;
-    match cx.read::<Set>(key)? {
-        Some(s) => {
-            for m in &argv[2..] {
-                added += s.add(m, max) as i64;
-            }
-        }
-        None => {
-            let mut s = Set::new();
-            for m in &argv[2..] {
-                added += s.add(m, max) as i64;
-            }
-            let (db, now) = (cx.db(), cx.now_ms);
-            cx.view.set(db, key, Value::Set(Box::new(s)), 0, now);
-        }
-    }
+    let added = cx.create_or(key, Set::new, |s| {
+        Ok(argv[2..].iter().map(|m| s.add(m, max) as i64).sum::<i64>())
+    })?;
     cx.dirty += added as u64;
     if added > 0 {
         cx.notify(notify::SET, "sadd", key);

@@ -79,3 +79,55 @@ pub fn write<'v, T: Type>(
 ) -> Result<Option<&'v mut T>, CmdError> {
     typed(lookup_write(view, db, key, now))
 }
+
+/// A type a write may create at a missing key (Redis's createXObject
+/// followed by dbAdd): stored only once the write has put something in it,
+/// as Redis never leaves an empty collection at a key.
+pub trait Collection: Type {
+    fn is_empty(&self) -> bool;
+    fn into_value(self) -> Value;
+}
+
+macro_rules! collection {
+    ($t:ty, $make:expr) => {
+        impl Collection for $t {
+            #[inline]
+            fn is_empty(&self) -> bool {
+                <$t>::is_empty(self)
+            }
+            #[inline]
+            fn into_value(self) -> Value {
+                $make(self)
+            }
+        }
+    };
+}
+collection!(List, |v| Value::List(Box::new(v)));
+collection!(Hash, Value::Hash);
+collection!(Set, |v| Value::Set(Box::new(v)));
+collection!(ZSet, |v| Value::ZSet(Box::new(v)));
+collection!(Stream, |v| Value::Stream(Box::new(v)));
+
+/// Runs `f` on the `T` at `key` (looked up for a write), or on `make()`
+/// when the key is missing, which is then stored at `key` only if `f`
+/// succeeds and leaves it non-empty. One lookup either way; WRONGTYPE for
+/// a key of another type.
+#[inline]
+pub fn create_or<T: Collection, R>(
+    view: &mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+    make: impl FnOnce() -> T,
+    f: impl FnOnce(&mut T) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    if let Some(v) = write::<T>(view, db, key, now)? {
+        return f(v);
+    }
+    let mut fresh = make();
+    let r = f(&mut fresh)?;
+    if !fresh.is_empty() {
+        view.set(db, key, fresh.into_value(), 0, now);
+    }
+    Ok(r)
+}

@@ -530,72 +530,53 @@ pub(super) fn add_generic(
     scores: &[f64],
     f: &AddFlags,
 ) -> CmdResult {
-    let (db, now, proto) = (cx.db(), cx.now_ms, cx.client.proto);
+    let proto = cx.client.proto;
     let limits = zlimits(cx);
-    // A new set is filled here and stored at the end: one lookup either way.
-    let mut fresh = None;
-    let z = match typed::read::<ZSet>(&mut cx.view, db, key, now)? {
-        Some(z) => z,
-        None if f.xx => {
-            if f.incr {
-                cx.null();
-            } else {
-                cx.int(0);
+    // (A missing key under XX gets nothing inserted, so nothing is
+    // stored: Redis's early reply, without a lookup of its own.)
+    let (added, updated, processed, last, nan) = cx.create_or(
+        key,
+        || ZSet::new_for(pairs[1].len(), limits),
+        |z| {
+            let (mut added, mut updated, mut processed) = (0u64, 0u64, 0u64);
+            let mut last = 0.0;
+            for (p, &score) in pairs.chunks_exact(2).zip(scores) {
+                let m = p[1];
+                match z.score(m) {
+                    Some(cur) => {
+                        if f.nx {
+                            continue;
+                        }
+                        let new = if f.incr { cur + score } else { score };
+                        if new.is_nan() {
+                            return Ok((added, updated, processed, last, true));
+                        }
+                        if (f.lt && new >= cur) || (f.gt && new <= cur) {
+                            continue;
+                        }
+                        processed += 1;
+                        last = new;
+                        if new != cur {
+                            z.insert(m, new, limits);
+                            updated += 1;
+                        }
+                    }
+                    None => {
+                        if f.xx {
+                            continue;
+                        }
+                        z.insert(m, score, limits);
+                        added += 1;
+                        processed += 1;
+                        last = score;
+                    }
+                }
             }
-            return Ok(());
-        }
-        None => fresh.insert(ZSet::new_for(pairs[1].len(), limits)),
-    };
-    let (mut added, mut updated, mut processed) = (0u64, 0u64, 0u64);
-    let mut last = 0.0;
-    let mut nan = false;
-    for (p, &score) in pairs.chunks_exact(2).zip(scores) {
-        let m = p[1];
-        match z.score(m) {
-            Some(cur) => {
-                if f.nx {
-                    continue;
-                }
-                let new = if f.incr { cur + score } else { score };
-                if new.is_nan() {
-                    nan = true;
-                    break;
-                }
-                if (f.lt && new >= cur) || (f.gt && new <= cur) {
-                    continue;
-                }
-                processed += 1;
-                last = new;
-                if new != cur {
-                    z.insert(m, new, limits);
-                    updated += 1;
-                }
-            }
-            None => {
-                if f.xx {
-                    continue;
-                }
-                z.insert(m, score, limits);
-                added += 1;
-                processed += 1;
-                last = score;
-            }
-        }
-    }
-    let empty = z.is_empty();
+            Ok((added, updated, processed, last, false))
+        },
+    )?;
     if added + updated > 0 {
         cx.notify(notify::ZSET, if f.incr { "zincr" } else { "zadd" }, key);
-    }
-    match fresh {
-        Some(z) if !z.is_empty() => {
-            cx.view.set(db, key, Value::ZSet(Box::new(z)), 0, now);
-        }
-        Some(_) => {}
-        None if empty => {
-            cx.view.remove(db, key, now);
-            cx.notify(notify::GENERIC, "del", key);
-        }
-        None => {}
     }
     cx.dirty += added + updated;
     if nan {
