@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::table::{flag, Registry, WhileBusy};
 use super::Ctx;
@@ -117,22 +117,20 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let mut setname = None;
     let mut credentials = None;
-    let mut j = 2;
-    while j < argv.len() {
-        let more = argv.len() - j - 1;
-        if is(argv[j], "AUTH") && more >= 2 {
-            credentials = Some((argv[j + 1], argv[j + 2]));
-            j += 3;
-        } else if is(argv[j], "SETNAME") && more >= 1 {
-            setname = Some(argv[j + 1]);
-            j += 2;
+    let mut a = Args::new(argv, 2);
+    while let Some(opt) = a.take() {
+        if is(opt, "AUTH") && a.left() >= 2 {
+            credentials = Some((a.value(), a.value()));
+        } else if is(opt, "SETNAME") && a.more() {
+            setname = Some(a.value());
         } else {
-            return Err(CmdError::new(format!(
+            a.fail(CmdError::new(format!(
                 "ERR Syntax error in HELLO option '{}'",
-                args::lossy(argv[j])
+                args::lossy(opt)
             )));
         }
     }
+    a.finish()?;
     if let Some((user, password)) = credentials {
         super::acl::authenticate(cx, argv[0], user, password)?;
     }
@@ -379,19 +377,21 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut maxage: Option<u64> = None;
     let mut only_type = None;
     let mut skipme = true;
-    let mut j = 2;
-    while j < argv.len() {
-        let Some(val) = argv.get(j + 1) else {
-            return Err(error::SYNTAX);
-        };
-        let opt = argv[j];
+    // Filters come in pairs: `<filter> <value>`.
+    let mut a = Args::new(argv, 2);
+    while a.more() {
+        if a.left() < 2 {
+            a.fail(error::SYNTAX);
+            break;
+        }
+        let (opt, val) = (a.value(), a.value());
         if is(opt, "ID") {
             match resp::parse_i64(val) {
                 Some(n) if n > 0 => id = Some(n as u64),
-                _ => return Err(CmdError::new("ERR client-id should be greater than 0")),
+                _ => a.fail(CmdError::new("ERR client-id should be greater than 0")),
             }
         } else if is(opt, "TYPE") {
-            only_type = Some(parse_client_type(val)?);
+            only_type = a.check(parse_client_type(val));
         } else if is(opt, "ADDR") {
             addr = Some(val);
         } else if is(opt, "LADDR") {
@@ -404,15 +404,15 @@ fn client_kill(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             } else if is(val, "no") {
                 skipme = false;
             } else {
-                return Err(error::SYNTAX);
+                a.fail(error::SYNTAX);
             }
         } else if is(opt, "MAXAGE") {
-            maxage = Some(args::int(val)?.max(0) as u64);
+            maxage = a.check(args::int(val)).map(|n| n.max(0) as u64);
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 2;
     }
+    a.finish()?;
     if let Some(u) = user {
         if cx.server.acl.get(u).is_none() {
             return Err(CmdError::new(format!(
@@ -621,40 +621,38 @@ fn client_tracking(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut options = 0u8;
     let mut redirect = 0u64;
     let mut prefixes: Vec<Vec<u8>> = Vec::new();
-    let mut j = 3;
-    while j < argv.len() {
-        let more = j + 1 < argv.len();
-        let a = argv[j];
-        if is(a, "redirect") && more {
-            j += 1;
+    let mut a = Args::new(argv, 3);
+    while a.more() {
+        if let Some(target) = a.option("redirect") {
             if redirect != 0 {
-                return Err(CmdError::new(
+                a.fail(CmdError::new(
                     "ERR A client can only redirect to a single other client",
                 ));
             }
-            let id = resp::parse_i64(argv[j]).ok_or(error::NOT_INTEGER)?;
-            if id <= 0 || cx.server.clients.get(id as u64).is_none() {
-                return Err(CmdError::new(
+            match a.check(resp::parse_i64(target).ok_or(error::NOT_INTEGER)) {
+                Some(id) if id > 0 && cx.server.clients.get(id as u64).is_some() => {
+                    redirect = id as u64;
+                }
+                Some(_) => a.fail(CmdError::new(
                     "ERR The client ID you want redirect to does not exist",
-                ));
+                )),
+                None => {}
             }
-            redirect = id as u64;
-        } else if is(a, "bcast") {
+        } else if a.word("bcast") {
             options |= tf::BCAST;
-        } else if is(a, "optin") {
+        } else if a.word("optin") {
             options |= tf::OPTIN;
-        } else if is(a, "optout") {
+        } else if a.word("optout") {
             options |= tf::OPTOUT;
-        } else if is(a, "noloop") {
+        } else if a.word("noloop") {
             options |= tf::NOLOOP;
-        } else if is(a, "prefix") && more {
-            j += 1;
-            prefixes.push(argv[j].to_vec());
+        } else if let Some(prefix) = a.option("prefix") {
+            prefixes.push(prefix.to_vec());
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     let t = &cx.client.info.tracking;
     if is(argv[2], "on") {
         if options & tf::BCAST == 0 && !prefixes.is_empty() {
