@@ -157,6 +157,16 @@ impl<'v, 'a> Args<'v, 'a> {
         }
     }
 
+    /// Every argument left, taken (none once an error is kept).
+    pub fn rest(&mut self) -> &'v [&'a [u8]] {
+        if self.error.is_some() {
+            return &[];
+        }
+        let rest = &self.argv[self.at..];
+        self.at = self.argv.len();
+        rest
+    }
+
     /// The next argument; a syntax error kept when there is none.
     pub fn value(&mut self) -> &'a [u8] {
         match self.take() {
@@ -326,6 +336,11 @@ mod tests {
         assert!(a.word("TAIL"));
         assert_eq!(a.value(), b"");
         assert_eq!(a.finish(), Err(error::SYNTAX));
+
+        let mut a = Args::new(&argv, 3);
+        assert_eq!(a.rest(), &argv[3..]);
+        assert!(!a.more());
+        assert_eq!(a.finish(), Ok(()));
 
         // An option not allowed here is not taken.
         let mut a = Args::new(&argv, 1);

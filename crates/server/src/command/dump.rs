@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use super::args::{self, is, Args};
+use super::args::{self, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::keys::lookup_write;
 use super::table::Registry;
@@ -158,39 +158,33 @@ fn migrate(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (mut copy, mut replace) = (false, false);
     let (mut username, mut password): (Option<&[u8]>, Option<&[u8]>) = (None, None);
     let mut keys: &[&[u8]] = &argv[3..4];
-    let mut j = 6;
-    while j < argv.len() {
-        let more = argv.len() - 1 - j;
-        if is(argv[j], "copy") {
+    let mut a = Args::new(argv, 6);
+    while a.more() {
+        if a.word("copy") {
             copy = true;
-        } else if is(argv[j], "replace") {
+        } else if a.word("replace") {
             replace = true;
-        } else if is(argv[j], "auth") {
-            if more == 0 {
-                return Err(error::SYNTAX);
+        } else if a.word("auth") {
+            password = Some(a.value());
+        } else if a.word("auth2") {
+            if a.left() < 2 {
+                a.fail(error::SYNTAX);
+            } else {
+                username = Some(a.value());
+                password = Some(a.value());
             }
-            j += 1;
-            password = Some(argv[j]);
-        } else if is(argv[j], "auth2") {
-            if more < 2 {
-                return Err(error::SYNTAX);
-            }
-            username = Some(argv[j + 1]);
-            password = Some(argv[j + 2]);
-            j += 2;
-        } else if is(argv[j], "keys") {
+        } else if a.word("keys") {
             if !argv[3].is_empty() {
-                return Err(CmdError::new(
+                a.fail(CmdError::new(
                     "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string",
                 ));
             }
-            keys = &argv[j + 1..];
-            break;
+            keys = a.rest();
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     let timeout = args::int(argv[5])?;
     let dbid = args::int(argv[4])?;
     let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
