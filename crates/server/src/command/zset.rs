@@ -1028,38 +1028,39 @@ fn zsetop_generic(
     let mut agg = Aggregate::Sum;
     let mut withscores = false;
     let mut limit = 0usize;
-    let mut j = numkeys_at + 1 + n;
-    while j < argv.len() {
-        let remaining = argv.len() - j;
-        if op != SetOp::Diff && !card && remaining > n && is(argv[j], "weights") {
-            j += 1;
+    // WEIGHTS and AGGREGATE are ZUNION's and ZINTER's, LIMIT ZINTERCARD's.
+    let weighted = op != SetOp::Diff && !card;
+    let mut a = Args::new(argv, numkeys_at + 1 + n);
+    while a.more() {
+        if weighted && a.left() > n && a.word("weights") {
             for w in weights.iter_mut() {
-                *w = parse_score(argv[j])
-                    .ok_or_else(|| CmdError::new("ERR weight value is not a float"))?;
-                j += 1;
+                let v = a.value();
+                let weight =
+                    parse_score(v).ok_or_else(|| CmdError::new("ERR weight value is not a float"));
+                *w = a.check(weight).unwrap_or(1.0);
             }
-        } else if op != SetOp::Diff && !card && remaining >= 2 && is(argv[j], "aggregate") {
-            let a = argv[j + 1];
-            agg = if is(a, "sum") {
-                Aggregate::Sum
-            } else if is(a, "min") {
-                Aggregate::Min
-            } else if is(a, "max") {
-                Aggregate::Max
+        } else if let Some(v) = a.option_if(weighted, "aggregate") {
+            if is(v, "sum") {
+                agg = Aggregate::Sum;
+            } else if is(v, "min") {
+                agg = Aggregate::Min;
+            } else if is(v, "max") {
+                agg = Aggregate::Max;
             } else {
-                return Err(error::SYNTAX);
-            };
-            j += 2;
-        } else if dst.is_none() && !card && is(argv[j], "withscores") {
+                a.fail(error::SYNTAX);
+            }
+        } else if dst.is_none() && !card && a.word("withscores") {
             withscores = true;
-            j += 1;
-        } else if card && remaining >= 2 && is(argv[j], "limit") {
-            limit = args::intercard_limit(argv, j)?;
-            j = argv.len();
+        } else if let Some(l) = a.option_if(card, "limit") {
+            match args::int(l) {
+                Ok(l) if l >= 0 => limit = l as usize,
+                _ => a.fail(CmdError::new("ERR LIMIT can't be negative")),
+            }
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
     }
+    a.finish()?;
     // (member, score) of the result, in no particular order.
     let mut result: Vec<(f64, Vec<u8>)> = Vec::new();
     let mut cardinality = 0usize;

@@ -4489,7 +4489,19 @@ MIGRATE 127.0.0.1 1 argk 0 10 KEYS a b
 MIGRATE 127.0.0.1 1 "" 0 10 COPY REPLACE KEYS nokey1 nokey2
 MIGRATE 127.0.0.1 1 "" 0 10 KEYS
 MIGRATE 127.0.0.1 1 nokey 0 x
-DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh argx
+ZADD argz2 1 a 5 d
+ZUNION 2 argz argz2 WEIGHTS 1 x WITHSCORES
+ZUNION 2 argz argz2 WEIGHTS 1
+ZUNION 2 argz argz2 WEIGHTS 2 3 AGGREGATE max WITHSCORES
+ZUNION 2 argz argz2 AGGREGATE foo
+ZUNION 2 argz argz2 AGGREGATE
+ZINTER 2 argz argz2 WEIGHTS 2 3 AGGREGATE MIN WITHSCORES
+ZDIFF 2 argz argz2 WEIGHTS 1 1
+ZDIFF 2 argz argz2 WITHSCORES
+ZUNIONSTORE argz3 2 argz argz2 WITHSCORES
+ZINTERCARD 2 argz argz2 WEIGHTS 1 1
+ZINTERCARD 2 argz argz2 LIMIT x
+DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh argx argz2 argz3
 "##;
 
 /// How a reply is compared.
