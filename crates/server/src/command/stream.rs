@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use resp::encode;
 
-use super::args::{self, is};
+use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
 use super::table::Registry;
 use super::typed;
@@ -625,27 +625,27 @@ fn xsetid(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let id = parse_strict_id(argv[2])?;
     let mut entries_added: i64 = -1;
     let mut max_xdel = StreamId::MIN;
-    let mut i = 3;
-    while i < argv.len() {
-        let more = argv.len() - 1 - i;
-        if is(argv[i], "entriesadded") && more > 0 {
-            entries_added = args::int(argv[i + 1])?;
+    let mut a = Args::new(argv, 3);
+    while a.more() {
+        if let Some(v) = a.option("entriesadded") {
+            entries_added = a.check(args::int(v)).unwrap_or(0);
             if entries_added < 0 {
-                return Err(err("ERR entries_added must be positive"));
+                a.fail(err("ERR entries_added must be positive"));
             }
-            i += 2;
-        } else if is(argv[i], "maxdeletedid") && more > 0 {
-            max_xdel = parse_strict_id(argv[i + 1])?;
-            if id < max_xdel {
-                return Err(err(
-                    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
-                ));
+        } else if let Some(v) = a.option("maxdeletedid") {
+            if let Some(m) = a.check(parse_strict_id(v)) {
+                max_xdel = m;
+                if id < max_xdel {
+                    a.fail(err(
+                        "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                    ));
+                }
             }
-            i += 2;
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
     }
+    a.finish()?;
     let Some(s) = cx.read::<Stream>(argv[1])? else {
         return Err(error::NO_SUCH_KEY);
     };
@@ -1073,18 +1073,19 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut mkstream = false;
     let mut entries_read = INVALID_ENTRIES_READ;
     if (create && argv.len() >= 5) || (setid && argv.len() >= 5) {
-        let mut i = 5;
-        while i < argv.len() {
-            if create && is(argv[i], "mkstream") {
+        let mut a = Args::new(argv, 5);
+        while a.more() {
+            if create && a.word("mkstream") {
                 mkstream = true;
-                i += 1;
-            } else if is(argv[i], "entriesread") && i + 1 < argv.len() {
-                entries_read = entries_read_arg(argv[i + 1])?;
-                i += 2;
+            } else if let Some(v) = a.option("entriesread") {
+                if let Some(n) = a.check(entries_read_arg(v)) {
+                    entries_read = n;
+                }
             } else {
-                return Err(subcommand_syntax(argv));
+                a.fail(subcommand_syntax(argv));
             }
         }
+        a.finish()?;
     }
     let (db, now) = (cx.db(), cx.now_ms);
     let exists = cx.read::<Stream>(key)?.is_some();
@@ -1350,34 +1351,43 @@ fn xclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut force = false;
     let mut justid = false;
     let mut last_id = StreamId::MIN;
-    while j < argv.len() {
-        let more = argv.len() - 1 - j;
-        let opt = argv[j];
+    let mut a = Args::new(argv, j);
+    while let Some(opt) = a.take() {
         if is(opt, "force") {
             force = true;
         } else if is(opt, "justid") {
             justid = true;
-        } else if is(opt, "idle") && more > 0 {
-            j += 1;
-            let idle = int_or(argv[j], "ERR Invalid IDLE option argument for XCLAIM")?;
-            deliverytime = (now as i64).wrapping_sub(idle);
-        } else if is(opt, "time") && more > 0 {
-            j += 1;
-            deliverytime = int_or(argv[j], "ERR Invalid TIME option argument for XCLAIM")?;
-        } else if is(opt, "retrycount") && more > 0 {
-            j += 1;
-            retrycount = int_or(argv[j], "ERR Invalid RETRYCOUNT option argument for XCLAIM")?;
-        } else if is(opt, "lastid") && more > 0 {
-            j += 1;
-            last_id = parse_strict_id(argv[j])?;
+        } else if is(opt, "idle") && a.more() {
+            let v = a.value();
+            if let Some(idle) = a.check(int_or(v, "ERR Invalid IDLE option argument for XCLAIM")) {
+                deliverytime = (now as i64).wrapping_sub(idle);
+            }
+        } else if is(opt, "time") && a.more() {
+            let v = a.value();
+            deliverytime = a
+                .check(int_or(v, "ERR Invalid TIME option argument for XCLAIM"))
+                .unwrap_or(-1);
+        } else if is(opt, "retrycount") && a.more() {
+            let v = a.value();
+            retrycount = a
+                .check(int_or(
+                    v,
+                    "ERR Invalid RETRYCOUNT option argument for XCLAIM",
+                ))
+                .unwrap_or(-1);
+        } else if is(opt, "lastid") && a.more() {
+            let v = a.value();
+            if let Some(id) = a.check(parse_strict_id(v)) {
+                last_id = id;
+            }
         } else {
-            return Err(CmdError::new(format!(
+            a.fail(CmdError::new(format!(
                 "ERR Unrecognized XCLAIM option '{}'",
                 args::lossy(opt)
             )));
         }
-        j += 1;
     }
+    a.finish()?;
     if deliverytime == -1 || deliverytime < 0 || deliverytime > now as i64 {
         deliverytime = now as i64;
     }
@@ -1489,23 +1499,20 @@ fn xautoclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let start = parse_range_start(argv[5])?;
     let mut count: i64 = 100;
     let mut justid = false;
-    let mut j = 6;
-    while j < argv.len() {
-        let more = argv.len() - 1 - j;
-        if is(argv[j], "count") && more > 0 {
-            let max = i64::MAX / 16;
-            count = match resp::parse_i64(argv[j + 1]) {
-                Some(n) if (1..=max).contains(&n) => n,
-                _ => return Err(err("ERR COUNT must be > 0")),
-            };
-            j += 1;
-        } else if is(argv[j], "justid") {
+    let mut a = Args::new(argv, 6);
+    while a.more() {
+        if let Some(v) = a.option("count") {
+            match resp::parse_i64(v) {
+                Some(n) if (1..=i64::MAX / 16).contains(&n) => count = n,
+                _ => a.fail(err("ERR COUNT must be > 0")),
+            }
+        } else if a.word("justid") {
             justid = true;
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
         }
-        j += 1;
     }
+    a.finish()?;
     let now = cx.now_ms;
     let log = propagating(cx);
     let (server, db) = (cx.server, cx.client.db);
