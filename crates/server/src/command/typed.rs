@@ -131,3 +131,44 @@ pub fn create_or<T: Collection, R>(
     }
     Ok(r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::keyspace::Keyspace;
+
+    #[test]
+    fn create_or_stores_a_new_value_only_when_the_write_leaves_something() {
+        let ks = Keyspace::new(1);
+        let mut v = ks.lock_all();
+        // Nothing added: no key left behind.
+        let r = create_or(&mut v, 0, b"s", 0, Set::new, |_| Ok(7));
+        assert_eq!(r, Ok(7));
+        assert!(v.get(0, b"s", 0).is_none());
+        // A failing write stores nothing either.
+        let r: Result<(), _> = create_or(&mut v, 0, b"s", 0, Set::new, |s| {
+            s.add(b"a", 512);
+            Err(error::SYNTAX)
+        });
+        assert_eq!(r, Err(error::SYNTAX));
+        assert!(v.get(0, b"s", 0).is_none());
+        // Added: stored, and found again by the next write.
+        create_or(&mut v, 0, b"s", 0, Set::new, |s| Ok(s.add(b"a", 512))).unwrap();
+        let added = create_or(
+            &mut v,
+            0,
+            b"s",
+            0,
+            || unreachable!(),
+            |s: &mut Set| Ok(s.add(b"b", 512)),
+        );
+        assert_eq!(added, Ok(true));
+        assert_eq!(
+            read::<Set>(&mut v, 0, b"s", 0).unwrap().map(|s| s.len()),
+            Some(2)
+        );
+        // Another type: WRONGTYPE, nothing made.
+        let r = create_or(&mut v, 0, b"s", 0, || unreachable!(), |_: &mut Hash| Ok(()));
+        assert_eq!(r, Err(error::WRONGTYPE));
+    }
+}
