@@ -502,10 +502,9 @@ fn bitfield_generic(cx: &mut Ctx, argv: &[&[u8]], read_only: bool) -> CmdResult 
     let mut overflow = Overflow::Wrap;
     // The farthest bit written, if anything is.
     let mut highest: Option<u64> = None;
-    let mut j = 2;
-    while j < argv.len() {
-        let left = argv.len() - j - 1;
-        let sub = argv[j];
+    let mut a = args::Args::new(argv, 2);
+    while let Some(sub) = a.take() {
+        let left = a.left();
         let cmd = if word_is(sub, "get") && left >= 2 {
             FieldCmd::Get
         } else if word_is(sub, "set") && left >= 3 {
@@ -513,28 +512,34 @@ fn bitfield_generic(cx: &mut Ctx, argv: &[&[u8]], read_only: bool) -> CmdResult 
         } else if word_is(sub, "incrby") && left >= 3 {
             FieldCmd::IncrBy
         } else if word_is(sub, "overflow") && left >= 1 {
-            let w = argv[j + 1];
-            overflow = if word_is(w, "wrap") {
-                Overflow::Wrap
+            let w = a.value();
+            if word_is(w, "wrap") {
+                overflow = Overflow::Wrap;
             } else if word_is(w, "sat") {
-                Overflow::Sat
+                overflow = Overflow::Sat;
             } else if word_is(w, "fail") {
-                Overflow::Fail
+                overflow = Overflow::Fail;
             } else {
-                return Err(CmdError::new("ERR Invalid OVERFLOW type specified"));
-            };
-            j += 2;
+                a.fail(CmdError::new("ERR Invalid OVERFLOW type specified"));
+            }
             continue;
         } else {
-            return Err(error::SYNTAX);
+            a.fail(error::SYNTAX);
+            break;
         };
-        let (signed, width) = field_type(argv[j + 1])?;
-        let offset = bit_offset(cx, argv[j + 2], width)?;
+        let (type_arg, offset_arg) = (a.value(), a.value());
+        let Some((signed, width)) = a.check(field_type(type_arg)) else {
+            break;
+        };
+        let Some(offset) = a.check(bit_offset(cx, offset_arg, width)) else {
+            break;
+        };
         let mut value = 0;
         if cmd != FieldCmd::Get {
             let last = offset + width as u64 - 1;
             highest = Some(highest.map_or(last, |h| h.max(last)));
-            value = args::int(argv[j + 3])?;
+            let v = a.value();
+            value = a.check(args::int(v)).unwrap_or(0);
         }
         ops.push(FieldOp {
             cmd,
@@ -544,8 +549,8 @@ fn bitfield_generic(cx: &mut Ctx, argv: &[&[u8]], read_only: bool) -> CmdResult 
             value,
             overflow,
         });
-        j += if cmd == FieldCmd::Get { 3 } else { 4 };
     }
+    a.finish()?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let Some(highest) = highest else {
         // Only reads: a missing key reads as zeros and is not created.

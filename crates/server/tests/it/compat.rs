@@ -4524,7 +4524,18 @@ XAUTOCLAIM argx g1 c1 0 0 COUNT 0
 XAUTOCLAIM argx g1 c1 0 0 COUNT x
 XAUTOCLAIM argx g1 c1 0 0 FOO
 XAUTOCLAIM argx g1 c1 0 0 COUNT 10 JUSTID
-DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh argx argz2 argz3
+BITFIELD argbf GET u8 0 SET u8 0 x
+BITFIELD argbf GET x8 0
+BITFIELD argbf GET u8 -1
+BITFIELD argbf GET u8
+BITFIELD argbf OVERFLOW foo GET u8 0
+BITFIELD argbf OVERFLOW
+BITFIELD argbf FOO
+BITFIELD argbf OVERFLOW sat INCRBY i8 0 200 GET i8 0 SET u4 #1 15 GET u8 0
+BITFIELD argbf OVERFLOW fail INCRBY i8 0 200 OVERFLOW WRAP INCRBY i8 0 100
+BITFIELD_RO argbf GET u8 0 SET u8 0 1
+BITFIELD_RO argbf GET u8 0 GET i4 #3
+DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh argx argz2 argz3 argbf
 "##;
 
 /// How a reply is compared.
