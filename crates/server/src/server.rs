@@ -31,7 +31,12 @@ pub const SHUTDOWN_SAVE: u8 = 1;
 pub const SHUTDOWN_NOSAVE: u8 = 2;
 
 pub struct Server {
+    /// The configuration by name: CONFIG GET/SET/REWRITE, and where a
+    /// change is made. Everything else reads `settings`.
     pub config: RwLock<Config>,
+    /// The typed settings, a snapshot swapped whole after each change
+    /// (`config_changed`), read without a lock.
+    settings: arc_swap::ArcSwap<crate::config::Settings>,
     pub aof: Arc<Aof>,
     pub snapshots: crate::persistence::snapshot::Snapshots,
     /// Log size after the last rewrite, for auto-aof-rewrite-percentage.
@@ -186,6 +191,7 @@ impl Server {
             slowlog: Default::default(),
             repl: crate::replication::Replication::new(s.repl_backlog_size.max(1)),
             cluster: Default::default(),
+            settings: arc_swap::ArcSwap::new(config.snapshot()),
             config: RwLock::new(config),
         };
         server.config_changed(None);
@@ -223,14 +229,22 @@ impl Server {
         Ok(())
     }
 
-    /// Re-reads the hot copies after CONFIG SET.
-    /// Runs the apply functions of the parameters `changed` (every
-    /// parameter's with `None`, at start) with the settings as they are.
+    /// Publishes the configuration's new settings, then runs the apply
+    /// functions of the parameters `changed` (every parameter's with
+    /// `None`, at start) with them.
     pub fn config_changed(&self, changed: Option<&[&str]>) {
-        let c = self.config.read();
+        let settings = self.config.read().snapshot();
+        self.settings.store(Arc::clone(&settings));
         for apply in crate::config::applies(changed) {
-            apply(self, c.settings());
+            apply(self, &settings);
         }
+    }
+
+    /// The typed settings as of the last change. Holding the guard keeps
+    /// that snapshot, not the configuration's lock.
+    #[inline]
+    pub fn settings(&self) -> arc_swap::Guard<Arc<crate::config::Settings>> {
+        self.settings.load()
     }
 
     /// Current encoding thresholds; plain loads, no lock, as they are read
@@ -307,11 +321,10 @@ impl Server {
         }
         let started = self.keyspace.with_every_shard(held, |all| {
             let format = {
-                let c = self.config.read();
+                let c = self.settings();
                 crate::persistence::aof::BaseFormat {
-                    incremental_fsync: c.settings().aof_rewrite_incremental_fsync,
-                    rdb: (c.settings().aof_use_rdb_preamble)
-                        .then(|| (c.settings().rdbcompression, c.settings().rdbchecksum)),
+                    incremental_fsync: c.aof_rewrite_incremental_fsync,
+                    rdb: (c.aof_use_rdb_preamble).then(|| (c.rdbcompression, c.rdbchecksum)),
                     functions: crate::scripting::library_codes(self),
                 }
             };
@@ -327,7 +340,7 @@ impl Server {
         let spawned = std::thread::Builder::new()
             .name("keel-aof-rewrite".into())
             .spawn(move || {
-                let delay = || server.config.read().settings().rdb_key_save_delay;
+                let delay = || server.settings().rdb_key_save_delay;
                 match server.aof.finish_rewrite(&server.keyspace, &delay) {
                     Ok(()) => {
                         server
@@ -402,8 +415,8 @@ impl Server {
         if self.snapshots.last_ok.load(Relaxed) {
             return false;
         }
-        let c = self.config.read();
-        c.settings().stop_writes_on_bgsave_error && !c.settings().save.is_empty()
+        let c = self.settings();
+        c.stop_writes_on_bgsave_error && !c.save.is_empty()
     }
 
     /// The shared handle of this server (for work that outlives a call).
@@ -420,8 +433,8 @@ impl Server {
 /// Loads the append-only log when `appendonly yes` (and opens it for
 /// writing), else the RDB snapshot `dir`/`dbfilename` if there is one.
 fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
-    let c = server.config.read().clone();
-    if !c.settings().appendonly {
+    let c = server.settings();
+    if !c.appendonly {
         let path = crate::persistence::snapshot::rdb_path(server);
         let data = match std::fs::read(&path) {
             Ok(d) => d,
@@ -450,10 +463,10 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
     }
     let files = server
         .aof
-        .files_to_load(&c.settings().dir)
+        .files_to_load(&c.dir)
         .map_err(|e| StartError::Load(e.to_string()))?;
     let start = Instant::now();
-    let n = crate::persistence::load::replay(server, &files, c.settings().aof_load_truncated)
+    let n = crate::persistence::load::replay(server, &files, c.aof_load_truncated)
         .map_err(|e| StartError::Load(e.to_string()))?;
     if !files.is_empty() {
         tracing::info!(
@@ -479,7 +492,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
     crate::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
     server.memory.mark_startup();
-    let replicaof = server.config.read().settings().replicaof.clone();
+    let replicaof = server.settings().replicaof.clone();
     if let Some(primary) = replicaof {
         crate::replication::replica::set_primary_at_start(&server, primary);
     }
@@ -507,8 +520,8 @@ pub fn run(config: Config) -> Result<(), StartError> {
         crate::cluster::control::init(&server).map_err(StartError::Cluster)?;
         // `metrics-port`: the Prometheus endpoint, on a thread of its own.
         crate::observe::metrics::start(&server)?;
-        let c = server.config.read().clone();
-        if let Some(pidfile) = &c.settings().pidfile {
+        let c = server.settings();
+        if let Some(pidfile) = &c.pidfile {
             let _ = std::fs::write(pidfile, format!("{}\n", std::process::id()));
         }
         tracing::info!(
@@ -528,7 +541,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         let save = match server.shutdown_save.load(Relaxed) {
             SHUTDOWN_SAVE => true,
             SHUTDOWN_NOSAVE => false,
-            _ => !c.settings().save.is_empty() && !server.aof.enabled(),
+            _ => !c.save.is_empty() && !server.aof.enabled(),
         };
         if save {
             tracing::info!("Saving the final RDB snapshot before exiting.");
@@ -540,10 +553,10 @@ pub fn run(config: Config) -> Result<(), StartError> {
             server.aof.flush_all();
         }
         server.aof.stop();
-        if let Some(path) = &c.settings().unixsocket {
+        if let Some(path) = &c.unixsocket {
             let _ = std::fs::remove_file(path);
         }
-        if let Some(pidfile) = &c.settings().pidfile {
+        if let Some(pidfile) = &c.pidfile {
             let _ = std::fs::remove_file(pidfile);
         }
         Ok::<(), StartError>(())
@@ -583,8 +596,8 @@ async fn wait_for_shutdown(server: &Server) {
     // SAVE / NOSAVE would ("now" and "force" change nothing here: keel has
     // no replicas to wait for, and exits even when the final save fails).
     let flags = match signal {
-        Signal::Term => server.config.read().settings().shutdown_on_sigterm.clone(),
-        Signal::Int => server.config.read().settings().shutdown_on_sigint.clone(),
+        Signal::Term => server.settings().shutdown_on_sigterm.clone(),
+        Signal::Int => server.settings().shutdown_on_sigint.clone(),
     };
     for flag in flags {
         match flag.as_str() {
@@ -643,11 +656,8 @@ fn auto_rewrite(server: &Arc<Server>) {
         return;
     }
     let (perc, min) = {
-        let c = server.config.read();
-        (
-            c.settings().auto_aof_rewrite_percentage,
-            c.settings().auto_aof_rewrite_min_size,
-        )
+        let c = server.settings();
+        (c.auto_aof_rewrite_percentage, c.auto_aof_rewrite_min_size)
     };
     if perc == 0 {
         return;
@@ -734,7 +744,7 @@ async fn cron(server: Arc<Server>) {
         }
         if last_repl_cron.elapsed() >= Duration::from_secs(1) {
             last_repl_cron = Instant::now();
-            let period = server.config.read().settings().repl_ping_replica_period;
+            let period = server.settings().repl_ping_replica_period;
             // While clients are paused the stream stays still too (no
             // PING), so a failover that waits for a replica to reach the
             // primary's offset sees it reached.

@@ -34,8 +34,8 @@ struct Settings {
 }
 
 fn settings(server: &Server) -> Settings {
-    let c = server.config.read();
-    let s = c.settings();
+    let c = server.settings();
+    let s = &*c;
     Settings {
         endpoints: s.cluster_etcd_endpoints.clone(),
         name: s.cluster_name.clone(),
@@ -44,8 +44,8 @@ fn settings(server: &Server) -> Settings {
 }
 
 fn id_file(server: &Server) -> PathBuf {
-    let c = server.config.read();
-    c.settings().dir.join(&c.settings().cluster_config_file)
+    let c = server.settings();
+    c.dir.join(&c.cluster_config_file)
 }
 
 /// The node id stored in `cluster-config-file`, if any.
@@ -67,8 +67,8 @@ fn store_id(server: &Server, id: &str) {
 /// This node as clients reach it: `cluster-announce-*` where set, else
 /// the first bound address (127.0.0.1 for a wildcard) and the port.
 fn announced(server: &Server, id: String) -> Node {
-    let c = server.config.read();
-    let s = c.settings();
+    let c = server.settings();
+    let s = &*c;
     let port = match s.cluster_announce_port {
         0 => server.tcp_port.load(std::sync::atomic::Ordering::Relaxed) as u16,
         p => p,
@@ -99,7 +99,7 @@ fn announced(server: &Server, id: String) -> Node {
 /// Turns cluster mode on before the first client connects (the gates
 /// redirect from the first command). Fails without etcd endpoints.
 pub fn init(server: &Server) -> Result<(), String> {
-    if !server.config.read().settings().cluster_enabled {
+    if !server.settings().cluster_enabled {
         return Ok(());
     }
     if settings(server).endpoints.is_empty() {

@@ -81,11 +81,11 @@ impl Election {
 /// factor 0: never too old. A link never up since start: too old.
 fn data_too_old(server: &Server) -> bool {
     let (timeout_ms, factor, ping_secs) = {
-        let c = server.config.read();
+        let c = server.settings();
         (
-            c.settings().cluster_node_timeout,
-            c.settings().cluster_replica_validity_factor,
-            c.settings().repl_ping_replica_period,
+            c.cluster_node_timeout,
+            c.cluster_replica_validity_factor,
+            c.repl_ping_replica_period,
         )
     };
     if factor == 0 {
@@ -173,7 +173,7 @@ async fn step(
     };
     let shard = &view.topology().shards[i];
     let window = super::window(server);
-    let no_failover = server.config.read().settings().cluster_replica_no_failover;
+    let no_failover = server.settings().cluster_replica_no_failover;
     if view.alive(&shard.primary) {
         let revision = view
             .snapshot

@@ -57,7 +57,7 @@ use parking_lot::RwLock;
 /// gone, so it sets how fast failover can be; renewals and promises are
 /// refreshed several times a window, so a slow answer or two cost nothing.
 pub fn window(server: &crate::server::Server) -> Duration {
-    let ttl = server.config.read().settings().cluster_lease_ttl.max(2);
+    let ttl = server.settings().cluster_lease_ttl.max(2);
     Duration::from_millis(ttl * 200)
 }
 

@@ -135,7 +135,7 @@ fn add_log(
             .trim_end()
             .to_string(),
     };
-    let max = server.config.read().settings().acllog_max_len;
+    let max = server.settings().acllog_max_len;
     server.acl.log.lock().add(entry, max);
 }
 

@@ -37,7 +37,7 @@ const BUSYKEY: CmdError = CmdError(std::borrow::Cow::Borrowed(
 /// How payloads are encoded: `rdbcompression`, and the list node size
 /// (`list-max-listpack-size`).
 fn payload_params(cx: &Ctx) -> (bool, i64) {
-    let compress = cx.server.config.read().settings().rdbcompression;
+    let compress = cx.server.settings().rdbcompression;
     (compress, cx.limits().list_max_listpack_size)
 }
 

@@ -114,12 +114,12 @@ fn latency_reset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn latency_doctor(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let events = cx.server.latency.snapshot();
     let cfg = {
-        let c = cx.server.config.read();
+        let c = cx.server.settings();
         latency::ReportConfig {
             threshold_ms: cx.server.latency.threshold_ms(),
             slowlog_slower_than: cx.server.slowlog.slower_than(),
-            appendfsync_always: c.settings().appendfsync == crate::persistence::aof::Fsync::Always,
-            hz: c.settings().hz,
+            appendfsync_always: c.appendfsync == crate::persistence::aof::Fsync::Always,
+            hz: c.hz,
         }
     };
     let text = latency::report(&events, &cfg, now_secs());

@@ -111,7 +111,8 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
         }
     }
     let server = cx.server;
-    let cfg = server.config.read().clone();
+    let cfg = server.settings();
+    let config_file = server.config.read().file.clone();
     let now_ms = super::unix_ms();
     let uptime = server.started.elapsed().as_secs();
     let (kstats, dbs) = server.keyspace.stats(&cx.view);
@@ -140,10 +141,10 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     uptime,
                     uptime / 86400,
                     crate::server::cron_hz(server),
-                    cfg.settings().hz,
+                    cfg.hz,
                     crate::storage::access::lru_clock(now_ms),
                     std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-                    cfg.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
                     crate::KEEL_VERSION,
                     server.threads,
                     server.workers.active.load(Relaxed),
@@ -155,7 +156,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     o,
                     "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{}\r\nclient_recent_max_output_buffer:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
                     server.clients.len(),
-                    cfg.settings().maxclients,
+                    cfg.maxclients,
                     recent_in,
                     recent_out,
                     server.blocking.blocked_clients(),
@@ -304,9 +305,9 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
 /// INFO latencystats: the configured percentiles of every command with a
 /// latency histogram, in microseconds (Redis's
 /// fillPercentileDistributionLatencies).
-fn latencystats(server: &crate::server::Server, cfg: &crate::config::Config, o: &mut String) {
+fn latencystats(server: &crate::server::Server, cfg: &crate::config::Settings, o: &mut String) {
     o.push_str("# Latencystats\r\n");
-    let percentiles = &cfg.settings().latency_tracking_info_percentiles;
+    let percentiles = &cfg.latency_tracking_info_percentiles;
     let all = server.commands.all();
     for (id, h) in server.stats.histograms() {
         let Some(cmd) = all.get(id) else { continue };
@@ -476,7 +477,7 @@ fn apply_config(
         } else {
             match name {
                 "requirepass" => {
-                    let password = cx.server.config.read().settings().requirepass.clone();
+                    let password = cx.server.settings().requirepass.clone();
                     cx.server
                         .acl
                         .set_requirepass(&cx.server.commands.acl, password.as_bytes());
@@ -489,7 +490,7 @@ fn apply_config(
                     Ok(())
                 }
                 "appendonly" => {
-                    let on = cx.server.config.read().settings().appendonly;
+                    let on = cx.server.settings().appendonly;
                     match cx.server.arc() {
                         Some(server) => server.set_appendonly(on, &mut cx.view).map_err(|e| {
                             tracing::warn!("Unable to turn on AOF: {e}");
@@ -902,7 +903,7 @@ fn exposed(cx: &Ctx, exposure: crate::config::Exposure) -> bool {
 /// `enable-module-command`, as Redis checks it before MODULE LOAD,
 /// LOADEX and UNLOAD.
 fn module_command_allowed(cx: &Ctx) -> CmdResult {
-    let allowed = exposed(cx, cx.server.config.read().settings().enable_module_command);
+    let allowed = exposed(cx, cx.server.settings().enable_module_command);
     if allowed {
         Ok(())
     } else {
@@ -951,7 +952,7 @@ fn module_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 
 /// DEBUG subcommand [argument] (SLEEP seconds, HELP)
 fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let allowed = exposed(cx, cx.server.config.read().settings().enable_debug_command);
+    let allowed = exposed(cx, cx.server.settings().enable_debug_command);
     if !allowed {
         return Err(CmdError::new("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."));
     }

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::glob;
 use crate::num::strtol::strtoll_whole;
@@ -940,8 +941,9 @@ pub fn applies(names: Option<&[&str]>) -> Vec<Apply> {
 #[derive(Debug, Clone)]
 pub struct Config {
     values: BTreeMap<&'static str, String>,
-    /// `values`, typed: rebuilt by every change (`refresh`).
-    settings: Settings,
+    /// `values`, typed: rebuilt by every change (`refresh`). Shared, so
+    /// the server can publish it as its snapshot without a copy.
+    settings: Arc<Settings>,
     /// The config file the server was started with, for CONFIG REWRITE.
     pub file: Option<PathBuf>,
     /// `user <name> <rules>...` lines (line number, arguments with
@@ -1289,7 +1291,9 @@ impl Default for Config {
             .map(|n| n.get())
             .unwrap_or(1);
         values.insert("threads", cores.to_string());
-        let settings = Settings::read(|name| values.get(name).map_or("", String::as_str));
+        let settings = Arc::new(Settings::read(|name| {
+            values.get(name).map_or("", String::as_str)
+        }));
         Config {
             values,
             settings,
@@ -1397,10 +1401,17 @@ impl Config {
         &self.settings
     }
 
+    /// The typed settings as a shared snapshot (`Server::settings`).
+    pub fn snapshot(&self) -> Arc<Settings> {
+        Arc::clone(&self.settings)
+    }
+
     /// Rebuilds `settings` after `values` changed.
     fn refresh(&mut self) {
         let values = &self.values;
-        self.settings = Settings::read(|name| values.get(name).map_or("", String::as_str));
+        self.settings = Arc::new(Settings::read(|name| {
+            values.get(name).map_or("", String::as_str)
+        }));
     }
 
     /// The value of parameter `name` (an alias reads its parameter). A

@@ -128,7 +128,7 @@ const DENIED: &[u8] = b"-DENIED Redis is running in protected mode because prote
 /// the default user has no password, only Unix-socket clients and TCP
 /// clients from 127.0.0.1 or ::1 are served.
 fn refused_by_protected_mode(server: &Server, info: &ClientInfo) -> bool {
-    if info.unix || !server.config.read().settings().protected_mode {
+    if info.unix || !server.settings().protected_mode {
         return false;
     }
     if !server.acl.default_user().nopass {
@@ -204,7 +204,7 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
         } => {
             let unix = matches!(stream, RawStream::Unix(_));
             let info = client_info(&server, addr, laddr, raw_fd(&stream), unix);
-            let maxclients = server.config.read().settings().maxclients;
+            let maxclients = server.settings().maxclients;
             if server.clients.len() >= maxclients {
                 server.stats.rejected_connections.fetch_add(1, Relaxed);
                 reject(stream).await;

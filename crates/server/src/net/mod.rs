@@ -54,7 +54,7 @@ pub enum Incoming {
 /// whose failure is not fatal, as in Redis; `*` means all IPv4, `::*` all
 /// IPv6), and `unixsocket` if set.
 pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
-    let maxclients = server.config.read().settings().maxclients as u64;
+    let maxclients = server.settings().maxclients as u64;
     if let Err(fits) = fit_open_files(maxclients) {
         if fits == 0 {
             return Err(StartError::Listen(
@@ -193,7 +193,7 @@ pub async fn accept_loop(server: Arc<Server>, listener: Listener) {
 
 fn tune_tcp(server: &Server, s: &TcpStream) {
     let _ = s.set_nodelay(true);
-    let idle = server.config.read().settings().tcp_keepalive;
+    let idle = server.settings().tcp_keepalive;
     if idle > 0 {
         let fd = s.as_raw_fd();
         let on: libc::c_int = 1;

@@ -29,8 +29,8 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// bound stops start-up, as a `port` that cannot be bound does.
 pub fn start(server: &Arc<Server>) -> Result<(), StartError> {
     let (port, bind) = {
-        let c = server.config.read();
-        (c.settings().metrics_port, c.settings().metrics_bind.clone())
+        let c = server.settings();
+        (c.metrics_port, c.metrics_bind.clone())
     };
     if port == 0 {
         return Ok(());

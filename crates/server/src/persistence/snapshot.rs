@@ -138,8 +138,8 @@ pub enum SnapshotError {
 
 /// Where `dbfilename` goes: `dir` (empty: the working directory).
 pub fn rdb_path(server: &Server) -> PathBuf {
-    let c = server.config.read();
-    c.settings().dir.join(&c.settings().dbfilename)
+    let c = server.settings();
+    c.dir.join(&c.dbfilename)
 }
 
 impl Snapshots {
@@ -305,8 +305,8 @@ impl Snapshots {
             .clone()
             .unwrap_or_else(|| tmp.clone().unwrap_or_default());
         let (compress, checksum) = {
-            let c = server.config.read();
-            (c.settings().rdbcompression, c.settings().rdbchecksum)
+            let c = server.settings();
+            (c.rdbcompression, c.rdbchecksum)
         };
         let dir = target_dir
             .parent()
@@ -370,7 +370,7 @@ impl Snapshots {
             let slots: Vec<usize> = (shard..SLOTS).step_by(SHARDS).collect();
             for piece in slots.chunks(PIECE) {
                 self.key_save_delay
-                    .store(server.config.read().settings().rdb_key_save_delay, Relaxed);
+                    .store(server.settings().rdb_key_save_delay, Relaxed);
                 self.write_pending();
                 if self.shard_taken[shard].load(Relaxed) {
                     break;
@@ -589,9 +589,8 @@ pub fn save_point_due(server: &Server, now_secs: u64) -> bool {
     {
         return false;
     }
-    let c = server.config.read();
-    c.settings()
-        .save
+    let c = server.settings();
+    c.save
         .iter()
         .any(|&(secs, changes)| dirty >= changes && since_save >= secs)
 }

@@ -54,13 +54,13 @@ pub fn section(server: &Server) -> String {
                 let v = if since == 0 { -1 } else { secs_since(since) };
                 let _ = write!(o, "master_link_down_since_seconds:{v}\r\n");
             }
-            let c = server.config.read();
+            let c = server.settings();
             let _ = write!(
                 o,
                 "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
-                c.settings().replica_priority,
-                u8::from(c.settings().replica_read_only),
-                u8::from(c.settings().replica_announced),
+                c.replica_priority,
+                u8::from(c.replica_read_only),
+                u8::from(c.replica_announced),
             );
         }
     }

@@ -112,12 +112,12 @@ static IMAGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(
 /// progress, takes the image, writes it.
 fn prepare_image(server: &Arc<Server>, job: &Arc<SyncJob>) {
     let (diskless, delay, max_replicas, dir) = {
-        let c = server.config.read();
+        let c = server.settings();
         (
-            c.settings().repl_diskless_sync,
-            c.settings().repl_diskless_sync_delay,
-            c.settings().repl_diskless_sync_max_replicas,
-            c.settings().dir.clone(),
+            c.repl_diskless_sync,
+            c.repl_diskless_sync_delay,
+            c.repl_diskless_sync_max_replicas,
+            c.dir.clone(),
         )
     };
     if diskless {
@@ -331,8 +331,7 @@ where
     .await?
     .map_err(std::io::Error::other)?;
     link.state.store(SEND_BULK, Relaxed);
-    let eof_mark = (conf.capa_eof && server.config.read().settings().repl_diskless_sync)
-        .then(super::new_replid);
+    let eof_mark = (conf.capa_eof && server.settings().repl_diskless_sync).then(super::new_replid);
     match &eof_mark {
         Some(mark) => {
             stream
@@ -478,7 +477,7 @@ where
 
 /// `repl-timeout`.
 fn repl_timeout(server: &Server) -> Duration {
-    Duration::from_secs(server.config.read().settings().repl_timeout.max(1))
+    Duration::from_secs(server.settings().repl_timeout.max(1))
 }
 
 /// Applies the complete `REPLCONF ACK <offset>` requests in `input`.

@@ -246,13 +246,13 @@ fn session(
         server.repl.link_state.store(LINK_CONNECTING, Relaxed);
     }
     let (timeout, announce_ip, announce_port, user, pass) = {
-        let c = server.config.read();
+        let c = server.settings();
         (
-            c.settings().repl_timeout.max(1),
-            c.settings().replica_announce_ip.clone(),
-            c.settings().replica_announce_port,
-            c.settings().masteruser.clone(),
-            c.settings().masterauth.clone(),
+            c.repl_timeout.max(1),
+            c.replica_announce_ip.clone(),
+            c.replica_announce_port,
+            c.masteruser.clone(),
+            c.masterauth.clone(),
         )
     };
     let addr = (primary.host.as_str(), primary.port)
@@ -266,7 +266,7 @@ fn session(
     let local = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
     // The same socket, for read timeouts under TLS too.
     let timeouts = sock.try_clone()?;
-    let tls = server.config.read().settings().tls_replication;
+    let tls = server.settings().tls_replication;
     let conn: Box<dyn Conn> = if tls {
         let config = crate::net::tls::client_config(&server.config.read()).map_err(err)?;
         let name = rustls::pki_types::ServerName::try_from(primary.host.clone())
@@ -469,8 +469,7 @@ fn receive_image(
         data.len()
     );
     let path = crate::persistence::snapshot::rdb_path(server);
-    let store =
-        server.config.read().settings().repl_diskless_load == crate::config::DisklessLoad::Disabled;
+    let store = server.settings().repl_diskless_load == crate::config::DisklessLoad::Disabled;
     if store {
         // As Redis with diskless load disabled: the image becomes the
         // replica's dump.rdb (a restart resumes from its offset).
@@ -531,7 +530,7 @@ fn apply_stream(
     lanes: &mut [Lane],
 ) -> std::io::Result<()> {
     let repl = &server.repl;
-    let timeout = server.config.read().settings().repl_timeout.max(1);
+    let timeout = server.settings().repl_timeout.max(1);
     timeouts.set_read_timeout(Some(Duration::from_millis(100)))?;
     let mut dec = resp::RequestDecoder::new(usize::MAX);
     // buf[..fed]: applied and passed on; buf[fed..start]: applied, not

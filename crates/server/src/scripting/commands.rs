@@ -360,7 +360,7 @@ fn unlink(libs: &mut Libraries, name: &str) {
 
 /// FUNCTION DUMP
 pub(super) fn function_dump(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    let compress = cx.server.config.read().settings().rdbcompression;
+    let compress = cx.server.settings().rdbcompression;
     let payload = crate::persistence::rdb::functions_payload(&library_codes(cx.server), compress);
     cx.bulk(&payload);
     Ok(())

@@ -649,7 +649,7 @@ pub(super) fn b_killed(run: &Run) -> bool {
 }
 
 pub(super) fn busy_threshold(server: &Server) -> u64 {
-    server.config.read().settings().busy_reply_threshold
+    server.settings().busy_reply_threshold
 }
 
 /// What the script's flags allow it.
