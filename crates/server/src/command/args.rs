@@ -117,6 +117,17 @@ impl<'v, 'a> Args<'v, 'a> {
         self.left() > 0
     }
 
+    /// The next argument, left in place.
+    pub fn peek(&self) -> Option<&'a [u8]> {
+        self.more().then(|| self.argv[self.at])
+    }
+
+    /// The index in argv of the next argument (for commands that rewrite
+    /// their arguments when they propagate).
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
     /// The next argument, taken.
     pub fn take(&mut self) -> Option<&'a [u8]> {
         if !self.more() {

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::args::is;
+use super::args::{self, is, Args};
 use super::table::Registry;
 use super::{CmdError, CmdResult, Ctx, Next};
 use crate::replication::master::{ReplConf, SyncRequest};
@@ -301,32 +301,32 @@ fn failover(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.ok();
         return Ok(());
     }
+    // Each option once, as Redis's failoverCommand: a repeated one is a
+    // syntax error.
     let (mut target, mut timeout, mut force) = (None, None, false);
-    let mut j = 1;
-    while j < argv.len() {
-        if is(argv[j], "to") && j + 2 < argv.len() {
-            let port = resp::parse_i64(argv[j + 2])
-                .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
-            target = Some(Primary {
-                host: String::from_utf8_lossy(argv[j + 1]).into_owned(),
-                port: port.clamp(0, 65535) as u16,
-            });
-            j += 3;
-        } else if is(argv[j], "timeout") && j + 1 < argv.len() {
-            let ms = resp::parse_i64(argv[j + 1])
-                .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
-            if ms <= 0 {
-                return Err(CmdError::new("ERR FAILOVER timeout must be greater than 0"));
+    let mut args = Args::new(argv, 1);
+    while args.more() {
+        if let Some(ms) = args.option_if(timeout.is_none(), "timeout") {
+            match args.check(args::int(ms)) {
+                Some(ms) if ms <= 0 => {
+                    args.fail(CmdError::new("ERR FAILOVER timeout must be greater than 0"))
+                }
+                Some(ms) => timeout = Some(std::time::Duration::from_millis(ms as u64)),
+                None => {}
             }
-            timeout = Some(std::time::Duration::from_millis(ms as u64));
-            j += 2;
-        } else if is(argv[j], "force") {
+        } else if target.is_none() && args.left() >= 3 && args.word("to") {
+            let host = args.value();
+            let port = args.value();
+            if let Some(port) = args.check(args::int(port)) {
+                target = Some((String::from_utf8_lossy(host).into_owned(), port));
+            }
+        } else if !force && args.word("force") {
             force = true;
-            j += 1;
         } else {
-            return Err(super::error::SYNTAX);
+            args.fail(super::error::SYNTAX);
         }
     }
+    args.finish()?;
     if repl.failover.state.load(Relaxed) != failover::NONE {
         return Err(CmdError::new("ERR FAILOVER already in progress."));
     }
@@ -343,12 +343,17 @@ fn failover(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
         ));
     }
+    // A port out of range names no replica.
+    let target = target.map(|(host, port)| Primary {
+        host,
+        port: u16::try_from(port).unwrap_or(0),
+    });
     if let Some(t) = &target {
         let state = repl
             .replicas
             .read()
             .iter()
-            .find(|r| r.ip == t.host && r.port.load(Relaxed) == t.port)
+            .find(|r| r.ip == t.host && t.port != 0 && r.port.load(Relaxed) == t.port)
             .map(|r| r.state.load(Relaxed));
         match state {
             None => {

@@ -345,56 +345,62 @@ fn parse_add_trim(argv: &[&[u8]], xadd: bool, limits: NodeLimits) -> Result<AddT
     let mut approx = false;
     let mut limit: i64 = 0;
     let mut limit_given = false;
-    let mut i = 2;
-    while i < argv.len() {
-        let more = argv.len() - 1 - i;
-        let opt = argv[i];
+    let mut args = Args::new(argv, 2);
+    while let Some(opt) = args.peek() {
+        // Arguments after this one.
+        let more = args.left() - 1;
         if xadd && opt == b"*" {
             break;
         } else if (is(opt, "maxlen") || is(opt, "minid")) && more > 0 {
+            args.take();
             if strategy.is_some() {
-                return Err(err(
+                args.fail(err(
                     "ERR syntax error, MAXLEN and MINID options at the same time are not compatible",
                 ));
+                break;
             }
             approx = false;
-            let next = argv[i + 1];
-            if more >= 2 && next == b"~" {
-                approx = true;
-                i += 1;
-            } else if more >= 2 && next == b"=" {
-                i += 1;
-            }
-            if is(opt, "maxlen") {
-                let n = args::int(argv[i + 1])?;
-                if n < 0 {
-                    return Err(err("ERR The MAXLEN argument must be >= 0."));
+            if more >= 2 {
+                approx = args.word("~");
+                if !approx {
+                    args.word("=");
                 }
-                strategy = Some(TrimStrategy::MaxLen(n as u64));
-            } else {
-                strategy = Some(TrimStrategy::MinId(parse_strict_id(argv[i + 1])?));
             }
-            i += 1;
-            a.trim_idx = i;
+            a.trim_idx = args.position();
+            let threshold = args.value();
+            if is(opt, "maxlen") {
+                match args.check(args::int(threshold)) {
+                    Some(n) if n < 0 => args.fail(err("ERR The MAXLEN argument must be >= 0.")),
+                    Some(n) => strategy = Some(TrimStrategy::MaxLen(n as u64)),
+                    None => {}
+                }
+            } else if let Some(id) = args.check(parse_strict_id(threshold)) {
+                strategy = Some(TrimStrategy::MinId(id));
+            }
         } else if is(opt, "limit") && more > 0 {
-            limit = args::int(argv[i + 1])?;
-            if limit < 0 {
-                return Err(err("ERR The LIMIT argument must be >= 0."));
+            a.limit_idx = Some(args.position());
+            args.take();
+            let count = args.value();
+            match args.check(args::int(count)) {
+                Some(n) if n < 0 => args.fail(err("ERR The LIMIT argument must be >= 0.")),
+                Some(n) => {
+                    limit = n;
+                    limit_given = true;
+                }
+                None => {}
             }
-            limit_given = true;
-            a.limit_idx = Some(i);
-            i += 1;
         } else if xadd && is(opt, "nomkstream") {
+            args.take();
             a.nomkstream = true;
         } else if xadd {
-            a.id = Some(parse_id_full(opt, 0, true, true)?);
+            a.id = args.check(parse_id_full(opt, 0, true, true));
             break;
         } else {
-            return Err(error::SYNTAX);
+            args.fail(error::SYNTAX);
         }
-        i += 1;
     }
-    a.next = i;
+    a.next = args.position();
+    args.finish()?;
     if limit != 0 && strategy.is_none() {
         return Err(err(
             "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy",
@@ -707,47 +713,45 @@ fn read_generic(cx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) -> CmdResult {
     let mut streams = 0;
     let mut noack = false;
     let mut group: Option<(&[u8], &[u8])> = None;
-    let mut i = 1;
-    while i < argv.len() {
-        let more = argv.len() - i - 1;
-        let o = argv[i];
+    let mut args = Args::new(argv, 1);
+    while let Some(o) = args.take() {
+        // Arguments after this one.
+        let more = args.left();
         if is(o, "block") && more > 0 {
-            i += 1;
-            timeout = Some(block_ms(argv[i], cx.now_ms)?);
+            let t = args.value();
+            timeout = args.check(block_ms(t, cx.now_ms));
         } else if is(o, "count") && more > 0 {
-            i += 1;
-            count = args::int(argv[i])?.max(0) as usize;
+            let n = args.value();
+            count = args.check(args::int(n)).unwrap_or(0).max(0) as usize;
         } else if is(o, "streams") && more > 0 {
-            streams_arg = i + 1;
-            streams = argv.len() - streams_arg;
+            streams_arg = args.position();
+            streams = args.rest().len();
             if streams % 2 != 0 {
                 // Redis 7.0 words it so for XREADGROUP too.
-                return Err(err(
+                args.fail(err(
                     "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                 ));
             }
             streams /= 2;
-            break;
         } else if is(o, "group") && more >= 2 {
             if !group_cmd {
-                return Err(err(
+                args.fail(err(
                     "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
                 ));
             }
-            group = Some((argv[i + 1], argv[i + 2]));
-            i += 2;
+            group = Some((args.value(), args.value()));
         } else if is(o, "noack") {
             if !group_cmd {
-                return Err(err(
+                args.fail(err(
                     "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
                 ));
             }
             noack = true;
         } else {
-            return Err(error::SYNTAX);
+            args.fail(error::SYNTAX);
         }
-        i += 1;
     }
+    args.finish()?;
     if streams_arg == 0 {
         return Err(error::SYNTAX);
     }
