@@ -8,7 +8,6 @@
 
 use crate::clients::notify;
 use crate::num::strtod;
-use std::collections::HashMap;
 
 use rand::Rng;
 use resp::encode;
@@ -21,6 +20,7 @@ use super::{Ctx, TimeoutReply};
 use crate::glob;
 use crate::storage::value::Value;
 use crate::storage::zset::{ZLimits, ZSet};
+use crate::storage::zset_algebra::{combine, inter_card, Aggregate, SetOp, Sources};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("zadd", zadd);
@@ -927,64 +927,43 @@ fn bzmpop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 }
 
 // ---------------------------------------------------------------------------
-// Set operations over sorted sets (and plain sets, scored 1).
+// Set operations over sorted sets (and plain sets, scored 1): the
+// arguments and the reply here, the operation in storage::zset_algebra.
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum SetOp {
-    Union,
-    Inter,
-    Diff,
+/// The source keys of ZUNION/ZINTER/ZDIFF/ZINTERCARD, read in the
+/// command's locked view as the operation asks for them.
+struct KeySources<'c, 'a, 's> {
+    cx: &'c mut Ctx<'a, 's>,
+    keys: &'c [&'c [u8]],
+    /// Each key's length, found when the types were checked.
+    sizes: Vec<usize>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Aggregate {
-    Sum,
-    Min,
-    Max,
-}
+impl Sources for KeySources<'_, '_, '_> {
+    fn len(&mut self, i: usize) -> usize {
+        self.sizes[i]
+    }
 
-fn aggregate(target: &mut f64, v: f64, agg: Aggregate) {
-    match agg {
-        Aggregate::Sum => {
-            *target += v;
-            if target.is_nan() {
-                *target = 0.0;
+    fn each(&mut self, i: usize, f: &mut dyn FnMut(&[u8], f64)) {
+        let (db, now) = (self.cx.db(), self.cx.now_ms);
+        match self.cx.view.get(db, self.keys[i], now).map(|e| e.value) {
+            Some(Value::ZSet(z)) => z.for_range(0, z.len(), false, |s, m| f(m, s)),
+            Some(Value::Set(s)) => {
+                for e in s.iter() {
+                    e.with_bytes(|b| f(b, 1.0));
+                }
             }
-        }
-        Aggregate::Min => {
-            if v < *target {
-                *target = v;
-            }
-        }
-        Aggregate::Max => {
-            if v > *target {
-                *target = v;
-            }
+            _ => {}
         }
     }
-}
 
-/// Calls `f` with every (member, score) of the set or sorted set at `key`.
-fn each_member(cx: &mut Ctx, key: &[u8], mut f: impl FnMut(&[u8], f64)) {
-    let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.get(db, key, now).map(|e| e.value) {
-        Some(Value::ZSet(z)) => z.for_range(0, z.len(), false, |s, m| f(m, s)),
-        Some(Value::Set(s)) => {
-            for e in s.iter() {
-                e.with_bytes(|b| f(b, 1.0));
-            }
+    fn score(&mut self, i: usize, member: &[u8]) -> Option<f64> {
+        let (db, now) = (self.cx.db(), self.cx.now_ms);
+        match self.cx.view.get(db, self.keys[i], now).map(|e| e.value) {
+            Some(Value::ZSet(z)) => z.score(member),
+            Some(Value::Set(s)) => s.contains(member).then_some(1.0),
+            _ => None,
         }
-        _ => {}
-    }
-}
-
-/// The score of `m` in the set or sorted set at `key`.
-fn find_member(cx: &mut Ctx, key: &[u8], m: &[u8]) -> Option<f64> {
-    let (db, now) = (cx.db(), cx.now_ms);
-    match cx.view.get(db, key, now).map(|e| e.value) {
-        Some(Value::ZSet(z)) => z.score(m),
-        Some(Value::Set(s)) => s.contains(m).then_some(1.0),
-        _ => None,
     }
 }
 
@@ -1061,84 +1040,13 @@ fn zsetop_generic(
         }
     }
     a.finish()?;
-    // (member, score) of the result, in no particular order.
-    let mut result: Vec<(f64, Vec<u8>)> = Vec::new();
-    let mut cardinality = 0usize;
-    match op {
-        SetOp::Union => {
-            let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
-            for (i, k) in keys.iter().enumerate() {
-                if sizes[i] == 0 {
-                    continue;
-                }
-                let w = weights[i];
-                each_member(cx, k, |m, s| {
-                    let mut v = w * s;
-                    if v.is_nan() {
-                        v = 0.0;
-                    }
-                    match acc.get_mut(m) {
-                        Some(t) => aggregate(t, v, agg),
-                        None => {
-                            acc.insert(m.to_vec(), v);
-                        }
-                    }
-                });
-            }
-            result = acc.into_iter().map(|(m, s)| (s, m)).collect();
-        }
-        SetOp::Inter => {
-            // Smallest first (stable, as Redis's qsort by cardinality).
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&i| sizes[i]);
-            if sizes[order[0]] > 0 {
-                let first = order[0];
-                let mut cand: Vec<(f64, Vec<u8>)> = Vec::with_capacity(sizes[first]);
-                let w = weights[first];
-                each_member(cx, keys[first], |m, s| {
-                    let mut v = w * s;
-                    if v.is_nan() {
-                        v = 0.0;
-                    }
-                    cand.push((v, m.to_vec()));
-                });
-                'next: for (mut score, m) in cand {
-                    for &i in &order[1..] {
-                        match find_member(cx, keys[i], &m) {
-                            Some(v) => aggregate(&mut score, v * weights[i], agg),
-                            None => continue 'next,
-                        }
-                    }
-                    if card {
-                        cardinality += 1;
-                        if limit != 0 && cardinality >= limit {
-                            break;
-                        }
-                    } else {
-                        result.push((score, m));
-                    }
-                }
-            }
-        }
-        SetOp::Diff => {
-            if sizes[0] > 0 {
-                let mut cand: Vec<(f64, Vec<u8>)> = Vec::with_capacity(sizes[0]);
-                each_member(cx, keys[0], |m, s| cand.push((s, m.to_vec())));
-                'd: for (s, m) in cand {
-                    for i in 1..n {
-                        if sizes[i] > 0 && find_member(cx, keys[i], &m).is_some() {
-                            continue 'd;
-                        }
-                    }
-                    result.push((s, m));
-                }
-            }
-        }
-    }
+    let mut sources = KeySources { cx, keys, sizes };
     if card {
-        cx.int(cardinality as i64);
+        let count = inter_card(&mut sources, n, limit);
+        cx.int(count as i64);
         return Ok(());
     }
+    let mut result = combine(&mut sources, n, op, &weights, agg);
     if let Some(dst) = dst {
         store_result(cx, dst, result);
         return Ok(());

@@ -16,3 +16,4 @@ pub mod stream;
 pub mod value;
 pub mod varint;
 pub mod zset;
+pub mod zset_algebra;
