@@ -37,6 +37,7 @@ pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod storage;
+pub mod tier;
 
 #[global_allocator]
 static GLOBAL: memory::alloc::Counting = memory::alloc::Counting;

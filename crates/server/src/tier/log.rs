@@ -1,0 +1,403 @@
+//! The value log: values moved out of memory, appended to segment files in
+//! `tiering-dir`, read back by location.
+//!
+//! A record is `[crc32c][key length][value length][key][value]`, the
+//! checksum over everything after it, all integers u32 little-endian. The
+//! key is kept beside the value so that compaction, reading a segment
+//! front to back, can ask the keyspace whether each record is still the
+//! key's value, and so that a read can tell a misdirected location from
+//! the record it wanted.
+//!
+//! Writes go in batches, one positioned write per batch at the end of the
+//! head segment; a segment is sealed once it passes its size and the next
+//! one starts. Nothing is fsynced: the log is not a durable record (the
+//! append-only log and the RDB snapshot are, see "Tiering" in
+//! docs/ARCHITECTURE.md), so a crash leaves nothing to recover and the log
+//! starts empty.
+//!
+//! Space: every segment counts its live bytes; freeing a location (the
+//! key was overwritten, deleted or loaded back) subtracts its record.
+//! Compaction takes the sealed segment with the least live share, moves
+//! its live records to the head, and removes the file once nothing in it
+//! is live. Readers hold the segment's file open (`Arc<File>`), so a read
+//! in flight survives the file's removal.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A record's place in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub segment: u32,
+    /// The whole record's length, header included.
+    pub len: u32,
+    pub offset: u64,
+}
+
+/// Bytes before the key: checksum, key length, value length.
+pub const HEADER: usize = 12;
+
+/// A segment is sealed once it holds this much (a single larger record
+/// gets a segment of its own).
+pub const SEGMENT_SIZE: u64 = 64 << 20;
+
+const CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
+
+/// Why a record could not be read back.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(io::Error),
+    /// The segment is gone (its location was freed before the read).
+    NoSegment,
+    /// The bytes are not the record asked for: a bad checksum, lengths
+    /// that do not add up, or another key.
+    Corrupt,
+}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> ReadError {
+        ReadError::Io(e)
+    }
+}
+
+struct Segment {
+    file: Arc<File>,
+    /// Bytes written.
+    size: u64,
+    /// Bytes of records still live.
+    live: u64,
+}
+
+/// The log's files and their accounting. Not shared by itself: the tier
+/// holds it behind its lock; reads need only [`ValueLog::file`]'s handle.
+pub struct ValueLog {
+    dir: PathBuf,
+    segment_size: u64,
+    segments: BTreeMap<u32, Segment>,
+    head: u32,
+}
+
+/// The file name of segment `n`.
+fn segment_name(n: u32) -> String {
+    format!("keel-tier-{n:08}.seg")
+}
+
+fn is_segment_name(name: &str) -> bool {
+    name.starts_with("keel-tier-") && name.ends_with(".seg")
+}
+
+/// `key` and `value` as one record.
+pub fn encode_record(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
+    let crc = CRC.checksum(&out[start + 4..]);
+    out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The key and value of a whole record, or `None` if it does not check.
+pub fn decode_record(record: &[u8]) -> Option<(&[u8], &[u8])> {
+    if record.len() < HEADER {
+        return None;
+    }
+    let u32_at = |i: usize| u32::from_le_bytes(record[i..i + 4].try_into().unwrap());
+    let (crc, klen, vlen) = (u32_at(0), u32_at(4) as usize, u32_at(8) as usize);
+    if HEADER.checked_add(klen)?.checked_add(vlen)? != record.len() {
+        return None;
+    }
+    if CRC.checksum(&record[4..]) != crc {
+        return None;
+    }
+    Some((&record[HEADER..HEADER + klen], &record[HEADER + klen..]))
+}
+
+impl ValueLog {
+    /// A new, empty log in `dir` (created if missing). Segments left by an
+    /// earlier run are removed: they held copies of values whose durable
+    /// record is the AOF or RDB file the server loads.
+    pub fn open(dir: &Path) -> io::Result<ValueLog> {
+        ValueLog::with_segment_size(dir, SEGMENT_SIZE)
+    }
+
+    pub fn with_segment_size(dir: &Path, segment_size: u64) -> io::Result<ValueLog> {
+        std::fs::create_dir_all(dir)?;
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if entry.file_name().to_str().is_some_and(is_segment_name) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        let mut log = ValueLog {
+            dir: dir.to_path_buf(),
+            segment_size: segment_size.max(1),
+            segments: BTreeMap::new(),
+            head: 0,
+        };
+        log.start_segment(0)?;
+        Ok(log)
+    }
+
+    fn start_segment(&mut self, n: u32) -> io::Result<()> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(self.dir.join(segment_name(n)))?;
+        self.segments.insert(
+            n,
+            Segment {
+                file: Arc::new(file),
+                size: 0,
+                live: 0,
+            },
+        );
+        self.head = n;
+        Ok(())
+    }
+
+    /// Appends the records encoded in `batch` (by [`encode_record`]; their
+    /// lengths in `lens`) in one write, and answers where each one went.
+    /// A batch larger than a segment's room starts a new segment first.
+    pub fn append(&mut self, batch: &[u8], lens: &[u32]) -> io::Result<Vec<Loc>> {
+        debug_assert_eq!(lens.iter().map(|&l| l as usize).sum::<usize>(), batch.len());
+        let old = self.head;
+        let size = self.segments[&old].size;
+        if size > 0 && size + batch.len() as u64 > self.segment_size {
+            self.start_segment(old + 1)?;
+            // Sealed with nothing live (everything in it freed already).
+            if self.segments[&old].live == 0 {
+                self.segments.remove(&old);
+                std::fs::remove_file(self.dir.join(segment_name(old)))?;
+            }
+        }
+        let head = self.head;
+        let seg = self.segments.get_mut(&head).expect("head segment");
+        seg.file.write_all_at(batch, seg.size)?;
+        let mut offset = seg.size;
+        let mut locs = Vec::with_capacity(lens.len());
+        for &len in lens {
+            locs.push(Loc {
+                segment: head,
+                len,
+                offset,
+            });
+            offset += len as u64;
+        }
+        seg.size = offset;
+        seg.live += batch.len() as u64;
+        Ok(locs)
+    }
+
+    /// The open file of `segment`, for a read outside the log's lock.
+    pub fn file(&self, segment: u32) -> Option<Arc<File>> {
+        self.segments.get(&segment).map(|s| Arc::clone(&s.file))
+    }
+
+    /// Counts `loc`'s record as garbage. A sealed segment with nothing
+    /// live left is removed.
+    pub fn free(&mut self, loc: Loc) -> io::Result<()> {
+        let Some(seg) = self.segments.get_mut(&loc.segment) else {
+            return Ok(());
+        };
+        seg.live = seg.live.saturating_sub(loc.len as u64);
+        if seg.live == 0 && loc.segment != self.head {
+            self.segments.remove(&loc.segment);
+            std::fs::remove_file(self.dir.join(segment_name(loc.segment)))?;
+        }
+        Ok(())
+    }
+
+    /// Bytes in the log's files.
+    pub fn disk_bytes(&self) -> u64 {
+        self.segments.values().map(|s| s.size).sum()
+    }
+
+    /// Bytes of live records.
+    pub fn live_bytes(&self) -> u64 {
+        self.segments.values().map(|s| s.live).sum()
+    }
+
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// The sealed segment with the smallest live share, if that share is
+    /// below `max_live` (0.0-1.0): the next one compaction should empty.
+    pub fn compaction_candidate(&self, max_live: f64) -> Option<u32> {
+        self.segments
+            .iter()
+            .filter(|(&n, s)| n != self.head && s.size > 0)
+            .map(|(&n, s)| (n, s.live as f64 / s.size as f64))
+            .filter(|&(_, share)| share < max_live)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(n, _)| n)
+    }
+
+    /// Every record of `segment` in order, with its location, read in
+    /// large sequential reads (compaction decides which are live).
+    pub fn records(&self, segment: u32) -> Result<Vec<(Loc, Vec<u8>)>, ReadError> {
+        let seg = self.segments.get(&segment).ok_or(ReadError::NoSegment)?;
+        let mut data = vec![0; seg.size as usize];
+        seg.file.read_exact_at(&mut data, 0)?;
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        while at < data.len() {
+            if data.len() - at < HEADER {
+                return Err(ReadError::Corrupt);
+            }
+            let u32_at = |i: usize| u32::from_le_bytes(data[i..i + 4].try_into().unwrap()) as usize;
+            let len = HEADER + u32_at(at + 4) + u32_at(at + 8);
+            let record = data.get(at..at + len).ok_or(ReadError::Corrupt)?;
+            decode_record(record).ok_or(ReadError::Corrupt)?;
+            out.push((
+                Loc {
+                    segment,
+                    len: len as u32,
+                    offset: at as u64,
+                },
+                record.to_vec(),
+            ));
+            at += len;
+        }
+        Ok(out)
+    }
+}
+
+/// Reads the value at `loc` from `file` and checks that it is `key`'s.
+/// Runs outside the log's lock, on a reader thread.
+pub fn read_value(file: &File, loc: Loc, key: &[u8]) -> Result<Vec<u8>, ReadError> {
+    let mut record = vec![0; loc.len as usize];
+    file.read_exact_at(&mut record, loc.offset)?;
+    let (k, v) = decode_record(&record).ok_or(ReadError::Corrupt)?;
+    if k != key {
+        return Err(ReadError::Corrupt);
+    }
+    let start = HEADER + k.len();
+    let vlen = v.len();
+    record.drain(..start);
+    debug_assert_eq!(record.len(), vlen);
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(items: &[(&[u8], &[u8])]) -> (Vec<u8>, Vec<u32>) {
+        let mut out = Vec::new();
+        let mut lens = Vec::new();
+        for (k, v) in items {
+            let before = out.len();
+            encode_record(&mut out, k, v);
+            lens.push((out.len() - before) as u32);
+        }
+        (out, lens)
+    }
+
+    fn read(log: &ValueLog, loc: Loc, key: &[u8]) -> Result<Vec<u8>, ReadError> {
+        let file = log.file(loc.segment).ok_or(ReadError::NoSegment)?;
+        read_value(&file, loc, key)
+    }
+
+    #[test]
+    fn records_round_trip_and_detect_damage() {
+        let mut r = Vec::new();
+        encode_record(&mut r, b"key", b"value");
+        assert_eq!(decode_record(&r), Some((&b"key"[..], &b"value"[..])));
+        for i in 0..r.len() {
+            let mut bad = r.clone();
+            bad[i] ^= 0x40;
+            assert_eq!(decode_record(&bad), None, "flipped byte {i}");
+        }
+        assert_eq!(decode_record(&r[..r.len() - 1]), None);
+        assert_eq!(decode_record(&[]), None);
+    }
+
+    #[test]
+    fn appended_values_read_back_by_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = ValueLog::open(dir.path()).unwrap();
+        let big = vec![7u8; 100_000];
+        let (b, lens) = batch(&[(b"a", b"1"), (b"b", &big), (b"", b"")]);
+        let locs = log.append(&b, &lens).unwrap();
+        assert_eq!(read(&log, locs[0], b"a").unwrap(), b"1");
+        assert_eq!(read(&log, locs[1], b"b").unwrap(), big);
+        assert_eq!(read(&log, locs[2], b"").unwrap(), b"");
+        // Another key's location is not this key's value.
+        assert!(matches!(read(&log, locs[0], b"b"), Err(ReadError::Corrupt)));
+        assert_eq!(log.disk_bytes(), b.len() as u64);
+        assert_eq!(log.live_bytes(), b.len() as u64);
+    }
+
+    #[test]
+    fn open_removes_an_earlier_runs_segments_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(segment_name(5)), b"old").unwrap();
+        std::fs::write(dir.path().join("appendonly.aof"), b"keep").unwrap();
+        let log = ValueLog::open(dir.path()).unwrap();
+        assert!(!dir.path().join(segment_name(5)).exists());
+        assert!(dir.path().join("appendonly.aof").exists());
+        assert_eq!(log.segment_count(), 1);
+    }
+
+    #[test]
+    fn segments_roll_and_are_removed_when_nothing_is_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = ValueLog::with_segment_size(dir.path(), 1000).unwrap();
+        let value = vec![1u8; 400];
+        let mut locs = Vec::new();
+        for i in 0..6u8 {
+            let (b, lens) = batch(&[(&[i], &value)]);
+            locs.extend(log.append(&b, &lens).unwrap());
+        }
+        // 413-byte records, two per 1000-byte segment.
+        assert_eq!(log.segment_count(), 3);
+        assert!(locs[0].segment != locs[5].segment);
+        // Half of the first segment freed: it is the candidate.
+        log.free(locs[0]).unwrap();
+        assert_eq!(log.compaction_candidate(0.9), Some(locs[0].segment));
+        assert_eq!(log.compaction_candidate(0.4), None);
+        let records = log.records(locs[1].segment).unwrap();
+        assert_eq!(records.len(), 2, "the freed record is still on disk");
+        assert_eq!(records[1].0, locs[1]);
+        // A read holding the file survives the segment's removal.
+        let file = log.file(locs[1].segment).unwrap();
+        log.free(locs[1]).unwrap();
+        assert!(log.file(locs[1].segment).is_none());
+        assert_eq!(read_value(&file, locs[1], &[1]).unwrap(), value);
+        assert!(matches!(
+            read(&log, locs[1], &[1]),
+            Err(ReadError::NoSegment)
+        ));
+        assert_eq!(log.segment_count(), 2);
+        assert_eq!(log.live_bytes(), 4 * 413);
+        // The head segment stays even when empty, until the next one starts.
+        log.free(locs[4]).unwrap();
+        log.free(locs[5]).unwrap();
+        assert!(log.file(locs[5].segment).is_some());
+        let (b, lens) = batch(&[(b"next", &vec![2u8; 900])]);
+        log.append(&b, &lens).unwrap();
+        assert!(log.file(locs[5].segment).is_none());
+    }
+
+    #[test]
+    fn a_record_larger_than_a_segment_gets_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = ValueLog::with_segment_size(dir.path(), 100).unwrap();
+        let (b, lens) = batch(&[(b"small", b"x")]);
+        let first = log.append(&b, &lens).unwrap()[0];
+        let big = vec![9u8; 500];
+        let (b, lens) = batch(&[(b"big", &big)]);
+        let second = log.append(&b, &lens).unwrap()[0];
+        assert_ne!(first.segment, second.segment);
+        assert_eq!(second.offset, 0);
+        assert_eq!(read(&log, second, b"big").unwrap(), big);
+    }
+}
