@@ -432,6 +432,9 @@ fn genpass(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// ACL LOG [count | RESET]
 fn log(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() > 3 {
+        return Err(super::error::subcommand_syntax(argv));
+    }
     let mut count = 10i64;
     if let Some(a) = argv.get(2) {
         if a.eq_ignore_ascii_case(b"reset") {
@@ -553,11 +556,15 @@ fn dryrun(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         )));
     };
     let cmd_argv = &argv[3..];
-    let Ok(cmd) = super::resolve(&cx.server.commands, cmd_argv) else {
-        return Err(CmdError::new(format!(
-            "ERR Command '{}' not found",
-            args::lossy(argv[3])
-        )));
+    let cmd = match super::lookup(&cx.server.commands, cmd_argv) {
+        Ok(cmd) => cmd,
+        Err(super::Unresolved::Arity(cmd)) => return Err(super::error::wrong_arity(&cmd.name)),
+        Err(_) => {
+            return Err(CmdError::new(format!(
+                "ERR Command '{}' not found",
+                args::lossy(argv[3])
+            )))
+        }
     };
     match cell.rules().check(cmd, cmd_argv) {
         Ok(()) => cx.ok(),

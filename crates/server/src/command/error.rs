@@ -60,3 +60,13 @@ pub fn unknown_subcommand(container: &[u8], sub: &[u8]) -> CmdError {
 pub fn truncate(b: &[u8], n: usize) -> Cow<'_, str> {
     String::from_utf8_lossy(&b[..b.len().min(n)])
 }
+
+/// Redis's addReplySubcommandSyntaxError: a subcommand with the wrong
+/// number of arguments (`argv[1]` as the client wrote it).
+pub fn subcommand_syntax(argv: &[&[u8]]) -> CmdError {
+    CmdError::new(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        truncate(argv[1], 128),
+        String::from_utf8_lossy(argv[0]).to_uppercase()
+    ))
+}

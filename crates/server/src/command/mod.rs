@@ -125,6 +125,11 @@ pub struct Ctx<'a, 's> {
     /// The reply is a push ((un)subscribe confirmations): it leaves even
     /// under CLIENT REPLY OFF/SKIP, as Redis's CLIENT_PUSHING.
     pub pushing: bool,
+    /// Argument positions (bits, below 64) of keys the command may write
+    /// by its key specs but left as they were this time (SMOVE of a member
+    /// the destination already has): not changed keys, so WATCH and
+    /// tracking see no change there, as Redis signals none.
+    pub unchanged: u64,
 }
 
 /// What the connection does once a request has run: handlers say it
@@ -941,6 +946,7 @@ pub fn execute<'s>(
         propagate_as: None,
         next: Next::Continue,
         pushing: false,
+        unchanged: 0,
     };
     let failed = match handler(&mut cx, argv) {
         Ok(()) if cmd.has(table::flag::SCRIPT_CALL) => script_errors(stats),

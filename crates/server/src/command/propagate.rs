@@ -244,7 +244,9 @@ impl Ctx<'_, '_> {
             self.cmd.written_key_positions(argv, &mut pos);
             let db = self.client.db;
             for p in pos {
-                self.touch(db, argv[p]);
+                if p >= 64 || self.unchanged & (1 << p) == 0 {
+                    self.touch(db, argv[p]);
+                }
             }
         }
     }

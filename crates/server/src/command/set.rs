@@ -320,6 +320,8 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if added {
         cx.dirty += 1;
         cx.notify(notify::SET, "sadd", dst);
+    } else {
+        cx.unchanged |= 1 << 2;
     }
     cx.int(1);
     Ok(())

@@ -11,20 +11,11 @@ pub(super) fn register(r: &mut Registry) {
     r.add("slowlog|help", slowlog_help);
 }
 
-/// Redis's addReplySubcommandSyntaxError.
-pub(super) fn subcommand_syntax(argv: &[&[u8]]) -> CmdError {
-    CmdError::new(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        error::truncate(argv[1], 128),
-        String::from_utf8_lossy(argv[0]).to_uppercase()
-    ))
-}
-
 /// SLOWLOG GET [count]: the newest `count` entries (10; -1: all), each
 /// [id, unix time, microseconds, [args...], client addr, client name].
 fn slowlog_get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if argv.len() > 3 {
-        return Err(subcommand_syntax(argv));
+        return Err(error::subcommand_syntax(argv));
     }
     let log = &cx.server.slowlog;
     let count = match argv.get(2) {

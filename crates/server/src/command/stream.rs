@@ -77,15 +77,6 @@ fn nogroup_for_key(group: &[u8], key: &[u8]) -> CmdError {
     ))
 }
 
-/// Redis's addReplySubcommandSyntaxError.
-fn subcommand_syntax(argv: &[&[u8]]) -> CmdError {
-    CmdError::new(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        error::truncate(argv[1], 128),
-        String::from_utf8_lossy(argv[0]).to_uppercase()
-    ))
-}
-
 // ---------------------------------------------------------------------------
 // Parsing.
 
@@ -1086,7 +1077,7 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
                     entries_read = n;
                 }
             } else {
-                a.fail(subcommand_syntax(argv));
+                a.fail(error::subcommand_syntax(argv));
             }
         }
         a.finish()?;
@@ -1175,7 +1166,7 @@ fn xgroup(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         cx.int(pending.unwrap_or(0) as i64);
     } else {
-        return Err(subcommand_syntax(argv));
+        return Err(error::subcommand_syntax(argv));
     }
     Ok(())
 }
@@ -1634,11 +1625,11 @@ fn xinfo_stream(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         full = false;
     } else {
         if (opts.len() != 1 && opts.len() != 3) || !is(opts[0], "full") {
-            return Err(subcommand_syntax(argv));
+            return Err(error::subcommand_syntax(argv));
         }
         if opts.len() == 3 {
             if !is(opts[1], "count") {
-                return Err(subcommand_syntax(argv));
+                return Err(error::subcommand_syntax(argv));
             }
             count = args::int(opts[2])?;
             if count < 0 {

@@ -240,6 +240,9 @@ enum KeysProc {
     /// sortGetKeys (`store`) and sortROGetKeys: the sorted key, then the
     /// destination of the last STORE.
     Sort { store: bool },
+    /// migrateGetKeys: the key at 3, or with an empty key there the
+    /// arguments after KEYS (ACL checks them too).
+    Migrate,
 }
 
 /// The destination SORT writes, as sortGetKeys finds it: options are
@@ -303,6 +306,7 @@ impl KeysProc {
             "georadius" | "georadiusbymember" => Some(KeysProc::GeoRadius),
             "sort" => Some(KeysProc::Sort { store: true }),
             "sort_ro" => Some(KeysProc::Sort { store: false }),
+            "migrate" => Some(KeysProc::Migrate),
             _ => None,
         }
     }
@@ -358,6 +362,33 @@ impl KeysProc {
                 }
                 (pos + 1..pos + 1 + num / 2)
                     .map(|p| (p, Vec::new()))
+                    .collect()
+            }
+            KeysProc::Migrate => {
+                let (mut first, mut num) = (3, 1);
+                let mut i = 6;
+                while i < argc {
+                    let a = argv[i];
+                    if a.eq_ignore_ascii_case(b"keys") {
+                        if argv[3].is_empty() {
+                            first = i + 1;
+                            num = argc - first;
+                        } else {
+                            // MIGRATE answers the syntax error itself.
+                            num = 0;
+                        }
+                        break;
+                    }
+                    if a.eq_ignore_ascii_case(b"auth") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"auth2") {
+                        i += 2;
+                    }
+                    i += 1;
+                }
+                (first..first + num)
+                    .filter(|&p| p < argc)
+                    .map(|p| (p, vec!["RW", "access", "delete"]))
                     .collect()
             }
             KeysProc::Set => {

@@ -439,7 +439,7 @@ const PARAMS: &[Param] = &[
     )
     .applied(apply::client_buffers),
     p("notify-keyspace-events", Kind::NotifyFlags, "", true).applied(apply::notify_keyspace_events),
-    p("maxmemory", Kind::Memory { min: 0 }, "0", true).applied(apply::memory),
+    p("maxmemory", Kind::MemoryU64, "0", true).applied(apply::memory),
     p(
         "maxmemory-policy",
         Kind::Enum(crate::memory::POLICY_NAMES),

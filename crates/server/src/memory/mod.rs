@@ -200,7 +200,7 @@ pub fn bound_resident(maxmemory: u64) {
         return;
     }
     let resident = stats::resident::read().unwrap_or(0) as u64;
-    if resident > maxmemory + maxmemory / 20 {
+    if resident > maxmemory.saturating_add(maxmemory / 20) {
         purge();
     }
 }

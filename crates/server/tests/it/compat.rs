@@ -963,6 +963,13 @@ CONFIG SET proto-max-bulk-len 512mb
 %CONFIG GET proto-max-bulk-len
 CONFIG SET maxclients 0
 CONFIG SET maxclients abc
+CONFIG SET maxmemory 18446744073709551615
+CONFIG GET maxmemory
+CONFIG SET maxmemory 18446744073709551616
+CONFIG GET maxmemory
+CONFIG SET maxmemory 99999999999999999999gb
+CONFIG SET maxmemory -1
+CONFIG SET maxmemory 0
 CONFIG SET hash-max-listpack-entries 100
 %CONFIG GET hash-max-ziplist-entries
 CONFIG SET hash-max-ziplist-entries 512
@@ -1079,6 +1086,13 @@ COMMAND GETKEYSANDFLAGS SORT k
 COMMAND GETKEYSANDFLAGS SORT k STORE d
 COMMAND GETKEYSANDFLAGS SORT k LIMIT 0 1 GET # STORE d BY x
 COMMAND GETKEYSANDFLAGS SORT_RO k STORE d
+COMMAND GETKEYS MIGRATE host 1 "" 0 5000 KEYS k1 k2
+COMMAND GETKEYSANDFLAGS MIGRATE host 1 "" 0 5000 COPY AUTH2 a b KEYS k1 k2
+COMMAND GETKEYSANDFLAGS MIGRATE host 1 k 0 5000
+COMMAND GETKEYS MIGRATE host 1 k 0 5000 KEYS a b
+COMMAND GETKEYS MIGRATE host 1 "" 0 5000 AUTH KEYS KEYS k1
+COMMAND GETKEYS MIGRATE host 1 "" 0 5000 KEYS
+COMMAND GETKEYS MIGRATE host 1 "" 0 5000
 
 # ---------------------------------------------------------------- LOLWUT
 # Only drawings that take no random numbers compare: Schotter with at
@@ -1257,6 +1271,13 @@ ACL DRYRUN dt3 publish other m
 ACL DRYRUN dt3 psubscribe ch*
 ACL DRYRUN dt3 psubscribe ch1*
 ACL DRYRUN dt3 del r1
+ACL DRYRUN dt3 get
+ACL DRYRUN dt3 set r1
+ACL DRYRUN dt3 config
+ACL DRYRUN dt3 config nosuch
+ACL DRYRUN dt3 migrate h 1 r1 0 10
+ACL DRYRUN dt3 migrate h 1 "" 0 10 KEYS r1 other
+ACL DRYRUN dt3 migrate h 1 "" 0 10 KEYS r1 rw2
 ACL CAT
 ~ACL CAT geo
 ~ACL CAT admin
@@ -1267,6 +1288,9 @@ ACL GENPASS 4097
 ACL GENPASS abc
 ACL LOG abc
 ACL LOG RESET
+ACL LOG RESET extra
+ACL log reset extra
+ACL LOG 1 2
 ACL LOG
 ACL SAVE
 ACL LOAD

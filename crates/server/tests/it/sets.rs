@@ -300,6 +300,44 @@ async fn smove_keyspace_events() {
     );
 }
 
+/// SMOVE of a member the destination already has changes only the source:
+/// a WATCH on the destination holds (smoveCommand signals the destination
+/// only when the member was added), one on the source breaks.
+#[tokio::test]
+async fn smove_touches_the_destination_only_when_it_gains_the_member() {
+    let s = Server::under_test();
+    let mut c = s.raw();
+    let mut watcher = s.raw();
+    c.cmd(&["SADD", "src", "a", "b"]);
+    c.cmd(&["SADD", "dst", "a"]);
+    let watched_exec = |watcher: &mut crate::harness::Raw,
+                        key: &str,
+                        c: &mut crate::harness::Raw,
+                        cmd: &[&str]| {
+        assert_eq!(watcher.cmd(&["WATCH", key]), b"+OK\r\n");
+        assert_eq!(c.cmd(cmd), b":1\r\n");
+        watcher.cmd(&["MULTI"]);
+        watcher.cmd(&["PING"]);
+        watcher.cmd(&["EXEC"])
+    };
+    // The member was already there: dst unchanged.
+    assert_eq!(
+        watched_exec(&mut watcher, "dst", &mut c, &["SMOVE", "src", "dst", "a"]),
+        b"*1\r\n+PONG\r\n"
+    );
+    // The member is new to dst: changed.
+    assert_eq!(
+        watched_exec(&mut watcher, "dst", &mut c, &["SMOVE", "src", "dst", "b"]),
+        b"*-1\r\n"
+    );
+    // The source always changes.
+    c.cmd(&["SADD", "src", "a"]);
+    assert_eq!(
+        watched_exec(&mut watcher, "src", &mut c, &["SMOVE", "src", "dst", "a"]),
+        b"*-1\r\n"
+    );
+}
+
 #[tokio::test]
 async fn sscan_covers_everything_while_growing() {
     let s = Server::under_test();
