@@ -66,7 +66,9 @@ impl Keys {
         if !cmd.has_key_specs() {
             return Keys::None;
         }
-        let mut pos = Vec::new();
+        // Sized once: a key per argument at most (MSET's ten keys grew it
+        // three times).
+        let mut pos = Vec::with_capacity(argv.len());
         cmd.key_positions(argv, &mut pos);
         match pos.as_slice() {
             [] => Keys::None,
