@@ -50,14 +50,40 @@ struct Registry {
 
 #[derive(Default)]
 pub struct Blocking {
-    /// Blocked clients; lets writers skip the registry when it is zero.
+    /// Clients blocked on keys; lets writers skip the registry when it is
+    /// zero.
     count: AtomicUsize,
+    /// Clients held otherwise: waiting for CLIENT PAUSE to end, or in
+    /// WAIT (Redis's BLOCKED_POSTPONE and BLOCKED_WAIT).
+    held: AtomicUsize,
     queues: Mutex<Registry>,
 }
 
+/// A client counted as blocked while this lives (see [`Blocking::hold`]).
+pub struct Held<'a>(&'a AtomicUsize);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
+}
+
 impl Blocking {
+    /// Clients blocked on keys (the ones a write may serve).
     pub fn blocked_clients(&self) -> usize {
         self.count.load(Relaxed)
+    }
+
+    /// Every blocked client, as INFO's `blocked_clients` counts them:
+    /// those blocked on keys, paused ones and those in WAIT.
+    pub fn all_blocked(&self) -> usize {
+        self.count.load(Relaxed) + self.held.load(Relaxed)
+    }
+
+    /// Counts a client held by a pause or WAIT until the guard drops.
+    pub fn hold(&self) -> Held<'_> {
+        self.held.fetch_add(1, Relaxed);
+        Held(&self.held)
     }
 
     /// Queues `waiter` at the tail of every key's queue.

@@ -153,24 +153,24 @@ fn query<'a>(
             }
         }
     } else if call.cmd.name == "migrate" {
-        // Redis's getKeysFromCommand finds MIGRATE's keys by its own rule
-        // (migrateGetKeys): its key argument, or its KEYS list when that
-        // is empty; the key specs name both.
-        q.write = call.cmd.has(flag::WRITE);
+        // MIGRATE's key specs cannot say which of their keys it takes (its
+        // key argument, or its KEYS list when that is empty): the keys
+        // are its getkeys rule's, as Redis's getKeysFromCommand finds them.
+        q.write = call.has(flag::WRITE);
         let argv = call.argv;
-        let keys = match argv.get(3) {
-            Some(k) if !k.is_empty() => 3..4,
-            _ => match argv.iter().position(|a| a.eq_ignore_ascii_case(b"keys")) {
-                Some(i) => i + 1..argv.len(),
-                None => 0..0,
-            },
-        };
-        for key in &argv[keys] {
-            add_key(server, view, &mut q, key, resp::slot::key_slot(key), false)?;
+        for (p, _) in call.cmd.keys_with_flags(argv) {
+            add_key(
+                server,
+                view,
+                &mut q,
+                argv[p],
+                resp::slot::key_slot(argv[p]),
+                false,
+            )?;
         }
     } else {
         let channels = call.cmd.has(flag::PUBSUB);
-        q.write = call.cmd.has(flag::WRITE);
+        q.write = call.has(flag::WRITE);
         for key in call.keys() {
             add_key(
                 server,

@@ -91,6 +91,10 @@ pub struct Call<'c> {
     pub cmd: &'c Command,
     pub argv: &'c [&'c [u8]],
     keys: Keys,
+    /// The flags the gates judge this request by: the command's, or for a
+    /// script that declares its flags, what they make of them
+    /// ([`Call::declare_flags`]).
+    pub flags: u32,
 }
 
 impl<'c> Call<'c> {
@@ -108,12 +112,45 @@ impl<'c> Call<'c> {
             cmd,
             argv,
             keys: Keys::of(cmd, argv),
+            flags: cmd.flags,
         }
     }
 
     /// A request resolved before, with its keys (a queued one).
     pub fn with_keys(cmd: &'c Command, argv: &'c [&'c [u8]], keys: Keys) -> Call<'c> {
-        Call { cmd, argv, keys }
+        Call {
+            cmd,
+            argv,
+            keys,
+            flags: cmd.flags,
+        }
+    }
+
+    /// Whether the request is judged as having any of the flags `f`.
+    #[inline]
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+
+    /// A script command (EVAL, FCALL, ...) whose script declares flags
+    /// (a shebang, or a function) runs with the command flags those make,
+    /// as Redis's evalGetCommandFlags / fcallGetCommandFlags: `write`
+    /// unless `no-writes`, `denyoom` unless `no-writes` or `allow-oom`,
+    /// `stale` only with `allow-stale`, and never may-replicate.
+    pub fn declare_flags(&mut self, script: super::table::ScriptFlags) {
+        use super::table::flag;
+        let mut f = self.flags
+            & !(flag::STALE | flag::DENYOOM | flag::WRITE | flag::MAY_REPLICATE | flag::REPLICATES);
+        if !script.no_writes && !script.allow_oom {
+            f |= flag::DENYOOM;
+        }
+        if !script.no_writes {
+            f |= flag::WRITE;
+        }
+        if script.allow_stale {
+            f |= flag::STALE;
+        }
+        self.flags = f;
     }
 
     /// The keys, with their positions and slots.

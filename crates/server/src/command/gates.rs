@@ -75,6 +75,10 @@ pub trait World {
     fn read_only_script(&self) -> bool {
         false
     }
+    /// The script has written already.
+    fn script_wrote(&self) -> bool {
+        false
+    }
     fn authenticated(&self) -> bool {
         true
     }
@@ -99,11 +103,6 @@ pub trait World {
     fn multi_denyoom(&self) -> bool {
         false
     }
-    /// A script command whose script makes it `denyoom` (asked only when
-    /// out of memory).
-    fn script_denyoom(&self, _cmd: &Command, _argv: &[&[u8]]) -> bool {
-        false
-    }
     /// The MISCONF error while the last save or log write failed.
     fn disk_error(&self) -> Option<CmdError>;
     fn readonly_replica(&self) -> bool {
@@ -120,8 +119,9 @@ pub trait World {
     }
     /// A RESP2 client with subscriptions.
     fn subscribed_resp2(&self) -> bool;
-    /// CLIENT PAUSE holds this command back (Redis's blockPostponeClient).
-    fn paused(&self, _cmd: &Command) -> bool {
+    /// CLIENT PAUSE holds back a request judged by `flags` (Redis's
+    /// blockPostponeClient).
+    fn paused(&self, _flags: u32) -> bool {
         false
     }
     /// A replica's or a MONITOR client's connection (Redis's
@@ -181,15 +181,14 @@ pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
         return Some(Stop::Redirect(e));
     }
     let queued = in_multi && !cmd.has(flag::TX_CONTROL);
+    // By the request's flags: a script's declared flags change them.
     if w.out_of_memory() {
-        let denyoom = cmd.has(flag::DENYOOM)
-            || (cmd.has(flag::EXEC) && w.multi_denyoom())
-            || w.script_denyoom(cmd, argv);
+        let denyoom = call.has(flag::DENYOOM) || (cmd.has(flag::EXEC) && w.multi_denyoom());
         if denyoom || queued {
             return reject(OOM);
         }
     }
-    let writes = cmd.has(flag::WRITE) || (cmd.has(flag::EXEC) && w.multi_writes());
+    let writes = call.has(flag::WRITE) || (cmd.has(flag::EXEC) && w.multi_writes());
     if writes || cmd.has(flag::MISCONF_TOO) {
         if let Some(e) = w.disk_error() {
             return reject(e);
@@ -207,12 +206,12 @@ pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
             cmd.name
         )));
     }
-    if cmd.has(flag::READONLY | flag::WRITE | flag::REPLICATES) && w.replica_client() {
+    if call.has(flag::READONLY | flag::WRITE | flag::REPLICATES) && w.replica_client() {
         return reject(CmdError::new(
             "ERR Replica can't interact with the keyspace",
         ));
     }
-    if !cmd.has(flag::STALE) && w.stale_replica() {
+    if !call.has(flag::STALE) && w.stale_replica() {
         return reject(MASTERDOWN);
     }
     if !cmd.has(flag::LOADING) && w.loading() {
@@ -223,7 +222,7 @@ pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
             return reject(e);
         }
     }
-    if w.paused(cmd) {
+    if w.paused(call.flags) {
         return Some(Stop::Postpone);
     }
     if queued {
@@ -254,9 +253,17 @@ fn check_script<W: World>(w: &W, call: &Call) -> Option<Stop> {
     if (write || cmd.has(flag::REPLICATES)) && w.read_only_script() {
         return Some(Stop::Fail(WRITE_FROM_READ_ONLY_SCRIPT));
     }
-    if write {
+    // Redis's scriptVerifyWriteCommandAllow: once the script has written
+    // it must be let finish, whatever the server's state.
+    if write && !w.script_wrote() {
+        if w.readonly_replica() {
+            return Some(Stop::Reject(READONLY_REPLICA));
+        }
         if let Some(e) = w.disk_error() {
             return Some(Stop::Reject(e));
+        }
+        if w.too_few_replicas() {
+            return Some(Stop::Reject(NOREPLICAS));
         }
     }
     if cmd.has(flag::DENYOOM) && w.out_of_memory() {
@@ -339,7 +346,7 @@ mod tests {
         fn replica_client(&self) -> bool {
             self.monitor
         }
-        fn paused(&self, _: &Command) -> bool {
+        fn paused(&self, _: u32) -> bool {
             self.paused
         }
     }

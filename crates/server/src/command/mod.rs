@@ -511,10 +511,6 @@ impl gates::World for Gates<'_> {
         self.client.tx.as_ref().is_some_and(|tx| tx.denyoom)
     }
 
-    fn script_denyoom(&self, cmd: &Command, argv: &[&[u8]]) -> bool {
-        crate::scripting::denies_oom(self.server, cmd, argv)
-    }
-
     #[inline]
     fn out_of_memory(&self) -> bool {
         // One load while no limit is set. A script past
@@ -540,14 +536,14 @@ impl gates::World for Gates<'_> {
     }
 
     #[inline]
-    fn paused(&self, cmd: &Command) -> bool {
+    fn paused(&self, flags: u32) -> bool {
         match self.server.pause.mode() {
             crate::clients::pause::NONE => false,
             _ if self.client.info.monitor.load(Relaxed) || self.client.from_primary => false,
             crate::clients::pause::ALL => true,
             _ => {
-                cmd.has(table::flag::WRITE | table::flag::REPLICATES)
-                    || (cmd.has(table::flag::EXEC) && self.multi_writes())
+                flags & (table::flag::WRITE | table::flag::REPLICATES) != 0
+                    || (flags & table::flag::EXEC != 0 && self.multi_writes())
             }
         }
     }
@@ -669,7 +665,7 @@ fn run_request(
     clock: &mut Clock,
 ) -> Next {
     let mark = out.len();
-    let call = match Call::resolve(&server.commands, argv) {
+    let mut call = match Call::resolve(&server.commands, argv) {
         Ok(call) => call,
         Err(e) => {
             // Refused as the command it names, if any (a wrong number of
@@ -682,6 +678,11 @@ fn run_request(
         }
     };
     let cmd = call.cmd;
+    if cmd.has(table::flag::SCRIPT_CALL) {
+        if let Some(declared) = crate::scripting::declared_flags(server, cmd, argv) {
+            call.declare_flags(declared);
+        }
+    }
     // Set before the gates, as Redis's processCommand does: a refused
     // command is the one CLIENT LIST (and ACL LOG's client-info) shows.
     client.info.last_cmd.store(cmd.id as u32, Relaxed);
@@ -692,8 +693,8 @@ fn run_request(
             if let Some(tx) = client.tx.as_mut() {
                 tx.queue.push(call::Queued::of(&call));
                 client.info.multi_len.store(tx.queue.len() as i64, Relaxed);
-                tx.writes |= cmd.has(table::flag::WRITE);
-                tx.denyoom |= cmd.has(table::flag::DENYOOM);
+                tx.writes |= call.has(table::flag::WRITE);
+                tx.denyoom |= call.has(table::flag::DENYOOM);
             }
             encode::simple(out, b"QUEUED");
             finish_reply(client, out, mark, false);
@@ -757,17 +758,21 @@ fn run_request(
     let end = mono_ns();
     clock.last = end;
     let took = std::time::Duration::from_nanos(end.saturating_sub(start));
-    stats.record(
+    // A blocking command is one call however many times it runs (Redis
+    // counts the request; a blocked client served later adds its time),
+    // and its latency is taken once, when it no longer waits.
+    let parked = matches!(run.next, Next::Park(_));
+    stats.record_run(
         cmd.id,
         took,
         run.failed,
-        server.stats.latency_tracking.load(Relaxed),
+        !parked && server.stats.latency_tracking.load(Relaxed),
+        !client.woken,
     );
     // Slow log and latency monitor: one compare unless slow (a blocking
     // command is logged when its wait ends, see `slowlog`).
     let us = took.as_micros() as u64;
     if us >= server.slowlog.watch_us() || cmd.has(table::flag::BLOCKING) {
-        let parked = matches!(run.next, Next::Park(_));
         crate::observe::slowlog::command_done(server, client, cmd, argv, us, parked);
     }
     finish_reply(client, out, mark, run.pushing);

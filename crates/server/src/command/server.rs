@@ -159,7 +159,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     cfg.maxclients,
                     recent_in,
                     recent_out,
-                    server.blocking.blocked_clients(),
+                    server.blocking.all_blocked(),
                     server.tracking.clients(),
                 );
             }

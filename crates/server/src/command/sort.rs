@@ -198,8 +198,9 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
         Some(_) => return Err(error::WRONGTYPE),
     };
     // A set has no order of its own: when the result is stored (and so
-    // replayed from the log), sort it by its bytes, as Redis does.
-    if o.dontsort && is_set && o.store.is_some() {
+    // replayed from the log) or goes to a script (whose writes are), sort
+    // it by its bytes, as Redis does.
+    if o.dontsort && is_set && (o.store.is_some() || cx.client.in_script) {
         o.dontsort = false;
         o.alpha = true;
         o.by = None;

@@ -709,6 +709,13 @@ fn read_generic(cx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) -> CmdResult {
         // Arguments after this one.
         let more = args.left();
         if is(o, "block") && more > 0 {
+            if cx.client.in_script {
+                // Redis's own wording, for XREAD and XREADGROUP alike.
+                args.fail(CmdError::new(format!(
+                    "ERR {} command is not allowed with BLOCK option from scripts",
+                    args::lossy(argv[0])
+                )));
+            }
             let t = args.value();
             timeout = args.check(block_ms(t, cx.now_ms));
         } else if is(o, "count") && more > 0 {

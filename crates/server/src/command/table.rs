@@ -40,6 +40,15 @@ pub const MAY_REPLICATE_7_0: &[&str] = &[
     "spublish",
 ];
 
+/// What a script declares of itself that changes its command's flags
+/// (see `Call::declare_flags`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScriptFlags {
+    pub no_writes: bool,
+    pub allow_oom: bool,
+    pub allow_stale: bool,
+}
+
 pub mod flag {
     pub const WRITE: u32 = 1;
     pub const READONLY: u32 = 1 << 1;

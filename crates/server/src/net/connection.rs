@@ -443,6 +443,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
                         // Paused (a write that CLIENT PAUSE WRITE holds):
                         // run again once the pause ends.
                         out.truncate(mark);
+                        let _held = server.blocking.hold();
                         server.pause.wait().await;
                         waiter.wake.notify_one();
                         continue;
@@ -870,7 +871,9 @@ async fn session_loop<S: Stream>(
                     while let Next::Postpone = next {
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
                             .await?;
+                        let held = server.blocking.hold();
                         server.pause.wait().await;
+                        drop(held);
                         clock = command::Clock::start();
                         next =
                             command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
@@ -896,7 +899,9 @@ async fn session_loop<S: Stream>(
                             return Ok(Exit::Closed);
                         }
                         Next::Await(reply) => {
+                            let held = server.blocking.hold();
                             out.extend_from_slice(&reply.await);
+                            drop(held);
                             clock = command::Clock::start();
                             next = Next::Continue;
                         }

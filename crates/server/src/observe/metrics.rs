@@ -336,8 +336,8 @@ fn render_clients(server: &Server, p: &mut Page) {
     );
     p.gauge(
         "redis_blocked_clients",
-        "Clients waiting in a blocking command",
-        server.blocking.blocked_clients(),
+        "Clients waiting in a blocking command, for a pause to end, or in WAIT",
+        server.blocking.all_blocked(),
     );
     p.gauge(
         "redis_tracking_clients",

@@ -165,10 +165,20 @@ impl ThreadStats {
     /// `latency-tracking` is on.
     #[inline]
     pub fn record(&self, id: usize, took: Duration, failed: bool, track: bool) {
+        self.record_run(id, took, failed, track, true);
+    }
+
+    /// One run of a command that may block: counted as a call only when
+    /// it is the client's request (`first`), not when a blocked client
+    /// runs it again; its time always; its latency (`track`) by the
+    /// caller's choice: Redis's call() and updateStatsOnUnblock.
+    pub fn record_run(&self, id: usize, took: Duration, failed: bool, track: bool, first: bool) {
         let Some(s) = self.cmds.get(id) else {
             return;
         };
-        bump(&s.calls, 1);
+        if first {
+            bump(&s.calls, 1);
+        }
         bump(&s.ns, took.as_nanos() as u64);
         if failed {
             bump(&s.failed, 1);

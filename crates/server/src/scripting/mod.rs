@@ -52,7 +52,7 @@ use resp::encode;
 
 use crate::client::Client;
 use crate::command::error::{CmdError, CmdResult};
-use crate::command::table::{flag, Access, Command, Registry};
+use crate::command::table::{flag, Access, Command, Registry, ScriptFlags};
 use crate::command::{args, execute, Ctx, TimeoutReply};
 use crate::observe::stats::ThreadStats;
 use crate::server::Server;
@@ -174,12 +174,12 @@ pub struct Scripting {
     busy_shards: AtomicU64,
 }
 
-/// Whether a script command counts as `denyoom` for the out-of-memory
-/// gate, as Redis's evalGetCommandFlags / fcallGetCommandFlags make it: a
-/// script with a shebang, or a function, flagged neither `no-writes` nor
-/// `allow-oom`. (An EVAL without a shebang runs, and its denyoom
-/// commands are refused inside, see `run::Run::exec`.)
-pub fn denies_oom(server: &Server, cmd: &Command, argv: &[&[u8]]) -> bool {
+/// The flags the script a script command runs declares, if it declares
+/// any (a shebang, or a function): what Redis's evalGetCommandFlags /
+/// fcallGetCommandFlags read. `None` for an EVAL without a shebang (Redis
+/// 6 rules: its commands are checked inside, see `run::Run::exec`) or a
+/// script that is not there (the command answers that).
+pub fn declared_flags(server: &Server, cmd: &Command, argv: &[&[u8]]) -> Option<ScriptFlags> {
     let st = state(server);
     let flags = match cmd.name.as_str() {
         "eval" | "eval_ro" => argv
@@ -200,8 +200,12 @@ pub fn denies_oom(server: &Server, cmd: &Command, argv: &[&[u8]]) -> bool {
                 .map(|f| f.flags)
         }),
         _ => None,
-    };
-    flags.is_some_and(|f| f & EVAL_COMPAT == 0 && f & (NO_WRITES | ALLOW_OOM) == 0)
+    }?;
+    (flags & EVAL_COMPAT == 0).then_some(ScriptFlags {
+        no_writes: flags & NO_WRITES != 0,
+        allow_oom: flags & ALLOW_OOM != 0,
+        allow_stale: flags & ALLOW_STALE != 0,
+    })
 }
 
 /// What INFO memory reports of scripting.

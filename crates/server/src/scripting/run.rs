@@ -104,6 +104,21 @@ impl gates::World for ScriptGates<'_, '_, '_> {
         self.0.read_only
     }
 
+    fn script_wrote(&self) -> bool {
+        self.0.wrote
+    }
+
+    fn readonly_replica(&self) -> bool {
+        let run = self.0;
+        run.server.keyspace.is_replica()
+            && !run.client.from_primary
+            && run.server.repl.read_only.load(Relaxed)
+    }
+
+    fn too_few_replicas(&self) -> bool {
+        self.0.server.repl.too_few_replicas()
+    }
+
     fn in_multi(&self) -> bool {
         false
     }
@@ -568,22 +583,27 @@ pub(super) unsafe fn redis_acl_check_cmd_impl(l: State) -> c_int {
                 return -1;
             }
         }
-        let name = lua::bytes(l, 1).unwrap_or_default();
+        let argv: Vec<&[u8]> = (1..=argc)
+            .map(|i| lua::bytes(l, i).unwrap_or_default())
+            .collect();
         let table = &run.server.commands;
-        let found = match table.lookup(name) {
-            Some(c) if !c.subcommands.is_empty() && argc >= 2 => table
-                .subcommand(c, lua::bytes(l, 2).unwrap_or_default())
-                .is_some(),
-            Some(_) => true,
-            None => false,
+        // Found as Redis's lookupCommand: the command or its subcommand,
+        // whatever the number of arguments.
+        let cmd = match table.lookup(argv[0]) {
+            Some(c) if !c.subcommands.is_empty() && argv.len() >= 2 => table.subcommand(c, argv[1]),
+            found => found,
         };
-        if !found {
+        let Some(cmd) = cmd else {
             push_error(l, b"Invalid command passed to redis.acl_check_cmd()");
             return -1;
-        }
-        // Known commands answer true: the user's rules are not consulted
-        // here yet (Redis checks them; see docs/compatibility.md).
-        ffi::lua_pushboolean(l, 1);
+        };
+        // The calling user's rules, as ACLCheckAllUserCommandPerm (not
+        // logged: nothing was refused).
+        let allowed = match &run.client.auth.rules {
+            Some(rules) => rules.check(cmd, &argv).is_ok(),
+            None => true,
+        };
+        ffi::lua_pushboolean(l, allowed as c_int);
         1
     }
 }

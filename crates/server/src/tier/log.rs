@@ -102,13 +102,21 @@ pub fn encode_record(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
+/// The little-endian u32 at `b[i..i + 4]` (the caller checked the length).
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
 /// The key and value of a whole record, or `None` if it does not check.
 pub fn decode_record(record: &[u8]) -> Option<(&[u8], &[u8])> {
     if record.len() < HEADER {
         return None;
     }
-    let u32_at = |i: usize| u32::from_le_bytes(record[i..i + 4].try_into().unwrap());
-    let (crc, klen, vlen) = (u32_at(0), u32_at(4) as usize, u32_at(8) as usize);
+    let (crc, klen, vlen) = (
+        u32_at(record, 0),
+        u32_at(record, 4) as usize,
+        u32_at(record, 8) as usize,
+    );
     if HEADER.checked_add(klen)?.checked_add(vlen)? != record.len() {
         return None;
     }
@@ -178,7 +186,9 @@ impl ValueLog {
             }
         }
         let head = self.head;
-        let seg = self.segments.get_mut(&head).expect("head segment");
+        let Some(seg) = self.segments.get_mut(&head) else {
+            return Err(io::Error::other("the value log has no head segment"));
+        };
         seg.file.write_all_at(batch, seg.size)?;
         let mut offset = seg.size;
         let mut locs = Vec::with_capacity(lens.len());
@@ -252,8 +262,7 @@ impl ValueLog {
             if data.len() - at < HEADER {
                 return Err(ReadError::Corrupt);
             }
-            let u32_at = |i: usize| u32::from_le_bytes(data[i..i + 4].try_into().unwrap()) as usize;
-            let len = HEADER + u32_at(at + 4) + u32_at(at + 8);
+            let len = HEADER + u32_at(&data, at + 4) as usize + u32_at(&data, at + 8) as usize;
             let record = data.get(at..at + len).ok_or(ReadError::Corrupt)?;
             decode_record(record).ok_or(ReadError::Corrupt)?;
             out.push((

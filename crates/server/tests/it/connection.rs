@@ -521,6 +521,29 @@ fn client_pause_and_unpause() {
     eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
     eqb!(b.read_reply(), b"+QUEUED\r\n");
     eqb!(b.cmd(&["EXEC"]), b"*2\r\n$1\r\n1\r\n:2\r\n");
+    // Scripts by what they declare: no-writes runs; a script that may
+    // write, or declares nothing (so may replicate), waits.
+    eqb!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    eqb!(
+        b.cmd(&[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.call('get','x')",
+            "0"
+        ]),
+        b"$1\r\n2\r\n"
+    );
+    eqb!(
+        b.cmd(&["FCALL_RO", "nosuch", "0"]),
+        b"-ERR Function not found\r\n"
+    );
+    for script in ["#!lua\nreturn 1", "return 1"] {
+        b.send_cmd(&["EVAL", script, "0"]);
+        b.expect_silence(Duration::from_millis(100));
+        eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+        eqb!(b.read_reply(), b":1\r\n");
+        eqb!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    }
+    eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
     // ALL: every command waits, until the pause's end.
     eqb!(a.cmd(&["CLIENT", "PAUSE", "300", "ALL"]), b"+OK\r\n");
     eqb!(b.cmd(&["PING"]), b"+PONG\r\n");
@@ -537,6 +560,40 @@ fn client_pause_and_unpause() {
         a.cmd(&["CLIENT", "PAUSE", "1", "some"]),
         b"-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n"
     );
+}
+
+/// INFO's blocked_clients counts clients held by CLIENT PAUSE and by WAIT
+/// beside those blocked on keys, as Redis counts every blocked client.
+#[test]
+fn paused_and_waiting_clients_count_as_blocked() {
+    let s = Server::under_test();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    let mut c = s.raw();
+    let blocked = |a: &mut Raw| {
+        let info = String::from_utf8_lossy(&a.cmd(&["INFO", "clients"])).into_owned();
+        info_field(&info, "blocked_clients").unwrap_or_default()
+    };
+    let wait_blocked = |a: &mut Raw, n: &str| {
+        wait_for(&format!("blocked_clients:{n}"), || {
+            let now = blocked(a);
+            if now == n {
+                Ok(())
+            } else {
+                Err(now)
+            }
+        })
+    };
+    eqb!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    b.send_cmd(&["SET", "x", "1"]);
+    wait_blocked(&mut a, "1");
+    // WAIT for a replica that does not exist.
+    c.send_cmd(&["WAIT", "1", "100000"]);
+    wait_blocked(&mut a, "2");
+    eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    eqb!(b.read_reply(), b"+OK\r\n");
+    // The WAIT is still held.
+    wait_blocked(&mut a, "1");
 }
 
 /// CLIENT UNBLOCK: a blocked client answered as by its timeout, or with

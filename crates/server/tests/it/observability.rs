@@ -86,6 +86,83 @@ fn errorstats_and_call_failures_match_redis() {
     }
 }
 
+/// A command that blocks is one call however many times it is woken (a
+/// write that does not serve it, the key's type changing, its group
+/// destroyed), as Redis counts the request, not its runs: commandstats'
+/// calls and failed_calls and errorstats match redis-server's.
+#[test]
+fn blocked_commands_count_once_as_redis() {
+    let field = |line: &str, f: &str| {
+        line.split(',')
+            .find_map(|kv| kv.strip_prefix(&format!("{f}=")))
+            .unwrap_or("?")
+            .to_string()
+    };
+    /// The setup, the blocking request, what the other client sends, and
+    /// the command's name in commandstats.
+    type Scenario<'a> = (&'a [&'a str], &'a [&'a str], &'a [&'a [&'a str]], &'a str);
+    let scenarios: &[Scenario] = &[
+        (
+            &["DEL", "l"],
+            &["BLPOP", "l", "0"],
+            &[&["SET", "l", "x"], &["DEL", "l"], &["RPUSH", "l", "a"]],
+            "blpop",
+        ),
+        (
+            &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"],
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ],
+            &[&["XGROUP", "DESTROY", "s", "g"]],
+            "xreadgroup",
+        ),
+    ];
+    let keel = Server::keel();
+    let redis = Server::redis();
+    for (setup, request, writes, name) in scenarios {
+        let mut seen = Vec::new();
+        for s in [&keel, &redis] {
+            let mut a = s.raw();
+            let mut b = s.raw();
+            a.call(&["FLUSHALL"]);
+            a.cmd(setup);
+            a.call(&["CONFIG", "RESETSTAT"]);
+            b.send_cmd(request);
+            wait_for("the client blocks", || {
+                let clients = info(&mut a, "clients");
+                match info_field(&clients, "blocked_clients").as_deref() {
+                    Some("1") => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            });
+            for w in writes.iter() {
+                a.cmd(w);
+            }
+            let reply = b.read_reply();
+            let cmds = info(&mut a, "commandstats");
+            let line = info_field(&cmds, &format!("cmdstat_{name}")).unwrap_or_default();
+            seen.push((
+                String::from_utf8_lossy(&reply).into_owned(),
+                field(&line, "calls"),
+                field(&line, "failed_calls"),
+                lines(&info(&mut a, "errorstats")),
+            ));
+        }
+        assert_eq!(
+            seen[0], seen[1],
+            "keel (left) and redis (right): {request:?}"
+        );
+    }
+}
+
 /// latencystats: one line per command called, with the configured
 /// percentiles, in microseconds with 3 decimals; `latency-tracking no`
 /// stops recording; RESETSTAT clears.

@@ -753,6 +753,24 @@ fn read_only(mk: Kind, rk: Kind) {
         c.cmd(&["EXEC"]),
         b"-EXECABORT Transaction discarded because of previous errors.\r\n"
     );
+    // Scripts: one that declares it may write is refused before it runs;
+    // a write inside one that declares nothing fails there; one that
+    // declares no-writes reads.
+    eqb!(c.cmd(&["EVAL", "#!lua\nreturn 1", "0"]), READONLY);
+    let inside = c.cmd(&["EVAL", "return redis.call('set','k','x')", "0"]);
+    assert!(
+        inside.starts_with(b"-READONLY You can't write against a read only replica. script: "),
+        "{}",
+        String::from_utf8_lossy(&inside)
+    );
+    eqb!(
+        c.cmd(&[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.call('get','k')",
+            "0"
+        ]),
+        b"$1\r\nv\r\n"
+    );
     eqb!(c.cmd(&["GET", "k"]), b"$1\r\nv\r\n");
     eqb!(c.cmd(&["EXISTS", "new"]), b":0\r\n");
     eqb!(c.cmd(&["DBSIZE"]), b":1\r\n");

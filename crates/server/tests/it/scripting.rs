@@ -785,6 +785,39 @@ const SAME_AS_REDIS: &[&str] = &[
     r##"FCALL one 1 k a"##,
     r##"FUNCTION LIST WITHCODE"##,
     r##"FUNCTION STATS"##,
+    // Scripts do not block: XREAD's BLOCK answers at once.
+    r##"EVAL "return redis.call('xread','block','100','streams','nostream','$')" 0"##,
+    r##"XGROUP CREATE xs g $ MKSTREAM"##,
+    r##"EVAL "return redis.call('xreadgroup','group','g','c','block','100','streams','xs','>')" 0"##,
+    // BY a constant: a list keeps its order; a set is sorted (as for STORE).
+    r##"RPUSH sl 3 1 2"##,
+    r##"EVAL "return redis.call('sort','sl','by','nosort')" 0"##,
+    r##"EVAL "return redis.call('sort','sl','by','nosort','limit','1','5')" 0"##,
+    r##"SADD ss c a b 10 2"##,
+    r##"EVAL "return redis.call('sort','ss','by','nosort')" 0"##,
+    r##"EVAL "return redis.call('sort_ro','ss','by','nosort')" 0"##,
+    r##"ZADD sz 3 a 1 b 2 c"##,
+    r##"EVAL "return redis.call('sort','sz','by','nosort')" 0"##,
+    // min-replicas-to-write unmet: a script that may write is refused up front.
+    r##"CONFIG SET min-replicas-to-write 1"##,
+    r##"EVAL "#!lua\nreturn 1" 0"##,
+    r##"EVAL "#!lua flags=no-writes\nreturn 1" 0"##,
+    r##"EVAL "return redis.call('get','x')" 0"##,
+    r##"EVAL "return redis.call('set','x','1')" 0"##,
+    r##"CONFIG SET min-replicas-to-write 0"##,
+    // redis.acl_check_cmd answers by the calling user's rules (last: it
+    // authenticates the connection as that user).
+    r##"ACL SETUSER acs on nopass +eval +get +config|get ~k*"##,
+    r##"AUTH acs x"##,
+    r##"EVAL "return redis.acl_check_cmd('get','k1')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('get','other')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('set','k1','v')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('config','get','x')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('config','set','x','y')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('get')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('nosuch')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd('config','nosuch')" 0"##,
+    r##"EVAL "return redis.acl_check_cmd()" 0"##,
 ];
 
 #[test]
