@@ -5,6 +5,10 @@ into crates/server/src/command/redis_commands.json.
 keel serves the same metadata as the Redis version whose behaviour it
 implements, so clients see identical arity, flags, key specs and docs.
 Run against a redis-server 7.0.x:  tools/gen_command_specs.py [port]
+
+Commands and subcommands newer than 7.0 that keel implements come from a newer
+redis-server into crates/server/src/command/keel_commands.json:
+  tools/gen_command_specs.py --newer port name [name ...]   (e.g. client|no-touch)
 Tagged JSON: "+s" status, "$s" bulk, "%" map (list of pairs), "~" set,
 "*" array, ":" integer, "_" null, "," double.
 """
@@ -64,4 +68,33 @@ def main():
         json.dump(dict(sorted(table.items())), fh, separators=(",", ":"))
     print("wrote", out, len(table), "commands")
 
-main()
+def newer(port, names):
+    """Adds `names` (commands, or `container|sub` subcommands) as the server
+    on `port` describes them to keel_commands.json."""
+    s = socket.create_connection(("127.0.0.1", port))
+    f = s.makefile('rb')
+    call(s, f, "HELLO", "3")
+    path = "crates/server/src/command/keel_commands.json"
+    with open(path) as fh:
+        table = json.load(fh)
+    for full in names:
+        top, _, sub = full.partition('|')
+        info = call(s, f, "COMMAND", "INFO", top)["*"][0]
+        docs = dict((k["$"], v) for k, v in call(s, f, "COMMAND", "DOCS", top)["%"])[top]
+        if not sub:
+            table[full] = {"info": info, "docs": docs}
+            continue
+        sub_info = [e for e in info["*"][9]["*"] if e["*"][0]["$"] == full]
+        subs = [v for k, v in docs["%"] if k["$"] == "subcommands"][0]
+        sub_docs = [v for k, v in subs["%"] if k["$"] == full]
+        if not sub_info or not sub_docs:
+            raise RuntimeError("%s: no such subcommand on that server" % full)
+        table[full] = {"info": sub_info[0], "docs": sub_docs[0]}
+    with open(path, "w") as fh:
+        json.dump(dict(sorted(table.items())), fh, separators=(",", ":"))
+    print("wrote", path, len(table), "entries")
+
+if len(sys.argv) > 2 and sys.argv[1] == "--newer":
+    newer(int(sys.argv[2]), sys.argv[3:])
+else:
+    main()

@@ -47,6 +47,9 @@ pub struct ClientInfo {
     /// Command-table id of the last command run.
     pub last_cmd: AtomicU32,
     pub no_evict: AtomicBool,
+    /// CLIENT NO-TOUCH: this client's commands leave the keys' access
+    /// time and frequency alone (TOUCH excepted).
+    pub no_touch: AtomicBool,
     pub killed: AtomicBool,
     /// The read and reply buffers' sizes (allocated), as of the last
     /// batch: the client's memory.
@@ -123,6 +126,7 @@ impl ClientInfo {
             last_interaction_ms: AtomicU64::new(crate::command::mono_ms()),
             last_cmd: AtomicU32::new(u32::MAX),
             no_evict: AtomicBool::new(false),
+            no_touch: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             qbuf: AtomicU64::new(0),
             obuf: AtomicU64::new(0),

@@ -26,6 +26,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("client|kill", client_kill);
     r.add("client|setinfo", client_setinfo);
     r.add("client|no-evict", client_no_evict);
+    r.add("client|no-touch", client_no_touch);
     r.add("client|reply", client_reply);
     r.add("client|help", client_help);
     r.add("monitor", monitor);
@@ -234,12 +235,15 @@ pub(super) fn describe(server: &crate::server::Server, c: &ClientInfo) -> String
             flags.push('B');
         }
     }
-    // Redis's order: ... U (Unix socket), r, e (no-evict).
+    // Redis's order: ... U (Unix socket), r, e (no-evict), T (no-touch).
     if c.unix {
         flags.push('U');
     }
     if c.no_evict.load(Relaxed) {
         flags.push('e');
+    }
+    if c.no_touch.load(Relaxed) {
+        flags.push('T');
     }
     if flags.is_empty() {
         flags.push('N');
@@ -479,6 +483,20 @@ fn client_no_evict(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(error::SYNTAX);
     };
     cx.client.info.no_evict.store(on, Relaxed);
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT NO-TOUCH <ON | OFF> (Redis 7.2)
+fn client_no_touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let on = if is(argv[2], "on") {
+        true
+    } else if is(argv[2], "off") {
+        false
+    } else {
+        return Err(error::SYNTAX);
+    };
+    cx.client.info.no_touch.store(on, Relaxed);
     cx.ok();
     Ok(())
 }

@@ -56,8 +56,11 @@ pub(super) fn lookup_write<'v>(
     key: &[u8],
     now: u64,
 ) -> Option<EntryMut<'v>> {
+    let touch = view.is_touching();
     let e = view.peek(db, key, now)?;
-    access::touch(e.access, now);
+    if touch {
+        access::touch(e.access, now);
+    }
     Some(e)
 }
 

@@ -918,6 +918,11 @@ pub fn execute<'s>(
     if client.from_primary {
         view.obey_primary();
     }
+    // CLIENT NO-TOUCH: set for each command (EXEC and scripts run several
+    // on one view), TOUCH itself excepted.
+    if client.info.no_touch.load(Relaxed) {
+        view.touching(cmd.name == "touch");
+    }
     // A rewrite in progress must capture these shards as they are before
     // this command changes them (see persistence::aof).
     // (A read-only command changes nothing an image holds: keys it finds

@@ -241,6 +241,7 @@ impl Keyspace {
         View {
             guards: Guards::None,
             expiry: self.expiry(),
+            touch: true,
             known: None,
         }
     }
@@ -252,6 +253,7 @@ impl Keyspace {
         View {
             guards: Guards::One(shard, self.lock(shard)),
             expiry: self.expiry(),
+            touch: true,
             known: None,
         }
     }
@@ -268,6 +270,7 @@ impl Keyspace {
         View {
             guards: Guards::One(shard, self.lock(shard)),
             expiry: self.expiry(),
+            touch: true,
             known: None,
         }
     }
@@ -290,6 +293,7 @@ impl Keyspace {
             1 => View {
                 guards: Guards::One(last, self.lock(last)),
                 expiry: self.expiry(),
+                touch: true,
                 known: None,
             },
             _ => {
@@ -301,6 +305,7 @@ impl Keyspace {
                 View {
                     guards: Guards::Many(guards),
                     expiry: self.expiry(),
+                    touch: true,
                     known: None,
                 }
             }
@@ -312,6 +317,7 @@ impl Keyspace {
         View {
             guards: Guards::One(shard, self.shards[shard].lock()),
             expiry: self.expiry(),
+            touch: true,
             known: None,
         }
     }
@@ -321,6 +327,7 @@ impl Keyspace {
         View {
             guards: Guards::Many((0..SHARDS).map(|i| Some(self.lock(i))).collect()),
             expiry: self.expiry(),
+            touch: true,
             known: None,
         }
     }
@@ -502,6 +509,9 @@ pub struct View<'a> {
     guards: Guards<'a>,
     /// How lookups treat an expired key (see [`Expiry`]).
     expiry: Expiry,
+    /// Lookups update the keys' access time and frequency (not for a
+    /// CLIENT NO-TOUCH client's commands, see [`View::touching`]).
+    touch: bool,
     /// The slot of the request's key, worked out when the request was
     /// resolved (see [`View::knowing`]).
     known: Option<KnownSlot>,
@@ -614,6 +624,7 @@ impl<'a> View<'a> {
         if self.expiry != Expiry::Delete {
             return self.get_on_replica(db, key, now_ms, true);
         }
+        let touch = self.touch;
         let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -624,7 +635,9 @@ impl<'a> View<'a> {
         match map.get_live(key, now_ms) {
             Lookup::Live(e) => {
                 shard.stats.hits += 1;
-                access::touch(e.access, now_ms);
+                if touch {
+                    access::touch(e.access, now_ms);
+                }
                 Some(e)
             }
             Lookup::Expired => {
@@ -640,6 +653,18 @@ impl<'a> View<'a> {
                 None
             }
         }
+    }
+
+    /// Whether lookups update the keys' access time and frequency (a
+    /// CLIENT NO-TOUCH client's commands, but TOUCH, do not).
+    #[inline]
+    pub fn touching(&mut self, touch: bool) {
+        self.touch = touch;
+    }
+
+    #[inline]
+    pub fn is_touching(&self) -> bool {
+        self.touch
     }
 
     /// Like [`View::get`] but counts no hit/miss and does not update the
@@ -681,6 +706,7 @@ impl<'a> View<'a> {
         } else {
             now_ms
         };
+        let touch = self.touch;
         let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let found = shard.dbs[db]
@@ -694,7 +720,7 @@ impl<'a> View<'a> {
             }
         }
         let e = found?;
-        if count {
+        if count && touch {
             access::touch(e.access, now_ms);
         }
         Some(e)

@@ -4885,8 +4885,9 @@ fn protocol_errors_match_redis() {
 // ---------------------------------------------------------------------------
 // COMMAND INFO / COMMAND DOCS metadata against Redis's.
 
-/// Subcommands newer than Redis 7.0 (Redis 7.0 has no CLIENT SETINFO).
-const NEWER_THAN_7_0: &[&str] = &["client|setinfo"];
+/// Subcommands newer than Redis 7.0 (CLIENT SETINFO and CLIENT NO-TOUCH
+/// are Redis 7.2's).
+const NEWER_THAN_7_0: &[&str] = &["client|setinfo", "client|no-touch"];
 
 fn bulk_text(v: &Value) -> String {
     match v {

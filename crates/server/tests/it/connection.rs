@@ -562,6 +562,53 @@ fn client_pause_and_unpause() {
     );
 }
 
+/// CLIENT NO-TOUCH (Redis 7.2): the client's commands, in scripts and
+/// transactions too, leave the keys' access frequency alone; TOUCH still
+/// touches; the client shows flag T. The replies are redis-server 7.4.1's
+/// to the same requests (LFU with log factor 0, so every access counts).
+#[test]
+fn client_no_touch_leaves_access_alone() {
+    let s = Server::under_test();
+    let mut c = s.raw();
+    let steps: &[(&[&str], &[u8])] = &[
+        (
+            &["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"],
+            b"+OK\r\n",
+        ),
+        (&["CONFIG", "SET", "lfu-log-factor", "0"], b"+OK\r\n"),
+        (&["SET", "k", "v"], b"+OK\r\n"),
+        (&["OBJECT", "FREQ", "k"], b":5\r\n"),
+        (&["CLIENT", "NO-TOUCH", "ON"], b"+OK\r\n"),
+        (&["GET", "k"], b"$1\r\nv\r\n"),
+        (&["STRLEN", "k"], b":1\r\n"),
+        (&["APPEND", "k", "x"], b":2\r\n"),
+        (
+            &["EVAL", "return redis.call('get', KEYS[1])", "1", "k"],
+            b"$2\r\nvx\r\n",
+        ),
+        (&["MULTI"], b"+OK\r\n"),
+        (&["GET", "k"], b"+QUEUED\r\n"),
+        (&["EXEC"], b"*1\r\n$2\r\nvx\r\n"),
+        (&["OBJECT", "FREQ", "k"], b":5\r\n"),
+        (&["TOUCH", "k"], b":1\r\n"),
+        (&["OBJECT", "FREQ", "k"], b":6\r\n"),
+        (&["CLIENT", "NO-TOUCH", "OFF"], b"+OK\r\n"),
+        (&["GET", "k"], b"$2\r\nvx\r\n"),
+        (&["OBJECT", "FREQ", "k"], b":7\r\n"),
+        (&["CLIENT", "NO-TOUCH", "YES"], b"-ERR syntax error\r\n"),
+        (
+            &["CLIENT", "NO-TOUCH"],
+            b"-ERR wrong number of arguments for 'client|no-touch' command\r\n",
+        ),
+    ];
+    for (argv, want) in steps {
+        eqb!(c.cmd(argv), *want, "{argv:?}");
+    }
+    c.cmd(&["CLIENT", "NO-TOUCH", "ON"]);
+    let info = String::from_utf8_lossy(&c.cmd(&["CLIENT", "INFO"])).into_owned();
+    assert!(info.contains(" flags=T "), "{info}");
+}
+
 /// INFO's blocked_clients counts clients held by CLIENT PAUSE and by WAIT
 /// beside those blocked on keys, as Redis counts every blocked client.
 #[test]
