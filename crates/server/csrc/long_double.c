@@ -25,7 +25,9 @@ int keel_string2ld(const char *s, size_t slen, long double *dp) {
     buf[slen] = '\0';
     errno = 0;
     value = strtold(buf, &eptr);
+    /* The whole string: a NUL inside it ends strtold's number early. */
     if (isspace((unsigned char)buf[0]) || eptr[0] != '\0' ||
+        (size_t)(eptr - buf) != slen ||
         ((errno == ERANGE) &&
          (value == HUGE_VALL || value == -HUGE_VALL || fpclassify(value) == FP_ZERO)) ||
         errno == EINVAL || isnan(value))
