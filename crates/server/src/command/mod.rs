@@ -1060,13 +1060,22 @@ fn flush_script_monitor_lines(server: &Server, client: &mut Client) {
 
 #[cold]
 fn remember_keys(cx: &Ctx, call: &Call) {
-    if matches!(cx.cmd.name.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro") {
+    // A read-only script's own keys are not a read; a read inside a
+    // script remembers the script's declared keys, all of them (Redis's
+    // call() remembers the keys of the script's caller, the EVAL or
+    // FCALL, whatever the command read): see `scripting::run`.
+    if cx.client.in_script || matches!(cx.cmd.name.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro")
+    {
         return;
     }
-    cx.server
-        .tracking
-        .remember(cx.client.info.id, call.key_args());
-    cx.server.tracking.limit(&cx.server.clients);
+    remember(cx.server, cx.client.info.id, call.key_args());
+}
+
+/// Remembers `keys` as read by tracking client `id`.
+#[cold]
+pub fn remember<'k>(server: &Server, id: u64, keys: impl Iterator<Item = &'k [u8]>) {
+    server.tracking.remember(id, keys);
+    server.tracking.limit(&server.clients);
 }
 
 /// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written,

@@ -182,6 +182,24 @@ impl gates::World for ScriptGates<'_, '_, '_> {
 }
 
 impl Run<'_, '_> {
+    /// A read inside the script, for a tracking caller: every key the
+    /// script declared is remembered, as Redis's call() remembers its
+    /// caller's (the EVAL's or FCALL's) keys, not the command's.
+    #[cold]
+    fn remember_declared_keys(&self) {
+        let argv = self.caller_argv;
+        let Some(cmd) = argv.first().and_then(|n| self.server.commands.lookup(n)) else {
+            return;
+        };
+        let mut pos = Vec::new();
+        cmd.key_positions(argv, &mut pos);
+        crate::command::remember(
+            self.server,
+            self.client.info.id,
+            pos.iter().map(|&p| argv[p]),
+        );
+    }
+
     fn need(&mut self, r: Restart) -> Result<(), Fail> {
         if self.can_restart && !self.wrote {
             self.restart = Some(r);
@@ -284,6 +302,9 @@ impl Run<'_, '_> {
             self.now_ms,
         );
         self.client.in_script = false;
+        if call.cmd.has(flag::READONLY) && self.client.info.tracking.remembers() {
+            self.remember_declared_keys();
+        }
         self.view = Some(done.view);
         self.ready.extend(done.ready);
         // A blocking command does not block in a script: it answers as

@@ -225,6 +225,47 @@ fn scenario(server: &Server) -> Vec<String> {
     s.cmd(&mut x, &["CLIENT", "CACHING", "maybe"]);
     s.cmd(&mut x, &["RESET"]);
     s.cmd(&mut x, &["CLIENT", "TRACKINGINFO"]);
+
+    // Scripts: a read inside one remembers every key the script declared,
+    // not only the key it read; a script that only writes remembers
+    // nothing; EVAL_RO's reads count the same.
+    let mut sc = s.conn("sc");
+    s.quiet(&mut sc, &["HELLO", "3"]);
+    s.cmd(&mut sc, &["CLIENT", "TRACKING", "on"]);
+    s.cmd(
+        &mut sc,
+        &["EVAL", "return redis.call('get', KEYS[1])", "2", "sa", "sb"],
+    );
+    s.cmd(&mut w, &["SET", "sb", "1"]);
+    s.push(&mut sc);
+    s.cmd(&mut w, &["SET", "sa", "1"]);
+    s.push(&mut sc);
+    s.cmd(&mut sc, &["PING"]);
+    s.cmd(
+        &mut sc,
+        &[
+            "EVAL",
+            "return redis.call('set', KEYS[1], 'x')",
+            "2",
+            "sc1",
+            "sc2",
+        ],
+    );
+    s.cmd(&mut w, &["SET", "sc2", "1"]);
+    s.cmd(&mut sc, &["PING"]);
+    s.cmd(
+        &mut sc,
+        &[
+            "EVAL_RO",
+            "return redis.call('exists', KEYS[2])",
+            "2",
+            "sd1",
+            "sd2",
+        ],
+    );
+    s.cmd(&mut w, &["SET", "sd1", "1"]);
+    s.push(&mut sc);
+    s.cmd(&mut sc, &["PING"]);
     s.log
 }
 
