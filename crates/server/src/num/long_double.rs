@@ -140,7 +140,7 @@ mod tests {
     fn parse_rules() {
         for bad in [
             "", " 1", "1 ", "abc", "1e", "1e+", ".", "nan", "-nan", "1e5000", "1e-5000", "0x",
-            "1\0", "1.5\0", "1\02",
+            "1\0", "1.5\0", "1\x002",
         ] {
             assert!(parse(bad.as_bytes()).is_none(), "{bad}");
         }
