@@ -48,6 +48,16 @@ pub fn parse(s: &str) -> Option<u32> {
     Some(flags)
 }
 
+/// The value kept for the parameter: [`to_string`]'s, plus `n` when `A`
+/// hides it (Redis shows "AKE" for "AKEn" but keeps publishing `new`).
+pub fn to_stored(flags: u32) -> String {
+    let mut s = to_string(flags);
+    if flags & ALL == ALL && flags & NEW != 0 {
+        s.push('n');
+    }
+    s
+}
+
 /// The canonical config string, as CONFIG GET shows it.
 pub fn to_string(flags: u32) -> String {
     let mut s = String::new();

@@ -377,6 +377,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.view.set(dst_db, dst, value, expire, now);
     cx.view.set_unshared(dst_db, dst);
     cx.touch(dst_db, dst);
+    cx.publish_new_keys();
     cx.server.notify(notify::GENERIC, "copy_to", dst, dst_db);
     cx.dirty += 1;
     cx.int(1);
@@ -408,6 +409,7 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     cx.touch(dst_db, key);
     cx.notify(notify::GENERIC, "move_from", key);
+    cx.publish_new_keys();
     cx.server.notify(notify::GENERIC, "move_to", key, dst_db);
     cx.dirty += 1;
     cx.int(1);

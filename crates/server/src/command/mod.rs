@@ -329,8 +329,19 @@ impl Ctx<'_, '_> {
     /// Publishes keyspace event `event` for `key` of the current database
     /// (a no-op unless notify-keyspace-events selects `class`).
     #[inline]
-    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        self.publish_new_keys();
         self.server.notify(class, event, key, self.client.db);
+    }
+
+    /// The `new` events of the keys this command added so far: before the
+    /// command's own event, as Redis's dbAdd publishes it when it adds.
+    #[inline]
+    pub fn publish_new_keys(&mut self) {
+        for (db, key) in self.view.take_new_keys() {
+            self.server
+                .notify(crate::clients::notify::NEW, "new", &key, db);
+        }
     }
 
     /// The thresholds for compact collection encodings.
@@ -918,6 +929,8 @@ pub fn execute<'s>(
     if client.from_primary {
         view.obey_primary();
     }
+    // The `new` keyspace event: keys added are recorded while selected.
+    view.record_new(server.notify_flags.load(Relaxed) & crate::clients::notify::NEW != 0);
     // CLIENT NO-TOUCH: set for each command (EXEC and scripts run several
     // on one view), TOUCH itself excepted.
     if client.info.no_touch.load(Relaxed) {
@@ -977,6 +990,8 @@ pub fn execute<'s>(
             true
         }
     };
+    // Keys added without an event of the command's after them.
+    cx.publish_new_keys();
     cx.propagate(argv, failed);
     if !cx.client.script_monitor_lines.is_empty() && cmd.has(table::flag::SCRIPT_CALL) {
         flush_script_monitor_lines(server, cx.client);

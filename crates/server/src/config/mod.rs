@@ -938,6 +938,17 @@ pub fn applies(names: Option<&[&str]>) -> Vec<Apply> {
     out
 }
 
+/// A parameter's value as CONFIG GET and REWRITE show it: the value kept,
+/// but for `notify-keyspace-events`, whose `n` Redis does not show beside
+/// `A` (it keeps it all the same).
+fn shown(name: &str, value: &str) -> String {
+    if name.eq_ignore_ascii_case("notify-keyspace-events") {
+        let flags = crate::clients::notify::parse(value).unwrap_or(0);
+        return crate::clients::notify::to_string(flags);
+    }
+    value.to_string()
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     values: BTreeMap<&'static str, String>,
@@ -1152,7 +1163,7 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             Ok(out.join(" "))
         }
         Kind::NotifyFlags => crate::clients::notify::parse(value)
-            .map(crate::clients::notify::to_string)
+            .map(crate::clients::notify::to_stored)
             .ok_or_else(|| "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()),
         Kind::BufferLimits => {
             // Redis's setConfigClientOutputBufferLimitOption.
@@ -1435,6 +1446,8 @@ impl Config {
     }
 
     /// CONFIG GET: (name, value) for every parameter matching any pattern.
+    /// Parameters and values matching CONFIG GET's patterns, values as
+    /// CONFIG GET shows them ([`shown`]).
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         for pat in patterns {
@@ -1444,7 +1457,7 @@ impl Config {
                 let name = String::from_utf8_lossy(pat).into_owned();
                 if param(&name).is_some() && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name))
                 {
-                    let value = self.get(&name).to_string();
+                    let value = shown(&name, self.get(&name));
                     out.push((name, value));
                 }
                 continue;
@@ -1458,7 +1471,7 @@ impl Config {
                 if glob::matches(pat, name.as_bytes(), true)
                     && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
                 {
-                    out.push((name.to_string(), self.get(name).to_string()));
+                    out.push((name.to_string(), shown(name, self.get(name))));
                 }
             }
         }
@@ -1649,7 +1662,9 @@ impl Config {
                     state.line(name, format!("{name} {}", repr(v)), differs)
                 }
             }
-            Kind::NotifyFlags => state.line(name, format!("{name} {}", repr(v)), differs),
+            Kind::NotifyFlags => {
+                state.line(name, format!("{name} {}", repr(&shown(name, v))), differs)
+            }
             Kind::ReplicaOf => {
                 if v.is_empty() {
                     state.processed.insert(name.into());

@@ -242,6 +242,7 @@ impl Keyspace {
             guards: Guards::None,
             expiry: self.expiry(),
             touch: true,
+            new_keys: None,
             known: None,
         }
     }
@@ -254,6 +255,7 @@ impl Keyspace {
             guards: Guards::One(shard, self.lock(shard)),
             expiry: self.expiry(),
             touch: true,
+            new_keys: None,
             known: None,
         }
     }
@@ -271,6 +273,7 @@ impl Keyspace {
             guards: Guards::One(shard, self.lock(shard)),
             expiry: self.expiry(),
             touch: true,
+            new_keys: None,
             known: None,
         }
     }
@@ -294,6 +297,7 @@ impl Keyspace {
                 guards: Guards::One(last, self.lock(last)),
                 expiry: self.expiry(),
                 touch: true,
+                new_keys: None,
                 known: None,
             },
             _ => {
@@ -306,6 +310,7 @@ impl Keyspace {
                     guards: Guards::Many(guards),
                     expiry: self.expiry(),
                     touch: true,
+                    new_keys: None,
                     known: None,
                 }
             }
@@ -318,6 +323,7 @@ impl Keyspace {
             guards: Guards::One(shard, self.shards[shard].lock()),
             expiry: self.expiry(),
             touch: true,
+            new_keys: None,
             known: None,
         }
     }
@@ -328,6 +334,7 @@ impl Keyspace {
             guards: Guards::Many((0..SHARDS).map(|i| Some(self.lock(i))).collect()),
             expiry: self.expiry(),
             touch: true,
+            new_keys: None,
             known: None,
         }
     }
@@ -512,6 +519,9 @@ pub struct View<'a> {
     /// Lookups update the keys' access time and frequency (not for a
     /// CLIENT NO-TOUCH client's commands, see [`View::touching`]).
     touch: bool,
+    /// Keys added since the last [`View::take_new_keys`], recorded while
+    /// someone listens for the `new` keyspace event ([`View::record_new`]).
+    new_keys: Option<Vec<(usize, Vec<u8>)>>,
     /// The slot of the request's key, worked out when the request was
     /// resolved (see [`View::knowing`]).
     known: Option<KnownSlot>,
@@ -754,6 +764,7 @@ impl<'a> View<'a> {
         now_ms: u64,
     ) -> Option<Entry> {
         let self_expiry_ignore = self.expiry == Expiry::Ignore;
+        let recording = self.new_keys.is_some();
         let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
@@ -773,13 +784,37 @@ impl<'a> View<'a> {
             sdb.volatile += 1;
         }
         let expiry_now = if self_expiry_ignore { 0 } else { now_ms };
-        match old {
+        let old = match old {
             Some(o) if o.is_expired(expiry_now) => {
                 shard.stats.expired += 1;
                 shard.pending_expired.push((db, key.to_vec()));
                 None
             }
             o => o,
+        };
+        if old.is_none() && recording {
+            if let Some(added) = &mut self.new_keys {
+                added.push((db, key.to_vec()));
+            }
+        }
+        old
+    }
+
+    /// Records the keys [`View::set`] adds from now on (the `new` keyspace
+    /// event is selected), or stops recording.
+    #[inline]
+    pub fn record_new(&mut self, on: bool) {
+        if on != self.new_keys.is_some() {
+            self.new_keys = on.then(Vec::new);
+        }
+    }
+
+    /// The keys added since the last call, as (database, key).
+    #[inline]
+    pub fn take_new_keys(&mut self) -> Vec<(usize, Vec<u8>)> {
+        match &mut self.new_keys {
+            Some(added) if !added.is_empty() => std::mem::take(added),
+            _ => Vec::new(),
         }
     }
 

@@ -623,3 +623,70 @@ async fn expiretime_rounds_to_nearest_second() {
         ck!(c, "EXPIRETIME k", int(base / 1000 + secs));
     }
 }
+
+/// The `new` keyspace event (`notify-keyspace-events n`): published when a
+/// command adds a key, before the command's own event, in every family and
+/// across databases; kept beside `A` (whose CONFIG GET string Redis shows
+/// without it). The keyevent stream matches redis-server's event for event.
+#[test]
+fn new_key_events_match_redis() {
+    let commands: &[&[&str]] = &[
+        &["SET", "a", "1"],
+        &["SET", "a", "2"],
+        &["LPUSH", "l", "x"],
+        &["LPUSH", "l", "y"],
+        &["RENAME", "a", "b"],
+        &["COPY", "b", "c"],
+        &["SADD", "s", "x"],
+        &["SMOVE", "s", "s2", "x"],
+        &["HSET", "h", "f", "v"],
+        &["ZADD", "z", "1", "m"],
+        &["XADD", "st", "1-1", "f", "v"],
+        &["INCR", "n"],
+        &["APPEND", "ap", "x"],
+        &["SETRANGE", "sr", "2", "x"],
+        &["SETBIT", "bt", "3", "1"],
+        &["PFADD", "hl", "a"],
+        &["GEOADD", "g", "1", "1", "m"],
+        &["SORT", "l", "ALPHA", "STORE", "so"],
+        &["SUNIONSTORE", "su", "s2"],
+        &["LMOVE", "l", "l2", "LEFT", "LEFT"],
+        &["MSET", "m1", "1", "m2", "2"],
+        &["MOVE", "c", "1"],
+        &[
+            "EVAL",
+            "redis.call('set', KEYS[1], '1') return 1",
+            "1",
+            "ev",
+        ],
+        &["MULTI"],
+        &["SET", "tx", "1"],
+        &["EXEC"],
+        &["DEL", "b"],
+        &["SET", "end", "1"],
+    ];
+    let mut seen = Vec::new();
+    for s in [Server::keel(), Server::redis()] {
+        let mut c = s.raw();
+        let mut sub = s.raw();
+        c.cmd(&["FLUSHALL"]);
+        c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEAn"]);
+        let shown = c.cmd(&["CONFIG", "GET", "notify-keyspace-events"]);
+        sub.cmd(&["PSUBSCRIBE", "__keyevent@*__:*"]);
+        for argv in commands {
+            c.cmd(argv);
+        }
+        let mut events = Vec::new();
+        while events.last() != Some(&("set".to_string(), "end".to_string())) {
+            events.extend(read_events(&mut sub, 1));
+        }
+        c.cmd(&["CONFIG", "SET", "notify-keyspace-events", ""]);
+        seen.push((String::from_utf8_lossy(&shown).into_owned(), events));
+    }
+    assert!(
+        seen[0].1.iter().any(|(e, _)| e == "new"),
+        "no new event: {:?}",
+        seen[0].1
+    );
+    assert_eq!(seen[0], seen[1], "keel (left) and redis (right)");
+}
