@@ -473,15 +473,21 @@ fn client_setinfo(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// An `ON | OFF` argument (CLIENT NO-EVICT, NO-TOUCH): a syntax error
+/// otherwise.
+fn on_off(arg: &[u8]) -> Result<bool, CmdError> {
+    if is(arg, "on") {
+        Ok(true)
+    } else if is(arg, "off") {
+        Ok(false)
+    } else {
+        Err(error::SYNTAX)
+    }
+}
+
 /// CLIENT NO-EVICT <ON | OFF>
 fn client_no_evict(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let on = if is(argv[2], "on") {
-        true
-    } else if is(argv[2], "off") {
-        false
-    } else {
-        return Err(error::SYNTAX);
-    };
+    let on = on_off(argv[2])?;
     cx.client.info.no_evict.store(on, Relaxed);
     cx.ok();
     Ok(())
@@ -489,13 +495,7 @@ fn client_no_evict(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// CLIENT NO-TOUCH <ON | OFF> (Redis 7.2)
 fn client_no_touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let on = if is(argv[2], "on") {
-        true
-    } else if is(argv[2], "off") {
-        false
-    } else {
-        return Err(error::SYNTAX);
-    };
+    let on = on_off(argv[2])?;
     cx.client.info.no_touch.store(on, Relaxed);
     cx.ok();
     Ok(())
