@@ -338,6 +338,14 @@ impl Ctx<'_, '_> {
     /// command's own event, as Redis's dbAdd publishes it when it adds.
     #[inline]
     pub fn publish_new_keys(&mut self) {
+        if self.view.has_new_keys() {
+            self.publish_new_keys_now();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_new_keys_now(&mut self) {
         for (db, key) in self.view.take_new_keys() {
             self.server
                 .notify(crate::clients::notify::NEW, "new", &key, db);

@@ -521,7 +521,9 @@ pub struct View<'a> {
     touch: bool,
     /// Keys added since the last [`View::take_new_keys`], recorded while
     /// someone listens for the `new` keyspace event ([`View::record_new`]).
-    new_keys: Option<Vec<(usize, Vec<u8>)>>,
+    /// Boxed: a view is moved along the request's path, and this is
+    /// almost always off.
+    new_keys: Option<Box<Vec<(usize, Vec<u8>)>>>,
     /// The slot of the request's key, worked out when the request was
     /// resolved (see [`View::knowing`]).
     known: Option<KnownSlot>,
@@ -805,16 +807,23 @@ impl<'a> View<'a> {
     #[inline]
     pub fn record_new(&mut self, on: bool) {
         if on != self.new_keys.is_some() {
-            self.new_keys = on.then(Vec::new);
+            self.new_keys = on.then(Box::default);
         }
     }
 
-    /// The keys added since the last call, as (database, key).
+    /// Whether keys were added since the last [`View::take_new_keys`].
     #[inline]
+    pub fn has_new_keys(&self) -> bool {
+        self.new_keys
+            .as_ref()
+            .is_some_and(|added| !added.is_empty())
+    }
+
+    /// The keys added since the last call, as (database, key).
     pub fn take_new_keys(&mut self) -> Vec<(usize, Vec<u8>)> {
         match &mut self.new_keys {
-            Some(added) if !added.is_empty() => std::mem::take(added),
-            _ => Vec::new(),
+            Some(added) => std::mem::take(&mut **added),
+            None => Vec::new(),
         }
     }
 
