@@ -523,11 +523,14 @@ pub struct View<'a> {
     /// someone listens for the `new` keyspace event ([`View::record_new`]).
     /// Boxed: a view is moved along the request's path, and this is
     /// almost always off.
-    new_keys: Option<Box<Vec<(usize, Vec<u8>)>>>,
+    new_keys: Option<Box<NewKeys>>,
     /// The slot of the request's key, worked out when the request was
     /// resolved (see [`View::knowing`]).
     known: Option<KnownSlot>,
 }
+
+/// Keys a view added, as (database, key), for the `new` keyspace event.
+type NewKeys = Vec<(usize, Vec<u8>)>;
 
 /// A key argument's slot, known by the argument's address: a handler
 /// passes its argv slices to the view, so finding the slot again costs a
