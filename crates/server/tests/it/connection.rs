@@ -617,30 +617,16 @@ fn paused_and_waiting_clients_count_as_blocked() {
     let mut a = s.raw();
     let mut b = s.raw();
     let mut c = s.raw();
-    let blocked = |a: &mut Raw| {
-        let info = String::from_utf8_lossy(&a.cmd(&["INFO", "clients"])).into_owned();
-        info_field(&info, "blocked_clients").unwrap_or_default()
-    };
-    let wait_blocked = |a: &mut Raw, n: &str| {
-        wait_for(&format!("blocked_clients:{n}"), || {
-            let now = blocked(a);
-            if now == n {
-                Ok(())
-            } else {
-                Err(now)
-            }
-        })
-    };
     eqb!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
     b.send_cmd(&["SET", "x", "1"]);
-    wait_blocked(&mut a, "1");
+    wait_blocked(&mut a, 1);
     // WAIT for a replica that does not exist.
     c.send_cmd(&["WAIT", "1", "100000"]);
-    wait_blocked(&mut a, "2");
+    wait_blocked(&mut a, 2);
     eqb!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
     eqb!(b.read_reply(), b"+OK\r\n");
     // The WAIT is still held.
-    wait_blocked(&mut a, "1");
+    wait_blocked(&mut a, 1);
 }
 
 /// CLIENT UNBLOCK: a blocked client answered as by its timeout, or with
@@ -654,12 +640,6 @@ fn client_unblock() {
         .trim()
         .to_string();
     eqb!(a.cmd(&["CLIENT", "UNBLOCK", &id]), b":0\r\n");
-    let wait_blocked = |a: &mut Raw| loop {
-        let info = String::from_utf8_lossy(&a.cmd(&["INFO", "clients"])).into_owned();
-        if info_field(&info, "blocked_clients").as_deref() == Some("1") {
-            break;
-        }
-    };
     for (cmd, how, want) in [
         (&["BLPOP", "nolist", "0"][..], None, &b"*-1\r\n"[..]),
         (
@@ -675,7 +655,7 @@ fn client_unblock() {
         ),
     ] {
         c.send_cmd(cmd);
-        wait_blocked(&mut a);
+        wait_blocked(&mut a, 1);
         let mut argv = vec!["CLIENT", "UNBLOCK", id.as_str()];
         argv.extend(how);
         eqb!(a.cmd(&argv), b":1\r\n");
@@ -726,12 +706,7 @@ fn client_list_state_fields_match_redis() {
         show(&mut w);
         a.cmd(&["RESET"]);
         a.send_cmd(&["BLPOP", "nolist", "0"]);
-        loop {
-            let info = String::from_utf8_lossy(&w.cmd(&["INFO", "clients"])).into_owned();
-            if info_field(&info, "blocked_clients").as_deref() == Some("1") {
-                break;
-            }
-        }
+        wait_blocked(&mut w, 1);
         show(&mut w);
         w.cmd(&["CLIENT", "UNBLOCK", &id]);
         a.read_reply();

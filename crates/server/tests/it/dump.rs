@@ -329,17 +329,6 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     d
 }
 
-fn wait_blocked(r: &mut Raw, n: u64) {
-    for _ in 0..2000 {
-        let info = txt(&r.call(&["INFO", "clients"]));
-        if info_field(&info, "blocked_clients").as_deref() == Some(&n.to_string()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("blocked_clients never reached {n}");
-}
-
 #[test]
 fn restore_is_logged_and_wakes_blocked_clients() {
     let dir = temp_dir("aof");

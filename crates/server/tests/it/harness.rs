@@ -814,6 +814,18 @@ macro_rules! eqb {
     }};
 }
 
+/// Waits until INFO's `blocked_clients` is `n` (a client's request has
+/// reached its wait).
+pub fn wait_blocked(r: &mut Raw, n: u64) {
+    wait_for(&format!("blocked_clients:{n}"), || {
+        let info = String::from_utf8_lossy(&r.cmd(&["INFO", "clients"])).into_owned();
+        match info_field(&info, "blocked_clients") {
+            Some(v) if v == n.to_string() => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+}
+
 /// The (event, key) pairs of the next `n` keyevent messages a
 /// `PSUBSCRIBE __keyevent@*` connection receives.
 pub fn read_events(sub: &mut Raw, n: usize) -> Vec<(String, String)> {

@@ -136,13 +136,7 @@ fn blocked_commands_count_once_as_redis() {
             a.cmd(setup);
             a.call(&["CONFIG", "RESETSTAT"]);
             b.send_cmd(request);
-            wait_for("the client blocks", || {
-                let clients = info(&mut a, "clients");
-                match info_field(&clients, "blocked_clients").as_deref() {
-                    Some("1") => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }
-            });
+            wait_blocked(&mut a, 1);
             for w in writes.iter() {
                 a.cmd(w);
             }
