@@ -284,6 +284,12 @@ pub struct Client {
     /// The replication stream's end after this client's last write (what
     /// WAIT waits for replicas to acknowledge).
     pub repl_offset: u64,
+    /// A request that needs values from the disk tier may park this
+    /// client's connection (`Next::Load`) rather than read them on the
+    /// worker: set by the network connection, which waits for the reads,
+    /// and cleared for the one run after a wait, so a request whose value
+    /// went back to disk meanwhile still runs.
+    pub parks_for_disk: bool,
 }
 
 impl Client {
@@ -311,6 +317,7 @@ impl Client {
             cluster_readonly: false,
             repl_conf: None,
             repl_offset: 0,
+            parks_for_disk: false,
         }
     }
 

@@ -96,6 +96,9 @@ pub struct Server {
     pub memory: crate::memory::Limits,
     /// Eviction's pool of best candidates (memory::evict).
     pub eviction_pool: parking_lot::Mutex<crate::memory::evict::Pool>,
+    /// The candidates for moving to the disk tier (scored by a policy of
+    /// its own, so kept apart from eviction's).
+    pub spill_pool: parking_lot::Mutex<crate::memory::evict::Pool>,
     /// SLOWLOG's entries and thresholds (see `slowlog`).
     pub slowlog: crate::observe::slowlog::SlowLog,
     /// The latency monitor (LATENCY), shared with the log's threads.
@@ -188,6 +191,7 @@ impl Server {
             notify_flags: Default::default(),
             memory: Default::default(),
             eviction_pool: Default::default(),
+            spill_pool: Default::default(),
             slowlog: Default::default(),
             repl: crate::replication::Replication::new(s.repl_backlog_size.max(1)),
             cluster: Default::default(),
@@ -485,6 +489,17 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
     Ok(())
 }
 
+/// Opens the disk tier if `tiering-dir` is set: before loading, so a
+/// dataset larger than `maxmemory` loads by spilling.
+pub fn open_tier(server: &Arc<Server>) -> Result<(), StartError> {
+    let s = server.settings();
+    if let Some(dir) = &s.tiering_dir {
+        crate::tier::open(server, dir, s.tiering_max_disk)
+            .map_err(|e| StartError::Load(e.to_string()))?;
+    }
+    Ok(())
+}
+
 /// Starts the workers and the listeners, and serves until SIGTERM/SIGINT or
 /// SHUTDOWN.
 pub fn run(config: Config) -> Result<(), StartError> {
@@ -496,6 +511,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
     if let Some(primary) = replicaof {
         crate::replication::replica::set_primary_at_start(&server, primary);
     }
+    open_tier(&server)?;
     load_persistence(&server)?;
     crate::memory::purge();
     crate::memory::start_background_purge();

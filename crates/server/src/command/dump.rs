@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use super::args::{self, Args};
 use super::error::{self, CmdError, CmdResult};
-use super::keys::lookup_write;
 use super::table::Registry;
 use super::Ctx;
 use crate::clients::notify;
@@ -83,7 +82,7 @@ fn restore(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
     }
     a.finish()?;
-    if !replace && lookup_write(&mut cx.view, db, key, now).is_some() {
+    if !replace && super::keys::lookup_write_meta(&mut cx.view, db, key, now).is_some() {
         return Err(BUSYKEY);
     }
     let ttl = args::int(argv[2])?;

@@ -64,6 +64,23 @@ pub(super) fn lookup_write<'v>(
     Some(e)
 }
 
+/// [`lookup_write`] for what the key's metadata answers (existence,
+/// expiry, type): a value on disk stays there.
+#[inline]
+pub(super) fn lookup_write_meta<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Option<EntryMut<'v>> {
+    let touch = view.is_touching();
+    let e = view.peek_meta(db, key, now)?;
+    if touch {
+        access::touch(e.access, now);
+    }
+    Some(e)
+}
+
 /// Redis's lookupKeyReadWithFlags(LOOKUP_NOTOUCH) (EXISTS, TYPE, TTL,
 /// OBJECT): counts a keyspace hit or miss, leaves the access clock alone.
 ///
@@ -77,6 +94,23 @@ pub(super) fn lookup_read_notouch<'v>(
 ) -> Option<EntryMut<'v>> {
     let access = view.peek(db, key, now).map(|e| *e.access);
     let e = view.get(db, key, now)?;
+    if let Some(a) = access {
+        *e.access = a;
+    }
+    Some(e)
+}
+
+/// [`lookup_read_notouch`] for what the key's metadata answers (EXISTS,
+/// TYPE, TTL, OBJECT ENCODING/FREQ/IDLETIME): a value on disk stays
+/// there.
+pub(super) fn lookup_meta_notouch<'v>(
+    view: &'v mut View,
+    db: usize,
+    key: &[u8],
+    now: u64,
+) -> Option<EntryMut<'v>> {
+    let access = view.peek_meta(db, key, now).map(|e| *e.access);
+    let e = view.get_meta(db, key, now)?;
     if let Some(a) = access {
         *e.access = a;
     }
@@ -117,7 +151,7 @@ fn exists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let n = argv[1..]
         .iter()
-        .filter(|k| lookup_read_notouch(&mut cx.view, db, k, now).is_some())
+        .filter(|k| lookup_meta_notouch(&mut cx.view, db, k, now).is_some())
         .count();
     cx.int(n as i64);
     Ok(())
@@ -180,7 +214,7 @@ fn expire_generic(cx: &mut Ctx, argv: &[&[u8]], millis: bool, relative: bool) ->
             .checked_add(now as i64)
             .ok_or_else(|| error::invalid_expire(&name))?;
     }
-    let Some(entry) = lookup_write(&mut cx.view, db, key, now) else {
+    let Some(entry) = lookup_write_meta(&mut cx.view, db, key, now) else {
         cx.int(0);
         return Ok(());
     };
@@ -232,7 +266,7 @@ fn pexpireat(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Shared body of TTL/PTTL/EXPIRETIME/PEXPIRETIME.
 fn ttl_generic(cx: &mut Ctx, key: &[u8], millis: bool, absolute: bool) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let reply = match lookup_read_notouch(&mut cx.view, db, key, now) {
+    let reply = match lookup_meta_notouch(&mut cx.view, db, key, now) {
         None => -2,
         Some(e) if e.expire_at == 0 => -1,
         Some(e) if absolute => {
@@ -278,7 +312,7 @@ fn pexpiretime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// PERSIST key
 fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let had = lookup_write(&mut cx.view, db, argv[1], now).is_some_and(|e| e.expire_at != 0);
+    let had = lookup_write_meta(&mut cx.view, db, argv[1], now).is_some_and(|e| e.expire_at != 0);
     if had {
         cx.view.set_expire(db, argv[1], 0);
         cx.dirty += 1;
@@ -292,7 +326,7 @@ fn persist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn type_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let name =
-        lookup_read_notouch(&mut cx.view, db, argv[1], now).map_or("none", |e| e.value.type_name());
+        lookup_meta_notouch(&mut cx.view, db, argv[1], now).map_or("none", |e| e.value.type_name());
     cx.simple(name.as_bytes());
     Ok(())
 }
@@ -300,13 +334,13 @@ fn type_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// Shared body of RENAME/RENAMENX; returns false when NX blocked it.
 fn rename_generic(cx: &mut Ctx, argv: &[&[u8]], nx: bool) -> Result<bool, CmdError> {
     let (db, now, src, dst) = (cx.db(), cx.now_ms, argv[1], argv[2]);
-    if lookup_write(&mut cx.view, db, src, now).is_none() {
+    if lookup_write_meta(&mut cx.view, db, src, now).is_none() {
         return Err(error::NO_SUCH_KEY);
     }
     if src == dst {
         return Ok(!nx);
     }
-    if nx && lookup_write(&mut cx.view, db, dst, now).is_some() {
+    if nx && lookup_write_meta(&mut cx.view, db, dst, now).is_some() {
         return Ok(false);
     }
     let Some(entry) = cx.view.remove(db, src, now) else {
@@ -370,7 +404,7 @@ fn copy(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // The clone keeps the encoding (a `raw` string stays raw), as Redis's
     // dupStringObject.
     let (value, expire) = (entry.value.clone(), entry.expire_at);
-    if lookup_write(&mut cx.view, dst_db, dst, now).is_some() && !replace {
+    if lookup_write_meta(&mut cx.view, dst_db, dst, now).is_some() && !replace {
         cx.int(0);
         return Ok(());
     }
@@ -394,8 +428,8 @@ fn move_(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if dst_db == db {
         return Err(error::SAME_OBJECT);
     }
-    if lookup_write(&mut cx.view, db, key, now).is_none()
-        || lookup_write(&mut cx.view, dst_db, key, now).is_some()
+    if lookup_write_meta(&mut cx.view, db, key, now).is_none()
+        || lookup_write_meta(&mut cx.view, dst_db, key, now).is_some()
     {
         cx.int(0);
         return Ok(());
@@ -565,7 +599,7 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT ENCODING key
 fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    match lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| e.value.encoding()) {
+    match lookup_meta_notouch(&mut cx.view, db, argv[2], now).map(|e| e.value.encoding()) {
         Some(enc) => cx.bulk(enc.as_bytes()),
         None => cx.null(),
     }
@@ -575,7 +609,7 @@ fn object_encoding(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT FREQ key
 fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| *e.access) else {
+    let Some(meta) = lookup_meta_notouch(&mut cx.view, db, argv[2], now).map(|e| *e.access) else {
         cx.null();
         return Ok(());
     };
@@ -589,7 +623,7 @@ fn object_freq(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// OBJECT IDLETIME key
 fn object_idletime(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(meta) = lookup_read_notouch(&mut cx.view, db, argv[2], now).map(|e| *e.access) else {
+    let Some(meta) = lookup_meta_notouch(&mut cx.view, db, argv[2], now).map(|e| *e.access) else {
         cx.null();
         return Ok(());
     };

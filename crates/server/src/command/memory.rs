@@ -36,6 +36,8 @@ pub fn value_bytes(v: &Value) -> usize {
         Value::Set(s) => boxed(size_of::<crate::storage::value::Set>()) + s.heap_size(),
         Value::ZSet(z) => boxed(size_of::<crate::storage::value::ZSet>()) + z.heap_size(),
         Value::Stream(s) => boxed(size_of::<crate::storage::value::Stream>()) + s.heap_size(),
+        // On disk: nothing but the stub, held inside the value.
+        Value::Spilled(_) => 0,
     }
 }
 

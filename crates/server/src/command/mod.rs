@@ -154,6 +154,11 @@ pub enum Next {
     /// The connection becomes a replica's link once the replies so far are
     /// sent (SYNC, PSYNC).
     HandOver(Box<crate::replication::master::SyncRequest>),
+    /// Values the request needs are on disk (the tier): send the replies
+    /// so far, wait for the reads to put them back in memory, then run
+    /// the same request again. Only a client that `parks_for_disk` gets
+    /// it.
+    Load(crate::tier::load::Loading),
 }
 
 /// A reply that comes later (see `Next::Await`).
@@ -751,6 +756,14 @@ fn run_request(
             reply_error(out, stats, e.0.as_bytes());
             finish_reply(client, out, mark, false);
             return Next::Continue;
+        }
+    }
+    // Values on disk are read off the worker while the connection waits;
+    // the request runs once they are back (see `tier::load`).
+    if client.parks_for_disk && crate::tier::any_spilled() {
+        if let Some(loading) = crate::tier::load::missing(server, client.db, &call, &mut view, clock.unix_ms_at(start)) {
+            drop(view);
+            return Next::Load(loading);
         }
     }
     let run = execute(

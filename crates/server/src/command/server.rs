@@ -84,6 +84,7 @@ const ALL_SECTIONS: &[&str] = &[
     "cluster",
     "keyspace",
     "keel",
+    "tiering",
 ];
 
 /// The text of INFO for the given section names (lower case).
@@ -262,6 +263,10 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             }
             "latencystats" => latencystats(server, &cfg, &mut o),
             "keel" => keel_section(server, &cx.view, &mut o),
+            "tiering" => {
+                o.push_str("# Tiering\r\n");
+                crate::tier::info(&mut o);
+            }
             "cluster" => {
                 let on = u8::from(cx.server.cluster.enabled());
                 let _ = write!(o, "# Cluster\r\ncluster_enabled:{on}\r\n");
@@ -489,6 +494,13 @@ fn apply_config(
                     }
                     Ok(())
                 }
+                "tiering-dir" => match cx.server.arc() {
+                    Some(server) => crate::server::open_tier(&server).map_err(|e| {
+                        tracing::warn!("Tiering: {e}");
+                        format!("Unable to open the tier: {e}")
+                    }),
+                    None => Ok(()),
+                },
                 "appendonly" => {
                     let on = cx.server.settings().appendonly;
                     match cx.server.arc() {

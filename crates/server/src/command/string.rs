@@ -5,7 +5,6 @@ use resp::encode;
 
 use super::args::{self, is, Args};
 use super::error::{self, CmdError, CmdResult};
-use super::keys::lookup_write;
 use super::table::Registry;
 use super::typed;
 use super::Ctx;
@@ -214,7 +213,7 @@ fn set_generic(
     let found = if o.get {
         cx.view.get(db, key, now)
     } else {
-        lookup_write(&mut cx.view, db, key, now)
+        super::keys::lookup_write_meta(&mut cx.view, db, key, now)
     };
     let exists = match found {
         None => false,
@@ -279,7 +278,7 @@ fn set_generic(
 /// SETNX key value
 fn setnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    if lookup_write(&mut cx.view, db, argv[1], now).is_some() {
+    if super::keys::lookup_write_meta(&mut cx.view, db, argv[1], now).is_some() {
         cx.int(0);
     } else {
         cx.view

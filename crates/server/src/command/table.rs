@@ -216,6 +216,27 @@ struct KeySpec {
     variable_flags: bool,
     /// What ACL key patterns must allow (`acl::READ`/`acl::WRITE`).
     acl_access: u8,
+    /// The command reads or changes the key's value (see [`needs_value`]).
+    needs_value: bool,
+}
+
+/// Whether a key with these key-spec flags needs its value in memory for
+/// the command to run: not when the command only overwrites the key
+/// (`OW`: SET), removes it without reading it (`RM` without `access`:
+/// DEL), or looks at its metadata alone (`RO` without `access`: EXISTS,
+/// TYPE). A key whose flags are unknown (a key finder's) needs it.
+fn needs_value<'a>(flags: impl Iterator<Item = &'a str>) -> bool {
+    let (mut ow, mut rm, mut ro, mut access) = (false, false, false, false);
+    for f in flags {
+        match f {
+            "OW" => ow = true,
+            "RM" => rm = true,
+            "RO" => ro = true,
+            "access" => access = true,
+            _ => {}
+        }
+    }
+    !(ow || ((rm || ro) && !access))
 }
 
 /// What a key's flags need from ACL key patterns, as Redis's
@@ -564,6 +585,26 @@ impl Command {
         }
     }
 
+    /// Calls `f(position)` for each key whose value the command needs in
+    /// memory (see [`needs_value`]): the disk tier loads those before the
+    /// request runs. The common one-key command costs no allocation.
+    pub fn for_each_key_needing_value(&self, argv: &[&[u8]], mut f: impl FnMut(usize)) {
+        if let (Some(i), [spec]) = (self.single_key, self.key_specs.as_slice()) {
+            if !spec.variable_flags && !spec.not_key && !spec.incomplete && self.keys_proc.is_none()
+            {
+                if i < argv.len() && spec.needs_value {
+                    f(i);
+                }
+                return;
+            }
+        }
+        for (pos, flags) in self.keys_with_flags(argv) {
+            if needs_value(flags.into_iter()) {
+                f(pos);
+            }
+        }
+    }
+
     /// The keys COMMAND GETKEYS and GETKEYSANDFLAGS report, with their
     /// flags, as Redis's getKeysFromCommandWithSpecs: from the key specs
     /// when they all apply cleanly and their flags do not vary; otherwise
@@ -814,6 +855,7 @@ fn parse_key_spec(spec: &Json) -> KeySpec {
         not_key: has("not_key"),
         incomplete: has("incomplete"),
         variable_flags: has("variable_flags"),
+        needs_value: needs_value(flags.iter().map(String::as_str)),
         flags,
     }
 }

@@ -153,6 +153,12 @@ pub fn encoding_limits(server: &Server, s: &Settings) {
 
 /// maxmemory and what is measured against it: the policy, its sampling,
 /// and the clients' share (a percentage of maxmemory).
+pub fn tiering_max_disk(_server: &Server, s: &Settings) {
+    if let Some(tier) = crate::tier::active() {
+        tier.max_disk.store(s.tiering_max_disk, Relaxed);
+    }
+}
+
 pub fn memory(server: &Server, s: &Settings) {
     server.memory.set(
         s.maxmemory,

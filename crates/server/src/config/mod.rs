@@ -440,6 +440,9 @@ const PARAMS: &[Param] = &[
     .applied(apply::client_buffers),
     p("notify-keyspace-events", Kind::NotifyFlags, "", true).applied(apply::notify_keyspace_events),
     p("maxmemory", Kind::MemoryU64, "0", true).applied(apply::memory),
+    // keel's own: the disk tier (docs/tiering.md). Empty: no tier.
+    p("tiering-dir", Kind::Str, "", true),
+    p("tiering-max-disk", Kind::MemoryU64, "0", true).applied(apply::tiering_max_disk),
     p(
         "maxmemory-policy",
         Kind::Enum(crate::memory::POLICY_NAMES),

@@ -371,6 +371,8 @@ settings! {
 
     // Memory and eviction.
     maxmemory: u64 = "maxmemory";
+    tiering_dir: Option<PathBuf> = "tiering-dir";
+    tiering_max_disk: u64 = "tiering-max-disk";
     maxmemory_policy: crate::memory::Policy = "maxmemory-policy";
     maxmemory_samples: u32 = "maxmemory-samples";
     maxmemory_eviction_tenacity: u32 = "maxmemory-eviction-tenacity";

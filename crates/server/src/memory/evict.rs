@@ -142,6 +142,11 @@ pub fn perform(server: &Server) -> Outcome {
     if !over_limit(server) {
         return Outcome::Ok;
     }
+    // With a disk tier, values go to disk first: that changes no key, so
+    // it runs on replicas, under a pause and with `noeviction` too.
+    if crate::tier::active().is_some() && spill_to_disk(server) {
+        return Outcome::Ok;
+    }
     if server.repl.is_replica() && server.memory.ignore_on_replica.load(Relaxed) {
         return Outcome::Ok;
     }
@@ -193,6 +198,46 @@ pub fn perform(server: &Server) -> Outcome {
     outcome
 }
 
+/// Moves cold values to the disk tier until memory is under the limit;
+/// false when that is not enough (nothing worth moving is left in
+/// memory, or the tier is full) and keys must be evicted.
+fn spill_to_disk(server: &Server) -> bool {
+    // Which values are cold is judged as the policy would judge keys,
+    // over every key: a volatile or `noeviction` policy still has an
+    // access clock (LRU, or LFU's counter).
+    let policy = match server.memory.policy() {
+        p if p.is_lfu() => Policy::AllkeysLfu,
+        p if p.is_random() => Policy::AllkeysRandom,
+        _ => Policy::AllkeysLru,
+    };
+    let start = Instant::now();
+    while over_limit(server) {
+        let mut candidates = Vec::with_capacity(crate::tier::spill::MAX_BATCH);
+        while candidates.len() < crate::tier::spill::MAX_BATCH {
+            match choose_where(
+                server,
+                &server.spill_pool,
+                policy,
+                crate::tier::spill::worth_spilling,
+            ) {
+                Some(c) => candidates.push(c),
+                None => break,
+            }
+        }
+        if candidates.is_empty() || crate::tier::spill::spill(server, &candidates) == 0 {
+            return false;
+        }
+        if start.elapsed() > SPILL_TIME_LIMIT {
+            // More next time: the command that asked waits no longer.
+            return true;
+        }
+    }
+    true
+}
+
+/// How long one call may spill (a batch is one write to the page cache).
+const SPILL_TIME_LIMIT: Duration = Duration::from_millis(2);
+
 /// The eviction score of a sampled entry under `policy` (Redis's `idle`).
 fn score(policy: Policy, e: EntryRef<'_>, now_ms: u64) -> u64 {
     match policy {
@@ -204,37 +249,56 @@ fn score(policy: Policy, e: EntryRef<'_>, now_ms: u64) -> u64 {
 
 /// The next key to evict, or None when no key may be evicted.
 fn choose(server: &Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
+    choose_where(server, &server.eviction_pool, policy, |_| true)
+}
+
+/// [`choose`] among the keys whose value passes `eligible`.
+fn choose_where(
+    server: &Server,
+    pool: &parking_lot::Mutex<Pool>,
+    policy: Policy,
+    eligible: impl Fn(&crate::storage::value::Value) -> bool,
+) -> Option<(usize, Vec<u8>)> {
     let mut rng = rand::thread_rng();
     let volatile = policy.volatile_only();
     let samples = server.memory.samples.load(Relaxed) as usize;
     let first = rng.gen_range(0..SHARDS);
-    let mut pool = server.eviction_pool.lock();
+    let mut pool = pool.lock();
     // A shard with no candidates is passed over; after every shard was
     // empty there is nothing to evict, except what the pool still holds.
     for step in 0..SHARDS {
         let shard = (first + step) % SHARDS;
         let view = server.keyspace.lock_shard(shard);
         let now = unix_ms();
+        // Whether this shard gave the pool a candidate.
         let mut any = false;
         for db in 0..server.keyspace.databases() {
             let (keys, with_ttl) = view.shard_db_len(shard, db);
             if (if volatile { with_ttl } else { keys }) == 0 {
                 continue;
             }
-            any = true;
             if policy.is_random() {
                 let mut found = None;
-                view.sample(shard, db, 1, volatile, &mut rng, |k, _| {
-                    found = Some(k.to_vec())
+                view.sample(shard, db, 1, volatile, &mut rng, |k, e| {
+                    if eligible(e.value) {
+                        found = Some(k.to_vec())
+                    }
                 });
                 if let Some(k) = found {
                     return Some((db, k));
                 }
                 continue;
             }
+            let mut offered = false;
             view.sample(shard, db, samples, volatile, &mut rng, |k, e| {
-                pool.offer(score(policy, e, now), db, k)
+                if eligible(e.value) {
+                    offered = true;
+                    pool.offer(score(policy, e, now), db, k)
+                }
             });
+            // (No eligible key among the samples: as if the shard had
+            // none, try the next one.)
+            any |= offered;
         }
         if any {
             break;

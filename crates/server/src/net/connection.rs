@@ -195,6 +195,10 @@ fn raw_fd(s: &RawStream) -> i32 {
 }
 
 /// Serves a connection on worker `me` until it closes or moves away.
+/// Times one request waits for the disk tier before it reads on the
+/// worker (see `Next::Load`).
+const MAX_DISK_WAITS: u32 = 4;
+
 pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Arc<ThreadStats>) {
     let (stream, mut session) = match incoming {
         Incoming::New {
@@ -213,8 +217,10 @@ pub async fn serve(server: Arc<Server>, incoming: Incoming, me: usize, stats: Ar
             server.clients.register(info.clone());
             // No buffers yet: they come with the first bytes (see
             // `Stream::read_or_idle`).
+            let mut client = Client::connected(info, &server.acl);
+            client.parks_for_disk = true;
             let session = Box::new(Session {
-                client: Client::connected(info, &server.acl),
+                client,
                 rbuf: Vec::new(),
                 start: 0,
                 dec: RequestDecoder::new(server.proto_max_bulk_len.load(Relaxed)),
@@ -868,15 +874,34 @@ async fn session_loop<S: Stream>(
                         command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     // CLIENT PAUSE: the request waits for the pause to end
                     // (the replies before it leave now), then runs.
-                    while let Next::Postpone = next {
-                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
-                            .await?;
-                        let held = server.blocking.hold();
-                        server.pause.wait().await;
-                        drop(held);
+                    // Values on disk: the request waits for their reads
+                    // (the replies before it leave now), then runs again.
+                    // A value may be back on disk by then (memory is
+                    // short): after a few waits the request reads what it
+                    // still misses where it runs, so it always ends.
+                    let mut loads = 0;
+                    loop {
+                        match next {
+                            Next::Postpone => {
+                                flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                                    .await?;
+                                let held = server.blocking.hold();
+                                server.pause.wait().await;
+                                drop(held);
+                            }
+                            Next::Load(loading) => {
+                                flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                                    .await?;
+                                loading.await;
+                                loads += 1;
+                                client.parks_for_disk = loads < MAX_DISK_WAITS;
+                            }
+                            _ => break,
+                        }
                         clock = command::Clock::start();
                         next =
                             command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
+                        client.parks_for_disk = true;
                     }
                     if matches!(next, Next::HandOver(_) | Next::Await(_)) {
                         // The replies before this request leave first.

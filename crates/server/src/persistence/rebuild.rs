@@ -12,6 +12,8 @@ const ITEMS_PER_CMD: usize = 64;
 /// Appends commands building `value` under `key` (not strings).
 pub fn collection(buf: &mut Vec<u8>, key: &[u8], value: &Value) {
     match value {
+        // The value as it was spilled, read back for its commands.
+        Value::Spilled(stub) => collection(buf, key, &crate::tier::read_back(stub)),
         Value::Str(s) => s.with_bytes(|v| encode::command(buf, &[b"SET".as_slice(), key, v])),
         Value::List(l) => {
             let items: Vec<Vec<u8>> = l.iter().map(|e| e.to_vec()).collect();

@@ -634,8 +634,20 @@ impl<'a> View<'a> {
 
     /// The live entry for `key`, deleting it first if it has expired
     /// (lazy expiry). Counts a keyspace hit or miss.
+    /// A value on disk is read back first (`tier::load_in_place`).
     #[inline]
     pub fn get(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
+        let e = self.get_meta(db, key, now_ms)?;
+        if e.value.is_spilled() {
+            crate::tier::load_in_place(e.value);
+        }
+        Some(e)
+    }
+
+    /// [`View::get`] without reading a spilled value back: for what only
+    /// the key's metadata (type, expiry, existence) answers.
+    #[inline]
+    pub fn get_meta(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         if self.expiry != Expiry::Delete {
             return self.get_on_replica(db, key, now_ms, true);
         }
@@ -685,6 +697,16 @@ impl<'a> View<'a> {
     /// Like [`View::get`] but counts no hit/miss and does not update the
     /// access clock (Redis's LOOKUP_NOTOUCH: TYPE, EXISTS, TTL...).
     pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
+        let e = self.peek_meta(db, key, now_ms)?;
+        if e.value.is_spilled() {
+            crate::tier::load_in_place(e.value);
+        }
+        Some(e)
+    }
+
+    /// [`View::peek`] without reading a spilled value back (see
+    /// [`View::get_meta`]).
+    pub fn peek_meta(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         if self.expiry != Expiry::Delete {
             return self.get_on_replica(db, key, now_ms, false);
         }
@@ -739,6 +761,23 @@ impl<'a> View<'a> {
             access::touch(e.access, now_ms);
         }
         Some(e)
+    }
+
+    /// Where `key`'s value is on disk, if it is: a look with no side
+    /// effect (no expiry, no hit counted), for dispatch to find what a
+    /// request must wait for before it runs.
+    pub fn spilled_loc(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<crate::tier::log::Loc> {
+        let now_ms = self.expiry_now(now_ms);
+        let slot = self.slot_of(key);
+        let shard = self.shard(shard_of(slot));
+        let e = shard.dbs[db]
+            .slots
+            .get_mut(slot / SHARDS)?
+            .get_unexpired(key, now_ms)?;
+        match &*e.value {
+            Value::Spilled(stub) => Some(stub.loc()),
+            _ => None,
+        }
     }
 
     /// This view applies a primary's stream: expired keys are still there

@@ -6,6 +6,7 @@ pub use super::list::List;
 pub use super::set::Set;
 pub use super::stream::Stream;
 pub use super::zset::ZSet;
+pub use crate::tier::stub::Stub;
 
 /// A string value, 24 bytes: an integer (Redis's `int` encoding: INCR
 /// needs no parse and no allocation), up to [`INLINE_MAX`] bytes held in
@@ -291,7 +292,11 @@ impl Str {
 /// nothing for the other types, except the hash, whose 16-byte header
 /// fits: a small hash (the common case: objects stored as hashes) then
 /// costs one allocation, its listpack.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Spilled` is a value moved to the disk tier (`crate::tier`): lookups
+/// through `View::get` / `View::peek` load it back before a handler sees
+/// it, so handlers never meet one.
+#[derive(Debug, PartialEq)]
 pub enum Value {
     Str(Str),
     List(Box<List>),
@@ -299,6 +304,22 @@ pub enum Value {
     Set(Box<Set>),
     ZSet(Box<ZSet>),
     Stream(Box<Stream>),
+    Spilled(Stub),
+}
+
+impl Clone for Value {
+    fn clone(&self) -> Value {
+        match self {
+            Value::Str(s) => Value::Str(s.clone()),
+            Value::List(l) => Value::List(l.clone()),
+            Value::Hash(h) => Value::Hash(h.clone()),
+            Value::Set(s) => Value::Set(s.clone()),
+            Value::ZSet(z) => Value::ZSet(z.clone()),
+            Value::Stream(s) => Value::Stream(s.clone()),
+            // A record has one owner: a copy is the value itself.
+            Value::Spilled(stub) => crate::tier::read_back(stub),
+        }
+    }
 }
 
 impl Value {
@@ -311,7 +332,14 @@ impl Value {
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
             Value::Stream(_) => "stream",
+            Value::Spilled(s) => s.type_name(),
         }
+    }
+
+    /// Whether the value is on disk (see [`Value::Spilled`]).
+    #[inline]
+    pub fn is_spilled(&self) -> bool {
+        matches!(self, Value::Spilled(_))
     }
 
     /// Roughly how many allocations freeing the value costs (Redis's
@@ -326,7 +354,7 @@ impl Value {
             return 1;
         }
         match self {
-            Value::Str(_) => 1,
+            Value::Str(_) | Value::Spilled(_) => 1,
             Value::List(l) => l.len(),
             Value::Hash(h) => h.len(),
             Value::Set(s) => s.len(),
@@ -344,6 +372,7 @@ impl Value {
             Value::Set(s) => s.encoding(),
             Value::ZSet(z) => z.encoding(),
             Value::Stream(_) => "stream",
+            Value::Spilled(s) => s.encoding(),
         }
     }
 }

@@ -279,6 +279,18 @@ impl ValueLog {
     }
 }
 
+/// Reads the value of the record at `loc` from `file`, whichever key it
+/// was written under (a key renamed while spilled keeps its record).
+/// Runs outside the log's lock, on a reader thread.
+pub fn read_record_value(file: &File, loc: Loc) -> Result<Vec<u8>, ReadError> {
+    let mut record = vec![0; loc.len as usize];
+    file.read_exact_at(&mut record, loc.offset)?;
+    let (k, _) = decode_record(&record).ok_or(ReadError::Corrupt)?;
+    let start = HEADER + k.len();
+    record.drain(..start);
+    Ok(record)
+}
+
 /// Reads the value at `loc` from `file` and checks that it is `key`'s.
 /// Runs outside the log's lock, on a reader thread.
 pub fn read_value(file: &File, loc: Loc, key: &[u8]) -> Result<Vec<u8>, ReadError> {

@@ -1,6 +1,258 @@
 //! The disk tier: values moved out of memory when the server is over
 //! `maxmemory` with `tiering-dir` set, and read back when a command needs
-//! them. Being built: today it holds the value log (`log.rs`), which
-//! nothing else uses yet; docs/tiering.md is the design.
+//! them (docs/tiering.md is the design; "Tiering" in docs/ARCHITECTURE.md
+//! says what is built).
+//!
+//! - [`log`]: the value log, segment files of checksummed records.
+//! - [`stub`]: what stays in the key's place while its value is on disk.
+//! - [`spill`]: moving eviction's candidates to disk in batches.
+//! - [`load`]: reading values back for a parked request, off the worker.
+//!
+//! One tier per process, opened once (`tiering-dir` set at start or by
+//! CONFIG SET from empty): a stub's drop must find the log it points
+//! into without a server at hand.
 
+pub mod load;
 pub mod log;
+pub mod spill;
+pub mod stub;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+
+use crate::server::Server;
+use crate::storage::value::Value;
+use log::{Loc, ValueLog};
+use stub::Stub;
+
+static TIER: OnceLock<Tier> = OnceLock::new();
+
+/// The tier's counters, for INFO's Tiering section and Prometheus.
+#[derive(Default)]
+pub struct Stats {
+    /// Keys whose value is on disk now.
+    pub spilled_keys: AtomicI64,
+    /// Values written to disk, and their record bytes.
+    pub spills: AtomicU64,
+    pub spilled_bytes: AtomicU64,
+    /// Values read back for a parked request, and their record bytes.
+    pub loads: AtomicU64,
+    pub loaded_bytes: AtomicU64,
+    /// Requests that waited on a read another request had started.
+    pub coalesced: AtomicU64,
+    /// Values read back on the worker itself (a lookup the request's key
+    /// specs did not announce: see `read_back`).
+    pub inline_loads: AtomicU64,
+    /// Requests parked for a read.
+    pub parked: AtomicU64,
+}
+
+pub struct Tier {
+    dir: PathBuf,
+    log: Mutex<ValueLog>,
+    /// `tiering-max-disk`: bytes of live records the tier may hold (0: no
+    /// limit); past it, eviction deletes as without a tier.
+    pub max_disk: AtomicU64,
+    pub stats: Stats,
+    /// For loads: the keyspace to install a value in, the encoding limits
+    /// to decode it with.
+    server: Weak<Server>,
+    /// Reads in flight, by location, with the requests waiting on each.
+    in_flight: Mutex<ahash::HashMap<(u32, u64), Vec<tokio::sync::oneshot::Sender<()>>>>,
+}
+
+/// The tier, once `tiering-dir` has opened it.
+#[inline]
+pub fn active() -> Option<&'static Tier> {
+    TIER.get()
+}
+
+/// Whether any value is on disk: the one check the request path makes
+/// while nothing is.
+#[inline]
+pub fn any_spilled() -> bool {
+    TIER.get()
+        .is_some_and(|t| t.stats.spilled_keys.load(Relaxed) > 0)
+}
+
+/// Why the tier could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("tiering-dir is already {0} (it is set once per run)")]
+    AlreadyOpen(String),
+    #[error("can't open the value log in {0}: {1}")]
+    Io(String, io::Error),
+}
+
+/// Opens the tier in `dir` for `server`. A second call with the same
+/// directory is a no-op; another directory is refused.
+pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static Tier, OpenError> {
+    if let Some(t) = TIER.get() {
+        if t.dir == dir {
+            t.max_disk.store(max_disk, Relaxed);
+            return Ok(t);
+        }
+        return Err(OpenError::AlreadyOpen(t.dir.display().to_string()));
+    }
+    let log = ValueLog::open(dir).map_err(|e| OpenError::Io(dir.display().to_string(), e))?;
+    let tier = Tier {
+        dir: dir.to_path_buf(),
+        log: Mutex::new(log),
+        max_disk: AtomicU64::new(max_disk),
+        stats: Stats::default(),
+        server: Arc::downgrade(server),
+        in_flight: Mutex::new(Default::default()),
+    };
+    // (Two opens racing: the loser's log directory is the same one.)
+    let _ = TIER.set(tier);
+    TIER.get()
+        .ok_or_else(|| OpenError::AlreadyOpen(dir.display().to_string()))
+}
+
+impl Tier {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the tier may take `more` bytes of records.
+    pub fn has_room(&self, more: u64) -> bool {
+        let max = self.max_disk.load(Relaxed);
+        max == 0 || self.log.lock().live_bytes() + more <= max
+    }
+
+    /// (bytes in the log's files, bytes of live records, segments).
+    pub fn disk_usage(&self) -> (u64, u64, usize) {
+        let log = self.log.lock();
+        (log.disk_bytes(), log.live_bytes(), log.segment_count())
+    }
+
+    fn append(&self, batch: &[u8], lens: &[u32]) -> io::Result<Vec<Loc>> {
+        self.log.lock().append(batch, lens)
+    }
+
+    /// The record at `loc`'s value (its key is not checked: a renamed
+    /// key keeps its stub).
+    fn read(&self, loc: Loc) -> Result<Vec<u8>, log::ReadError> {
+        let file = self
+            .log
+            .lock()
+            .file(loc.segment)
+            .ok_or(log::ReadError::NoSegment)?;
+        log::read_record_value(&file, loc)
+    }
+
+    /// The value a payload read from disk holds.
+    fn decode(&self, payload: &[u8]) -> Option<Value> {
+        let limits = match self.server.upgrade() {
+            Some(s) => s.encoding_limits(),
+            None => Default::default(),
+        };
+        crate::persistence::rdb::restore_payload(payload, &limits).ok()
+    }
+}
+
+/// Frees a record whose stub was dropped.
+pub(crate) fn release(loc: Loc) {
+    let Some(t) = TIER.get() else { return };
+    t.stats.spilled_keys.fetch_sub(1, Relaxed);
+    release_unowned(loc);
+}
+
+/// Frees a record no stub points at.
+fn release_unowned(loc: Loc) {
+    let Some(t) = TIER.get() else { return };
+    if let Err(e) = t.log.lock().free(loc) {
+        tracing::warn!("Tiering: removing an empty segment: {e}");
+    }
+}
+
+/// The value `stub` stands for, read and decoded on this thread. For the
+/// lookups no request announced (a key a script names without declaring
+/// it, a transaction's commands, a copy of a spilled value): the request
+/// path parks instead (`load`).
+///
+/// A record that cannot be read back is a value lost from memory and
+/// from disk: the process stops, as Redis does when its AOF cannot be
+/// written, and the AOF or RDB file (the durable record) brings the
+/// dataset back at restart.
+pub fn read_back(stub: &Stub) -> Value {
+    let loc = stub.loc();
+    let result = match TIER.get() {
+        Some(t) => {
+            t.stats.inline_loads.fetch_add(1, Relaxed);
+            t.read(loc)
+                .map_err(|e| format!("{e:?}"))
+                .and_then(|p| t.decode(&p).ok_or_else(|| "undecodable payload".to_string()))
+        }
+        None => Err("no tier is open".to_string()),
+    };
+    match result {
+        Ok(v) => v,
+        Err(e) => fatal_read(loc, &e),
+    }
+}
+
+/// The DUMP payload `stub`'s record holds, read on this thread (an image
+/// being written copies it as it is). See [`read_back`] for a failure.
+pub fn read_payload(stub: &Stub) -> Vec<u8> {
+    let loc = stub.loc();
+    let read = match TIER.get() {
+        Some(t) => t.read(loc).map_err(|e| format!("{e:?}")),
+        None => Err("no tier is open".to_string()),
+    };
+    match read {
+        Ok(p) => p,
+        Err(e) => fatal_read(loc, &e),
+    }
+}
+
+/// Replaces a spilled value by the value itself (see [`read_back`]).
+#[cold]
+pub fn load_in_place(value: &mut Value) {
+    if let Value::Spilled(stub) = value {
+        *value = read_back(stub);
+    }
+}
+
+#[cold]
+pub(super) fn fatal_read(loc: Loc, e: &str) -> ! {
+    tracing::error!(
+        "Tiering: can't read back the value at segment {} offset {} ({e}); exiting: \
+         the AOF or RDB file holds the dataset",
+        loc.segment,
+        loc.offset
+    );
+    std::process::exit(1)
+}
+
+/// The tier's section of INFO.
+pub fn info(o: &mut String) {
+    use std::fmt::Write;
+    let Some(t) = TIER.get() else {
+        let _ = write!(o, "tiering_enabled:0\r\n");
+        return;
+    };
+    let (disk, live, segments) = t.disk_usage();
+    let s = &t.stats;
+    let loads = s.loads.load(Relaxed) + s.inline_loads.load(Relaxed);
+    let _ = write!(
+        o,
+        "tiering_enabled:1\r\ntiering_spilled_keys:{}\r\ntiering_disk_bytes:{disk}\r\n\
+         tiering_live_bytes:{live}\r\ntiering_segments:{segments}\r\ntiering_max_disk:{}\r\n\
+         tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
+         tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
+         tiering_parked_requests:{}\r\n",
+        s.spilled_keys.load(Relaxed),
+        t.max_disk.load(Relaxed),
+        s.spills.load(Relaxed),
+        s.spilled_bytes.load(Relaxed),
+        s.loaded_bytes.load(Relaxed),
+        s.inline_loads.load(Relaxed),
+        s.coalesced.load(Relaxed),
+        s.parked.load(Relaxed),
+    );
+}

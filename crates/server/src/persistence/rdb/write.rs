@@ -78,6 +78,19 @@ impl<W: Write> Writer<W> {
             self.buf.push(OP_EXPIRETIME_MS);
             self.buf.extend_from_slice(&entry.expire_at.to_le_bytes());
         }
+        if let Value::Spilled(stub) = entry.value {
+            // A spilled value's record is its DUMP payload: the type byte
+            // and the value as this file encodes it, copied as they are.
+            let payload = crate::tier::read_payload(stub);
+            let body = &payload[..payload.len().saturating_sub(10)];
+            let Some((&t, encoded)) = body.split_first() else {
+                return Err(io::Error::other("an empty spilled payload"));
+            };
+            self.buf.push(t);
+            self.string(key);
+            self.buf.extend_from_slice(encoded);
+            return self.flush_item();
+        }
         self.buf.push(value_type(entry.value));
         self.string(key);
         self.value(entry.value)?;
@@ -91,6 +104,7 @@ impl<W: Write> Writer<W> {
     /// laid out as Redis lays it out.
     fn value(&mut self, value: &Value) -> io::Result<()> {
         match value {
+            Value::Spilled(stub) => self.value(&crate::tier::read_back(stub))?,
             Value::Str(s) => match s.as_int() {
                 Some(n) => self.int_string(n),
                 None => s.with_bytes(|b| self.string(b)),
@@ -500,5 +514,6 @@ fn value_type(value: &Value) -> u8 {
         Value::ZSet(z) if z.encoding() == "listpack" => TYPE_ZSET_LISTPACK,
         Value::ZSet(_) => TYPE_ZSET_2,
         Value::Stream(_) => TYPE_STREAM_LISTPACKS_2,
+        Value::Spilled(stub) => value_type(&crate::tier::read_back(stub)),
     }
 }

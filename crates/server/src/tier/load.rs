@@ -1,0 +1,133 @@
+//! Reading spilled values back for a request, off the worker.
+//!
+//! Dispatch asks [`missing`] which of the request's keys need their value
+//! (the key specs say so: `Command::for_each_key_needing_value`) and have
+//! it on disk. For those, the request does not run: its connection parks
+//! (`Next::Load`) on the future this returns, while a blocking-pool
+//! thread reads each record, decodes it and puts the value back in its
+//! key; the worker serves its other connections meanwhile, and the
+//! request runs again when every read is done. Reads of one record
+//! coalesce: a second request waiting on it joins the first's read.
+//!
+//! A value read back is installed only if the key still holds the same
+//! stub: the key may have been overwritten, deleted or renamed while the
+//! read was in flight, and then the run again sees the key as it is now.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use super::log::{Loc, ReadError};
+use super::Tier;
+use crate::command::call::Call;
+use crate::server::Server;
+use crate::storage::access;
+use crate::storage::keyspace::View;
+
+/// What a parked request waits on: every read it needs, done.
+pub type Loading = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The reads `call` must wait for before it runs, started; `None` when
+/// every value it needs is in memory.
+pub fn missing(
+    server: &Server,
+    db: usize,
+    call: &Call,
+    view: &mut View,
+    now_ms: u64,
+) -> Option<Loading> {
+    let mut wanted: Vec<(Vec<u8>, Loc)> = Vec::new();
+    call.cmd.for_each_key_needing_value(call.argv, |pos| {
+        let key = call.argv[pos];
+        if let Some(loc) = view.spilled_loc(db, key, now_ms) {
+            if !wanted.iter().any(|(_, l)| *l == loc) {
+                wanted.push((key.to_vec(), loc));
+            }
+        }
+    });
+    if wanted.is_empty() {
+        return None;
+    }
+    let tier = super::active()?;
+    let server = server.arc()?;
+    tier.stats.parked.fetch_add(1, Relaxed);
+    let waits: Vec<_> = wanted
+        .into_iter()
+        .map(|(key, loc)| fetch(tier, &server, db, key, loc))
+        .collect();
+    Some(Box::pin(async move {
+        for w in waits {
+            // (A dropped sender is a read that ended: the run again sees.)
+            let _ = w.await;
+        }
+    }))
+}
+
+/// A read of `loc` for `key`, started or joined.
+fn fetch(
+    tier: &'static Tier,
+    server: &Arc<Server>,
+    db: usize,
+    key: Vec<u8>,
+    loc: Loc,
+) -> tokio::sync::oneshot::Receiver<()> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let id = (loc.segment, loc.offset);
+    let first = {
+        let mut in_flight = tier.in_flight.lock();
+        let waiters = in_flight.entry(id).or_default();
+        waiters.push(tx);
+        waiters.len() == 1
+    };
+    if !first {
+        tier.stats.coalesced.fetch_add(1, Relaxed);
+        return rx;
+    }
+    let server = Arc::clone(server);
+    let read = move || {
+        read_and_install(&server, tier, db, &key, loc);
+        let waiters = tier.in_flight.lock().remove(&id);
+        for w in waiters.into_iter().flatten() {
+            let _ = w.send(());
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => {
+            rt.spawn_blocking(read);
+        }
+        // (Not on a runtime: nothing to park, read here.)
+        Err(_) => read(),
+    }
+    rx
+}
+
+/// Reads `loc`, and puts its value in `key` if the key still holds it.
+fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Loc) {
+    let value = match tier.read(loc) {
+        Ok(payload) => tier.decode(&payload).ok_or("an undecodable payload".to_string()),
+        // The record was freed (its key overwritten or deleted) and its
+        // segment removed since the request looked.
+        Err(ReadError::NoSegment) => return,
+        Err(e) => Err(format!("{e:?}")),
+    };
+    let now = crate::command::unix_ms();
+    let mut view = server.keyspace.lock_key(key);
+    if view.spilled_loc(db, key, now) != Some(loc) {
+        return;
+    }
+    let value = match value {
+        Ok(v) => v,
+        Err(e) => super::fatal_read(loc, &e),
+    };
+    let Some(e) = view.peek_meta(db, key, now) else {
+        return;
+    };
+    let stub = std::mem::replace(e.value, value);
+    // Just used: eviction must not send it straight back.
+    access::touch(e.access, now);
+    tier.stats.loads.fetch_add(1, Relaxed);
+    tier.stats.loaded_bytes.fetch_add(loc.len as u64, Relaxed);
+    drop(view);
+    drop(stub);
+}

@@ -1,0 +1,104 @@
+//! Moving values to disk: what eviction does with its candidates while
+//! the tier has room (`memory::evict`).
+//!
+//! A batch of candidates is spilled under their shards' locks: each value
+//! is serialized as its DUMP payload (the RDB encoding every type already
+//! has), the records go to the log in one write, and each value is
+//! replaced by its stub. Holding the locks across the write keeps the
+//! swap simple (no write can slip between serializing and swapping); the
+//! write lands in the page cache and is never fsynced (the tier is not a
+//! durable record, see docs/tiering.md).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::log::encode_record;
+use super::stub::Stub;
+use crate::command::propagate;
+use crate::server::Server;
+use crate::storage::value::Value;
+
+/// Keys spilled together (one write).
+pub const MAX_BATCH: usize = 32;
+/// Bytes of records past which a batch stops taking keys. Far below
+/// 4 GB, so stubs' 32-bit offsets always fit.
+pub const MAX_BATCH_BYTES: usize = 4 << 20;
+/// Values holding fewer heap bytes than this stay in memory: their stub
+/// would save next to nothing.
+pub const MIN_VALUE_BYTES: usize = 64;
+
+/// Whether `value` is worth moving to disk.
+pub fn worth_spilling(value: &Value) -> bool {
+    !value.is_spilled() && crate::command::memory::value_bytes(value) >= MIN_VALUE_BYTES
+}
+
+/// Spills the values of `candidates` (database, key) that still qualify;
+/// answers how many went to disk.
+pub fn spill(server: &Server, candidates: &[(usize, Vec<u8>)]) -> usize {
+    let Some(tier) = super::active() else {
+        return 0;
+    };
+    let now = crate::command::unix_ms();
+    let fill = server.encoding_limits().list_max_listpack_size;
+    let mut view = server
+        .keyspace
+        .lock_keys(candidates.iter().map(|(_, k)| k.as_slice()));
+    let mut batch = Vec::new();
+    let mut lens = Vec::new();
+    let mut chosen = Vec::new();
+    for (db, key) in candidates {
+        let Some(e) = view.peek_meta(*db, key, now) else {
+            continue;
+        };
+        if !worth_spilling(e.value) {
+            continue;
+        }
+        let payload = crate::persistence::rdb::dump_payload(e.value, false, fill);
+        let before = batch.len();
+        encode_record(&mut batch, key, &payload);
+        lens.push((batch.len() - before) as u32);
+        chosen.push((*db, key.as_slice(), e.value.type_name(), e.value.encoding()));
+        if batch.len() >= MAX_BATCH_BYTES {
+            break;
+        }
+    }
+    let mut freed = Vec::with_capacity(chosen.len());
+    if !chosen.is_empty() && tier.has_room(batch.len() as u64) {
+        match tier.append(&batch, &lens) {
+            Ok(locs) => {
+                for ((db, key, type_name, encoding), loc) in chosen.iter().zip(locs) {
+                    let stub = Stub::new(loc, type_name, encoding);
+                    let e = view.peek_meta(*db, key, now);
+                    match (stub, e) {
+                        (Some(stub), Some(e)) => {
+                            tier.stats.spilled_keys.fetch_add(1, Relaxed);
+                            freed.push(std::mem::replace(e.value, Value::Spilled(stub)));
+                        }
+                        // (Cannot happen: the locks were held throughout,
+                        // and a batch's offsets fit.)
+                        (stub, _) => {
+                            if let Some(s) = stub {
+                                tier.stats.spilled_keys.fetch_add(1, Relaxed);
+                                drop(s);
+                            } else {
+                                super::release_unowned(loc);
+                            }
+                        }
+                    }
+                }
+                tier.stats.spills.fetch_add(freed.len() as u64, Relaxed);
+                tier.stats
+                    .spilled_bytes
+                    .fetch_add(batch.len() as u64, Relaxed);
+            }
+            Err(e) => tracing::warn!("Tiering: writing to {}: {e}", tier.dir().display()),
+        }
+    }
+    for (xdb, xkey) in view.take_expired() {
+        propagate::expired(server, None, xdb, &xkey);
+    }
+    drop(view);
+    let n = freed.len();
+    drop(freed);
+    crate::memory::alloc::flush_thread();
+    n
+}
