@@ -313,6 +313,7 @@ fn digest(value: &Value) -> Vec<u8> {
     }
     let mut out = value.type_name().as_bytes().to_vec();
     match value {
+        Value::Spilled(stub) => return digest(&crate::tier::read_back(stub)),
         Value::Str(s) => s.with_bytes(|b| put(&mut out, b)),
         Value::List(l) => {
             for e in l.iter() {

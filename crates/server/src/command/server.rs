@@ -991,6 +991,21 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         debug_reload(cx, &argv[2..])
     } else if is(sub, "POPULATE") && (3..=5).contains(&argv.len()) {
         debug_populate(cx, &argv[2..])
+    } else if is(sub, "SPILL") && argv.len() == 2 {
+        // keel's own: every value to the disk tier, however small, so
+        // tests can run commands against values on disk.
+        if crate::tier::active().is_none() {
+            return Err(CmdError::new("ERR no disk tier: tiering-dir is not set"));
+        }
+        // (DEBUG holds no shard: it takes them all here, as RELOAD does.)
+        if !cx.view.held_shards().is_empty() {
+            return Err(CmdError::new("ERR DEBUG SPILL is not allowed inside a transaction"));
+        }
+        let mut view = cx.server.keyspace.lock_all();
+        let n = crate::tier::spill::spill_all(cx.server, &mut view);
+        drop(view);
+        cx.int(n as i64);
+        Ok(())
     } else if is(sub, "HELP") {
         cx.help(&[
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -1010,6 +1025,8 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             "    default.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
+            "SPILL",
+            "    Move every value to the disk tier (tiering-dir must be set).",
             "HELP",
             "    Prints this help.",
         ]);

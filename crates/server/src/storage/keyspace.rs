@@ -763,10 +763,15 @@ impl<'a> View<'a> {
         Some(e)
     }
 
-    /// Where `key`'s value is on disk, if it is: a look with no side
+    /// Where `key`'s value is on disk and its encoding, if it is: a look with no side
     /// effect (no expiry, no hit counted), for dispatch to find what a
     /// request must wait for before it runs.
-    pub fn spilled_loc(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<crate::tier::log::Loc> {
+    pub fn spilled_loc(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+    ) -> Option<(crate::tier::log::Loc, &'static str)> {
         let now_ms = self.expiry_now(now_ms);
         let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
@@ -775,7 +780,7 @@ impl<'a> View<'a> {
             .get_mut(slot / SHARDS)?
             .get_unexpired(key, now_ms)?;
         match &*e.value {
-            Value::Spilled(stub) => Some(stub.loc()),
+            Value::Spilled(stub) => Some((stub.loc(), stub.encoding())),
             _ => None,
         }
     }

@@ -37,12 +37,12 @@ pub fn missing(
     view: &mut View,
     now_ms: u64,
 ) -> Option<Loading> {
-    let mut wanted: Vec<(Vec<u8>, Loc)> = Vec::new();
+    let mut wanted: Vec<(Vec<u8>, Loc, &'static str)> = Vec::new();
     call.cmd.for_each_key_needing_value(call.argv, |pos| {
         let key = call.argv[pos];
-        if let Some(loc) = view.spilled_loc(db, key, now_ms) {
-            if !wanted.iter().any(|(_, l)| *l == loc) {
-                wanted.push((key.to_vec(), loc));
+        if let Some((loc, encoding)) = view.spilled_loc(db, key, now_ms) {
+            if !wanted.iter().any(|(_, l, _)| *l == loc) {
+                wanted.push((key.to_vec(), loc, encoding));
             }
         }
     });
@@ -54,7 +54,7 @@ pub fn missing(
     tier.stats.parked.fetch_add(1, Relaxed);
     let waits: Vec<_> = wanted
         .into_iter()
-        .map(|(key, loc)| fetch(tier, &server, db, key, loc))
+        .map(|(key, loc, encoding)| fetch(tier, &server, db, key, loc, encoding))
         .collect();
     Some(Box::pin(async move {
         for w in waits {
@@ -71,6 +71,7 @@ fn fetch(
     db: usize,
     key: Vec<u8>,
     loc: Loc,
+    encoding: &'static str,
 ) -> tokio::sync::oneshot::Receiver<()> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let id = (loc.segment, loc.offset);
@@ -86,7 +87,7 @@ fn fetch(
     }
     let server = Arc::clone(server);
     let read = move || {
-        read_and_install(&server, tier, db, &key, loc);
+        read_and_install(&server, tier, db, &key, loc, encoding);
         let waiters = tier.in_flight.lock().remove(&id);
         for w in waiters.into_iter().flatten() {
             let _ = w.send(());
@@ -103,9 +104,18 @@ fn fetch(
 }
 
 /// Reads `loc`, and puts its value in `key` if the key still holds it.
-fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Loc) {
+fn read_and_install(
+    server: &Server,
+    tier: &Tier,
+    db: usize,
+    key: &[u8],
+    loc: Loc,
+    encoding: &str,
+) {
     let value = match tier.read(loc) {
-        Ok(payload) => tier.decode(&payload).ok_or("an undecodable payload".to_string()),
+        Ok(payload) => tier
+            .decode(&payload, encoding)
+            .ok_or("an undecodable payload".to_string()),
         // The record was freed (its key overwritten or deleted) and its
         // segment removed since the request looked.
         Err(ReadError::NoSegment) => return,
@@ -113,7 +123,7 @@ fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Lo
     };
     let now = crate::command::unix_ms();
     let mut view = server.keyspace.lock_key(key);
-    if view.spilled_loc(db, key, now) != Some(loc) {
+    if view.spilled_loc(db, key, now).map(|(l, _)| l) != Some(loc) {
         return;
     }
     let value = match value {

@@ -145,13 +145,37 @@ impl Tier {
         log::read_record_value(&file, loc)
     }
 
-    /// The value a payload read from disk holds.
-    fn decode(&self, payload: &[u8]) -> Option<Value> {
-        let limits = match self.server.upgrade() {
+    /// The value a payload read from disk holds, in the encoding it had
+    /// when it was spilled (`encoding`, the stub's): OBJECT ENCODING and
+    /// the growth rules answer as if it had never left memory. (A value
+    /// read from an RDB payload takes the compact encoding its size
+    /// allows; one that had grown past it and shrunk back would not.)
+    fn decode(&self, payload: &[u8], encoding: &str) -> Option<Value> {
+        let mut limits = match self.server.upgrade() {
             Some(s) => s.encoding_limits(),
             None => Default::default(),
         };
-        crate::persistence::rdb::restore_payload(payload, &limits).ok()
+        match encoding {
+            "hashtable" => {
+                limits.hash_max_listpack_entries = 0;
+                limits.set_max_intset_entries = 0;
+            }
+            "skiplist" => limits.zset_max_listpack_entries = 0,
+            _ => {}
+        }
+        let mut value = crate::persistence::rdb::restore_payload(payload, &limits).ok()?;
+        if let Value::Str(s) = &mut value {
+            if s.encoding() != encoding {
+                match encoding {
+                    "raw" => {
+                        s.make_raw();
+                    }
+                    "embstr" => *s = crate::storage::value::Str::bytes(&s.to_vec()),
+                    _ => {}
+                }
+            }
+        }
+        Some(value)
     }
 }
 
@@ -186,7 +210,10 @@ pub fn read_back(stub: &Stub) -> Value {
             t.stats.inline_loads.fetch_add(1, Relaxed);
             t.read(loc)
                 .map_err(|e| format!("{e:?}"))
-                .and_then(|p| t.decode(&p).ok_or_else(|| "undecodable payload".to_string()))
+                .and_then(|p| {
+                    t.decode(&p, stub.encoding())
+                        .ok_or_else(|| "undecodable payload".to_string())
+                })
         }
         None => Err("no tier is open".to_string()),
     };

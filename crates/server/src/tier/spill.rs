@@ -15,6 +15,7 @@ use super::log::encode_record;
 use super::stub::Stub;
 use crate::command::propagate;
 use crate::server::Server;
+use crate::storage::keyspace::View;
 use crate::storage::value::Value;
 
 /// Keys spilled together (one write).
@@ -34,14 +35,50 @@ pub fn worth_spilling(value: &Value) -> bool {
 /// Spills the values of `candidates` (database, key) that still qualify;
 /// answers how many went to disk.
 pub fn spill(server: &Server, candidates: &[(usize, Vec<u8>)]) -> usize {
-    let Some(tier) = super::active() else {
-        return 0;
-    };
-    let now = crate::command::unix_ms();
-    let fill = server.encoding_limits().list_max_listpack_size;
     let mut view = server
         .keyspace
         .lock_keys(candidates.iter().map(|(_, k)| k.as_slice()));
+    let (n, freed) = spill_in(server, &mut view, candidates, worth_spilling);
+    for (xdb, xkey) in view.take_expired() {
+        propagate::expired(server, None, xdb, &xkey);
+    }
+    drop(view);
+    drop(freed);
+    crate::memory::alloc::flush_thread();
+    n
+}
+
+/// Spills every value in the shards `view` holds, however small (DEBUG
+/// SPILL: the tests' way to run commands against values on disk).
+pub fn spill_all(server: &Server, view: &mut View) -> usize {
+    let mut keys = Vec::new();
+    for shard in view.held_shards() {
+        view.for_each_in_shard(shard, |db, key, e| {
+            if !e.value.is_spilled() {
+                keys.push((db, key.to_vec()));
+            }
+        });
+    }
+    let mut n = 0;
+    for chunk in keys.chunks(MAX_BATCH) {
+        n += spill_in(server, view, chunk, |v| !v.is_spilled()).0;
+    }
+    n
+}
+
+/// The values of `candidates` that pass `eligible`, spilled in `view`
+/// (which holds their shards); how many, and the values replaced.
+fn spill_in(
+    server: &Server,
+    view: &mut View,
+    candidates: &[(usize, Vec<u8>)],
+    eligible: impl Fn(&Value) -> bool,
+) -> (usize, Vec<Value>) {
+    let Some(tier) = super::active() else {
+        return (0, Vec::new());
+    };
+    let now = crate::command::unix_ms();
+    let fill = server.encoding_limits().list_max_listpack_size;
     let mut batch = Vec::new();
     let mut lens = Vec::new();
     let mut chosen = Vec::new();
@@ -49,7 +86,7 @@ pub fn spill(server: &Server, candidates: &[(usize, Vec<u8>)]) -> usize {
         let Some(e) = view.peek_meta(*db, key, now) else {
             continue;
         };
-        if !worth_spilling(e.value) {
+        if !eligible(e.value) {
             continue;
         }
         let payload = crate::persistence::rdb::dump_payload(e.value, false, fill);
@@ -93,12 +130,5 @@ pub fn spill(server: &Server, candidates: &[(usize, Vec<u8>)]) -> usize {
             Err(e) => tracing::warn!("Tiering: writing to {}: {e}", tier.dir().display()),
         }
     }
-    for (xdb, xkey) in view.take_expired() {
-        propagate::expired(server, None, xdb, &xkey);
-    }
-    drop(view);
-    let n = freed.len();
-    drop(freed);
-    crate::memory::alloc::flush_thread();
-    n
+    (freed.len(), freed)
 }
