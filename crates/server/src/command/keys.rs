@@ -162,7 +162,7 @@ fn touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let n = argv[1..]
         .iter()
-        .filter(|k| cx.view.get(db, k, now).is_some())
+        .filter(|k| cx.view.get_meta(db, k, now).is_some())
         .count();
     cx.int(n as i64);
     Ok(())

@@ -999,7 +999,9 @@ fn debug(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         // (DEBUG holds no shard: it takes them all here, as RELOAD does.)
         if !cx.view.held_shards().is_empty() {
-            return Err(CmdError::new("ERR DEBUG SPILL is not allowed inside a transaction"));
+            return Err(CmdError::new(
+                "ERR DEBUG SPILL is not allowed inside a transaction",
+            ));
         }
         let mut view = cx.server.keyspace.lock_all();
         let n = crate::tier::spill::spill_all(cx.server, &mut view);

@@ -220,6 +220,28 @@ struct KeySpec {
     needs_value: bool,
 }
 
+/// Commands whose key specs say `access` or `update` but whose handlers
+/// read or change only a key's metadata (expiry, type, encoding, access
+/// clock) or move the entry whole: a value on disk stays there.
+const METADATA_ONLY: &[&str] = &[
+    "ttl",
+    "pttl",
+    "expiretime",
+    "pexpiretime",
+    "expire",
+    "pexpire",
+    "expireat",
+    "pexpireat",
+    "persist",
+    "touch",
+    "rename",
+    "renamenx",
+    "move",
+    "object|encoding",
+    "object|freq",
+    "object|idletime",
+];
+
 /// Whether a key with these key-spec flags needs its value in memory for
 /// the command to run: not when the command only overwrites the key
 /// (`OW`: SET), removes it without reading it (`RM` without `access`:
@@ -470,6 +492,8 @@ pub struct Command {
     pub subcommands: HashMap<Vec<u8>, usize>,
     /// Redis's getkeys_proc for this command, if it has one.
     keys_proc: Option<KeysProc>,
+    /// The handler reads its keys' metadata only (see [`METADATA_ONLY`]).
+    metadata_only: bool,
     /// COMMAND INFO entry (tagged JSON), subcommands filtered to those keel
     /// implements; only while the table is built, then encoded into
     /// `info_resp` (the parsed JSON of the whole table took 14 MB, more
@@ -589,6 +613,9 @@ impl Command {
     /// memory (see [`needs_value`]): the disk tier loads those before the
     /// request runs. The common one-key command costs no allocation.
     pub fn for_each_key_needing_value(&self, argv: &[&[u8]], mut f: impl FnMut(usize)) {
+        if self.metadata_only {
+            return;
+        }
         if let (Some(i), [spec]) = (self.single_key, self.key_specs.as_slice()) {
             if !spec.variable_flags && !spec.not_key && !spec.incomplete && self.keys_proc.is_none()
             {
@@ -907,6 +934,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
     Some(Command {
         single_key,
         keys_proc: KeysProc::for_command(&name),
+        metadata_only: METADATA_ONLY.contains(&name.as_str()),
         name,
         arity,
         flags,

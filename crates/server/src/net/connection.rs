@@ -883,15 +883,31 @@ async fn session_loop<S: Stream>(
                     loop {
                         match next {
                             Next::Postpone => {
-                                flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
-                                    .await?;
+                                flush_replies(
+                                    server,
+                                    stream,
+                                    client,
+                                    me,
+                                    &mut out,
+                                    &mut big_out,
+                                    stats,
+                                )
+                                .await?;
                                 let held = server.blocking.hold();
                                 server.pause.wait().await;
                                 drop(held);
                             }
                             Next::Load(loading) => {
-                                flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
-                                    .await?;
+                                flush_replies(
+                                    server,
+                                    stream,
+                                    client,
+                                    me,
+                                    &mut out,
+                                    &mut big_out,
+                                    stats,
+                                )
+                                .await?;
                                 loading.await;
                                 loads += 1;
                                 client.parks_for_disk = loads < MAX_DISK_WAITS;

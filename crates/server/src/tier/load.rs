@@ -104,14 +104,7 @@ fn fetch(
 }
 
 /// Reads `loc`, and puts its value in `key` if the key still holds it.
-fn read_and_install(
-    server: &Server,
-    tier: &Tier,
-    db: usize,
-    key: &[u8],
-    loc: Loc,
-    encoding: &str,
-) {
+fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Loc, encoding: &str) {
     let value = match tier.read(loc) {
         Ok(payload) => tier
             .decode(&payload, encoding)

@@ -31,6 +31,9 @@ use stub::Stub;
 
 static TIER: OnceLock<Tier> = OnceLock::new();
 
+/// The requests waiting on one read.
+type Waiters = Vec<tokio::sync::oneshot::Sender<()>>;
+
 /// The tier's counters, for INFO's Tiering section and Prometheus.
 #[derive(Default)]
 pub struct Stats {
@@ -62,7 +65,7 @@ pub struct Tier {
     /// to decode it with.
     server: Weak<Server>,
     /// Reads in flight, by location, with the requests waiting on each.
-    in_flight: Mutex<ahash::HashMap<(u32, u64), Vec<tokio::sync::oneshot::Sender<()>>>>,
+    in_flight: Mutex<ahash::HashMap<(u32, u64), Waiters>>,
 }
 
 /// The tier, once `tiering-dir` has opened it.
@@ -208,12 +211,10 @@ pub fn read_back(stub: &Stub) -> Value {
     let result = match TIER.get() {
         Some(t) => {
             t.stats.inline_loads.fetch_add(1, Relaxed);
-            t.read(loc)
-                .map_err(|e| format!("{e:?}"))
-                .and_then(|p| {
-                    t.decode(&p, stub.encoding())
-                        .ok_or_else(|| "undecodable payload".to_string())
-                })
+            t.read(loc).map_err(|e| format!("{e:?}")).and_then(|p| {
+                t.decode(&p, stub.encoding())
+                    .ok_or_else(|| "undecodable payload".to_string())
+            })
         }
         None => Err("no tier is open".to_string()),
     };

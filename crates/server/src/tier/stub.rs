@@ -106,12 +106,16 @@ mod tests {
             len: 1,
             offset: 1 << 33,
         };
-        assert!(Stub::new(far, "string", "raw").map(std::mem::forget).is_none());
+        assert!(Stub::new(far, "string", "raw")
+            .map(std::mem::forget)
+            .is_none());
         let loc = Loc {
             segment: 0,
             len: 1,
             offset: 0,
         };
-        assert!(Stub::new(loc, "string", "skiplist").map(std::mem::forget).is_none());
+        assert!(Stub::new(loc, "string", "skiplist")
+            .map(std::mem::forget)
+            .is_none());
     }
 }

@@ -41,6 +41,7 @@ mod slowlog;
 mod snapshots;
 mod streams;
 mod strings;
+mod tiering;
 mod tls;
 mod tools;
 mod tracking;

@@ -1,0 +1,363 @@
+//! The disk tier (`tiering-dir`): values beyond `maxmemory` go to disk
+//! instead of being evicted, and every command answers as if they had
+//! stayed in memory. The differential table runs a second time with every
+//! value on disk (`compat::same_replies_as_redis_with_values_on_disk`);
+//! here: spilling under memory pressure, which commands read the disk,
+//! expiry of spilled keys, the tier's budget, and restarts from the AOF
+//! and the RDB file written while values were on disk.
+//!
+//! No fixed sleeps, no time bounds: a test waits for a state.
+
+use crate::eqb;
+use crate::harness::*;
+
+const MB: u64 = 1 << 20;
+
+fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+    words.iter().map(|w| w.as_bytes().to_vec()).collect()
+}
+
+/// Sends `cmds` pipelined, 500 per write, and returns every raw reply.
+fn pipeline(raw: &mut Raw, cmds: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
+    let mut replies = Vec::with_capacity(cmds.len());
+    for chunk in cmds.chunks(500) {
+        let mut wire = Vec::new();
+        for c in chunk {
+            resp::encode::command(&mut wire, c);
+        }
+        raw.send(&wire);
+        for _ in chunk {
+            replies.push(raw.read_reply());
+        }
+    }
+    replies
+}
+
+/// A 4 KB value for key `i`, different for every key.
+fn value(i: usize, len: usize) -> String {
+    let seed = format!("{i:08}-");
+    seed.repeat(len / seed.len() + 1)[..len].to_string()
+}
+
+/// Writes of every type: 4 KB strings, and hashes, lists, sets, sorted
+/// sets and streams large enough to be worth spilling.
+fn mixed_writes(strings: usize) -> Vec<Vec<Vec<u8>>> {
+    let mut cmds = Vec::new();
+    for i in 0..strings {
+        cmds.push(argv(&["SET", &format!("s:{i}"), &value(i, 4096)]));
+    }
+    for i in 0..40 {
+        let k = format!("h:{i}");
+        for f in 0..30 {
+            cmds.push(argv(&[
+                "HSET",
+                &k,
+                &format!("f{f}"),
+                &value(i * 100 + f, 80),
+            ]));
+        }
+        let k = format!("l:{i}");
+        for e in 0..30 {
+            cmds.push(argv(&["RPUSH", &k, &value(i * 100 + e, 90)]));
+        }
+        let k = format!("set:{i}");
+        for e in 0..30 {
+            cmds.push(argv(&["SADD", &k, &value(i * 100 + e, 70)]));
+        }
+        let k = format!("z:{i}");
+        for e in 0..30 {
+            cmds.push(argv(&[
+                "ZADD",
+                &k,
+                &format!("{}.5", e * 7 % 13),
+                &value(i * 100 + e, 70),
+            ]));
+        }
+        let k = format!("x:{i}");
+        for e in 0..20 {
+            cmds.push(argv(&[
+                "XADD",
+                &k,
+                &format!("{}-1", e + 1),
+                "f",
+                &value(e, 60),
+            ]));
+        }
+    }
+    cmds
+}
+
+/// Reads of everything [`mixed_writes`] wrote, in an order whose replies
+/// compare byte for byte.
+fn mixed_reads(strings: usize) -> Vec<Vec<Vec<u8>>> {
+    let mut cmds = Vec::new();
+    for i in 0..strings {
+        cmds.push(argv(&["GET", &format!("s:{i}")]));
+    }
+    for i in 0..40 {
+        cmds.push(argv(&["HGET", &format!("h:{i}"), "f7"]));
+        cmds.push(argv(&["HLEN", &format!("h:{i}")]));
+        cmds.push(argv(&["LRANGE", &format!("l:{i}"), "0", "-1"]));
+        cmds.push(argv(&["SCARD", &format!("set:{i}")]));
+        cmds.push(argv(&[
+            "SISMEMBER",
+            &format!("set:{i}"),
+            &value(i * 100 + 3, 70),
+        ]));
+        cmds.push(argv(&[
+            "ZRANGE",
+            &format!("z:{i}"),
+            "0",
+            "-1",
+            "WITHSCORES",
+        ]));
+        cmds.push(argv(&["XRANGE", &format!("x:{i}"), "-", "+"]));
+        for t in ["h", "l", "set", "z", "x"] {
+            cmds.push(argv(&["TYPE", &format!("{t}:{i}")]));
+        }
+    }
+    cmds
+}
+
+fn tier_stat(raw: &mut Raw, field: &str) -> u64 {
+    info_u64(raw, "tiering", field)
+}
+
+/// Disk reads so far: parked loads and reads on the worker.
+fn disk_reads(raw: &mut Raw) -> u64 {
+    tier_stat(raw, "tiering_loads")
+}
+
+#[test]
+fn values_beyond_maxmemory_go_to_disk_and_read_back_exact() {
+    let redis = Server::redis();
+    let probe = Server::keel();
+    let startup = info_u64(&mut probe.raw(), "memory", "used_memory");
+    drop(probe);
+    // About 40 MB of values against 8 MB of room above the empty server.
+    let max = (startup + 8 * MB).to_string();
+    let keel = Server::keel_with(&[
+        "--maxmemory",
+        &max,
+        "--maxmemory-policy",
+        "allkeys-lru",
+        "--tiering-dir",
+        "tier",
+    ]);
+    let (mut k, mut r) = (keel.raw(), redis.raw());
+    let strings = 8000;
+    let writes = mixed_writes(strings);
+    let kw = pipeline(&mut k, &writes);
+    let rw = pipeline(&mut r, &writes);
+    assert_eq!(kw, rw, "write replies");
+    assert_eq!(info_u64(&mut k, "stats", "evicted_keys"), 0);
+    let spilled = tier_stat(&mut k, "tiering_spilled_keys");
+    assert!(spilled > strings as u64 / 2, "{spilled} keys on disk");
+    let used = info_u64(&mut k, "memory", "used_memory");
+    assert!(
+        used <= startup + 8 * MB + 8 * MB / 10,
+        "used_memory {used} against maxmemory {max}"
+    );
+    let reads = mixed_reads(strings);
+    let kr = pipeline(&mut k, &reads);
+    let rr = pipeline(&mut r, &reads);
+    for ((c, a), b) in reads.iter().zip(&kr).zip(&rr) {
+        assert!(
+            a == b,
+            "{} answered differently: keel {} redis {}",
+            String::from_utf8_lossy(&c.join(&b' ')),
+            escape(a),
+            escape(b)
+        );
+    }
+    assert!(disk_reads(&mut k) > 0);
+    eqb!(k.cmd(&["DBSIZE"]), r.cmd(&["DBSIZE"]));
+    assert_eq!(info_u64(&mut k, "stats", "evicted_keys"), 0);
+}
+
+#[test]
+fn writes_and_metadata_answer_without_reading_the_disk() {
+    let keel = Server::keel_with(&["--tiering-dir", "tier"]);
+    let mut k = keel.raw();
+    for i in 0..10 {
+        k.cmd(&["SET", &format!("k{i}"), &value(i, 1000)]);
+    }
+    k.cmd(&["RPUSH", "list", "a", "b", "c"]);
+    k.cmd(&["EXPIRE", "k0", "1000"]);
+    eqb!(k.cmd(&["DEBUG", "SPILL"]), b":11\r\n");
+    assert_eq!(tier_stat(&mut k, "tiering_spilled_keys"), 11);
+    let before = disk_reads(&mut k);
+    eqb!(k.cmd(&["EXISTS", "k1", "k2", "nokey"]), b":2\r\n");
+    eqb!(k.cmd(&["TYPE", "list"]), b"+list\r\n");
+    eqb!(
+        k.cmd(&["OBJECT", "ENCODING", "list"]),
+        b"$9\r\nquicklist\r\n"
+    );
+    eqb!(k.cmd(&["OBJECT", "ENCODING", "k1"]), b"$3\r\nraw\r\n");
+    eqb!(k.cmd(&["TTL", "k0"]), b":1000\r\n");
+    eqb!(k.cmd(&["SET", "k1", "new"]), b"+OK\r\n");
+    eqb!(k.cmd(&["DEL", "k2", "k3"]), b":2\r\n");
+    eqb!(k.cmd(&["UNLINK", "k4"]), b":1\r\n");
+    eqb!(k.cmd(&["SETNX", "k5", "x"]), b":0\r\n");
+    eqb!(k.cmd(&["RENAME", "k6", "k6b"]), b"+OK\r\n");
+    assert_eq!(disk_reads(&mut k), before, "a command read the disk");
+    // The overwritten and deleted keys' records are freed (k1, k2, k3, k4).
+    assert_eq!(tier_stat(&mut k, "tiering_spilled_keys"), 7);
+    // A read parks the connection for the disk, once per value.
+    eqb!(k.cmd(&["GET", "k1"]), b"$3\r\nnew\r\n");
+    let v7 = value(7, 1000);
+    eqb!(
+        k.cmd(&["GET", "k7"]),
+        format!("${}\r\n{v7}\r\n", v7.len()).as_bytes()
+    );
+    eqb!(k.cmd(&["GET", "k6b"]), {
+        let v = value(6, 1000);
+        format!("${}\r\n{v}\r\n", v.len()).into_bytes()
+    });
+    eqb!(k.cmd(&["LPOP", "list"]), b"$1\r\na\r\n");
+    assert_eq!(disk_reads(&mut k), before + 3);
+    assert_eq!(tier_stat(&mut k, "tiering_inline_loads"), 0);
+    // (k7, k6b and the list are back in memory.)
+    assert_eq!(tier_stat(&mut k, "tiering_spilled_keys"), 4);
+}
+
+#[test]
+fn spilled_keys_expire_and_free_their_records() {
+    let keel = Server::keel_with(&["--tiering-dir", "tier"]);
+    let mut k = keel.raw();
+    k.cmd(&["SET", "short", &value(1, 500), "PX", "50"]);
+    k.cmd(&["SET", "long", &value(2, 500)]);
+    eqb!(k.cmd(&["DEBUG", "SPILL"]), b":2\r\n");
+    // Active expiry (the cron) or this lookup removes it; either frees
+    // its record.
+    wait_for("the spilled key to expire", || {
+        match (
+            k.cmd(&["EXISTS", "short"]),
+            tier_stat(&mut k, "tiering_spilled_keys"),
+        ) {
+            (e, 1) if e == b":0\r\n" => Ok(()),
+            (e, n) => Err(format!("EXISTS {} spilled {n}", escape(&e))),
+        }
+    });
+    eqb!(k.cmd(&["GET", "short"]), b"$-1\r\n");
+    assert_eq!(info_u64(&mut k, "stats", "expired_keys"), 1);
+}
+
+#[test]
+fn a_full_tier_leaves_the_eviction_policy_to_decide() {
+    let probe = Server::keel();
+    let startup = info_u64(&mut probe.raw(), "memory", "used_memory");
+    drop(probe);
+    let max = (startup + 4 * MB).to_string();
+    let keel = Server::keel_with(&[
+        "--maxmemory",
+        &max,
+        "--tiering-dir",
+        "tier",
+        "--tiering-max-disk",
+        "4mb",
+    ]);
+    let mut k = keel.raw();
+    // noeviction: writes succeed while the tier has room, then fail as
+    // without a tier.
+    let writes: Vec<_> = (0..6000)
+        .map(|i| argv(&["SET", &format!("k{i}"), &value(i, 4096)]))
+        .collect();
+    let replies = pipeline(&mut k, &writes);
+    let oom = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n".to_vec();
+    let first_oom = replies
+        .iter()
+        .position(|r| *r == oom)
+        .expect("writes past the tier's budget are refused");
+    assert!(first_oom > 1500, "only {first_oom} writes before OOM");
+    assert!(replies[..first_oom].iter().all(|r| r == b"+OK\r\n"));
+    let live = tier_stat(&mut k, "tiering_live_bytes");
+    assert!(live <= 4 * MB, "{live} bytes on disk against a 4 MB budget");
+    // Everything acknowledged reads back.
+    let reads: Vec<_> = (0..first_oom)
+        .map(|i| argv(&["GET", &format!("k{i}")]))
+        .collect();
+    for (i, r) in pipeline(&mut k, &reads).iter().enumerate() {
+        let v = value(i, 4096);
+        assert_eq!(*r, format!("${}\r\n{v}\r\n", v.len()).into_bytes(), "k{i}");
+    }
+}
+
+/// Sends SIGKILL to `s` and waits for it to go.
+fn sigkill(s: Server) {
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(s.pid() as libc::pid_t, libc::SIGKILL);
+    }
+    drop(s);
+}
+
+#[test]
+fn images_written_with_values_on_disk_restore_them() {
+    let redis = Server::redis();
+    let dir = std::env::temp_dir().join(format!("keel-it-tier-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+    let args = |aof: &str| {
+        vec![
+            "--dir".to_string(),
+            d.clone(),
+            "--save".to_string(),
+            String::new(),
+            "--appendonly".to_string(),
+            aof.to_string(),
+            "--enable-debug-command".to_string(),
+            "yes".to_string(),
+            "--tiering-dir".to_string(),
+            "tier".to_string(),
+        ]
+    };
+    let start = |aof: &str| {
+        let a = args(aof);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        Server::keel_raw(&a)
+    };
+    let strings = 300;
+    let writes = mixed_writes(strings);
+    let reads = mixed_reads(strings);
+    let mut r = redis.raw();
+    pipeline(&mut r, &writes);
+    let expected = pipeline(&mut r, &reads);
+
+    // The AOF: its base rewritten while everything is on disk, then more
+    // writes on top, spilled too.
+    let keel = start("yes");
+    let mut k = keel.raw();
+    let half = writes.len() / 2;
+    pipeline(&mut k, &writes[..half]);
+    k.cmd(&["DEBUG", "SPILL"]);
+    eqb!(
+        k.cmd(&["BGREWRITEAOF"]),
+        b"+Background append only file rewriting started\r\n"
+    );
+    wait_for("the rewrite to finish", || {
+        match info_u64(&mut k, "persistence", "aof_rewrite_in_progress") {
+            0 => Ok(()),
+            n => Err(format!("in progress: {n}")),
+        }
+    });
+    pipeline(&mut k, &writes[half..]);
+    k.cmd(&["DEBUG", "SPILL"]);
+    // The RDB file, written while everything is on disk.
+    eqb!(k.cmd(&["SAVE"]), b"+OK\r\n");
+    sigkill(keel);
+
+    let keel = start("yes");
+    let mut k = keel.raw();
+    assert_eq!(pipeline(&mut k, &reads), expected, "from the AOF");
+    drop(k);
+    sigkill(keel);
+
+    let keel = start("no");
+    let mut k = keel.raw();
+    assert_eq!(pipeline(&mut k, &reads), expected, "from the RDB file");
+    drop(k);
+    drop(keel);
+    let _ = std::fs::remove_dir_all(&dir);
+}
