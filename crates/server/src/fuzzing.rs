@@ -821,6 +821,7 @@ pub fn aof_load(data: &[u8]) {
         data,
         incr,
         Path::new(name),
+        &|| {},
     );
     if let Ok(r) = &replayed {
         if let Some(cut) = r.cut_at {

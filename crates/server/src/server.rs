@@ -440,7 +440,7 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
     let c = server.settings();
     if !c.appendonly {
         let path = crate::persistence::snapshot::rdb_path(server);
-        let data = match std::fs::read(&path) {
+        let data = match crate::persistence::image_file::ImageFile::open(&path) {
             Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {

@@ -540,8 +540,14 @@ impl gates::World for Gates<'_> {
         // One load while no limit is set. A script past
         // busy-reply-threshold holds shards eviction would wait for; Redis
         // too skips eviction while one runs.
+        if self.client.from_primary {
+            // The primary's stream always applies; a tiered replica still
+            // moves values to disk to stay under its limit.
+            crate::memory::evict::spill_only(self.server);
+            crate::memory::evict::set_pre_command_oom(false);
+            return false;
+        }
         let oom = self.server.memory.maxmemory() != 0
-            && !self.client.from_primary
             && !crate::scripting::any_busy()
             && crate::memory::evict::perform(self.server) == crate::memory::evict::Outcome::Fail;
         crate::memory::evict::set_pre_command_oom(oom);

@@ -198,6 +198,15 @@ pub fn perform(server: &Server) -> Outcome {
     outcome
 }
 
+/// With a disk tier, moves cold values to disk while over `maxmemory`,
+/// deleting nothing (a replica applying its primary's stream).
+#[inline]
+pub fn spill_only(server: &Server) {
+    if crate::tier::active().is_some() && over_limit(server) {
+        spill_to_disk(server);
+    }
+}
+
 /// Moves cold values to the disk tier until memory is under the limit;
 /// false when that is not enough (nothing worth moving is left in
 /// memory, or the tier is full) and keys must be evicted.

@@ -25,7 +25,7 @@
 //! disk's fsync threads; `manifest.rs`; `rewrite.rs`.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicU8,
@@ -928,11 +928,9 @@ impl Aof {
     }
 }
 
-/// Reads a log file into memory; AOF files are replayed as a whole.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, AofError> {
-    let mut data = Vec::new();
-    File::open(path)?.read_to_end(&mut data)?;
-    Ok(data)
+/// A log file, mapped for replay (see `image_file`).
+pub fn read_file(path: &Path) -> Result<super::image_file::ImageFile, AofError> {
+    Ok(super::image_file::ImageFile::open(path)?)
 }
 
 #[cfg(test)]

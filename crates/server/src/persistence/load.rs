@@ -41,7 +41,16 @@ pub fn replay(
     for (i, path) in files.iter().enumerate() {
         let last = i + 1 == files.len();
         let data = aof::read_file(path)?;
-        let done = replay_bytes(server, &mut client, &stats, &data, is_incr(path), path)?;
+        let release = || data.release_resident();
+        let done = replay_bytes(
+            server,
+            &mut client,
+            &stats,
+            &data,
+            is_incr(path),
+            path,
+            &release,
+        )?;
         count += done.commands;
         if let Some(safe_end) = done.cut_at {
             if !(last && truncated_ok) {
@@ -85,6 +94,7 @@ pub fn replay_bytes(
     data: &[u8],
     incr: bool,
     path: &Path,
+    release: &dyn Fn(),
 ) -> Result<Replayed, AofError> {
     // A log cut off by a crash still has its preallocated zeros.
     let data = if incr {
@@ -100,7 +110,8 @@ pub fn replay_bytes(
     // RDB image, possibly followed by commands (old single-file logs).
     if data.starts_with(b"REDIS") {
         let mut view = server.keyspace.lock_all();
-        let image = super::snapshot::load_into(server, &mut view, data, path).map_err(|why| {
+        let image = super::snapshot::load_into_releasing(server, &mut view, data, path, release)
+            .map_err(|why| {
             AofError::Corrupt {
                 file: path.display().to_string(),
                 offset: 0,

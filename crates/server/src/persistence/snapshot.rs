@@ -491,9 +491,13 @@ fn finish_file(
 /// Loads an RDB image into the (empty) keyspace: keys already expired are
 /// skipped, as a primary does; function libraries are installed. Returns
 /// the number of keys loaded.
-pub fn load_image(server: &Server, data: &[u8], what: &Path) -> Result<LoadedImage, String> {
+pub fn load_image(
+    server: &Server,
+    image: &super::image_file::ImageFile,
+    what: &Path,
+) -> Result<LoadedImage, String> {
     let mut view = server.keyspace.lock_all();
-    load_into(server, &mut view, data, what)
+    load_into_releasing(server, &mut view, image, what, &|| image.release_resident())
 }
 
 /// What [`load_into`] loaded.
@@ -512,6 +516,21 @@ pub fn load_into(
     data: &[u8],
     what: &Path,
 ) -> Result<LoadedImage, String> {
+    load_into_releasing(server, view, data, what, &|| {})
+}
+
+/// Keys loaded between two calls of [`load_into_releasing`]'s `release`.
+const RELEASE_EVERY: u64 = 4096;
+
+/// [`load_into`], calling `release` every [`RELEASE_EVERY`] keys: a
+/// mapped file lets the pages already read go (`ImageFile`).
+pub fn load_into_releasing(
+    server: &Server,
+    view: &mut View,
+    data: &[u8],
+    what: &Path,
+    release: &dyn Fn(),
+) -> Result<LoadedImage, String> {
     let now = crate::command::unix_ms();
     let databases = server.keyspace.databases();
     let (mut loaded, mut expired) = (0u64, 0u64);
@@ -519,6 +538,9 @@ pub fn load_into(
     let mut bad_fn = None;
     let limits = server.encoding_limits();
     let replica = server.keyspace.is_replica();
+    // With a disk tier, what does not fit under maxmemory goes to disk as
+    // it loads: an image larger than memory loads.
+    let mut spill = crate::tier::active().map(|_| crate::tier::spill::WhileLoading::default());
     let result = rdb::load(
         data,
         &limits,
@@ -536,6 +558,12 @@ pub fn load_into(
             }
             view.set(db, &key, value, expire_at, now);
             loaded += 1;
+            if loaded.is_multiple_of(RELEASE_EVERY) {
+                release();
+            }
+            if let Some(spill) = spill.as_mut() {
+                spill.loaded(server, view, db, key);
+            }
         },
         |code| {
             if let Err(e) = crate::scripting::install_library(server, &code, true) {

@@ -45,7 +45,6 @@ pub const HEADER: usize = 12;
 /// gets a segment of its own).
 pub const SEGMENT_SIZE: u64 = 64 << 20;
 
-const CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
 
 /// Why a record could not be read back.
 #[derive(Debug)]
@@ -98,7 +97,7 @@ pub fn encode_record(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
     out.extend_from_slice(&(value.len() as u32).to_le_bytes());
     out.extend_from_slice(key);
     out.extend_from_slice(value);
-    let crc = CRC.checksum(&out[start + 4..]);
+    let crc = crc32c::crc32c(&out[start + 4..]);
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -120,7 +119,7 @@ pub fn decode_record(record: &[u8]) -> Option<(&[u8], &[u8])> {
     if HEADER.checked_add(klen)?.checked_add(vlen)? != record.len() {
         return None;
     }
-    if CRC.checksum(&record[4..]) != crc {
+    if crc32c::crc32c(&record[4..]) != crc {
         return None;
     }
     Some((&record[HEADER..HEADER + klen], &record[HEADER + klen..]))
@@ -158,6 +157,17 @@ impl ValueLog {
             .write(true)
             .create_new(true)
             .open(self.dir.join(segment_name(n)))?;
+        // Reads are of single records at random places: the kernel's
+        // read-ahead would read (and cache) many times what is asked.
+        // SAFETY: posix_fadvise on a file descriptor this function owns.
+        unsafe {
+            libc::posix_fadvise(
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                0,
+                0,
+                libc::POSIX_FADV_RANDOM,
+            );
+        }
         self.segments.insert(
             n,
             Segment {

@@ -166,7 +166,7 @@ impl Tier {
             "skiplist" => limits.zset_max_listpack_entries = 0,
             _ => {}
         }
-        let mut value = crate::persistence::rdb::restore_payload(payload, &limits).ok()?;
+        let mut value = crate::persistence::rdb::restore_trusted_payload(payload, &limits).ok()?;
         if let Value::Str(s) = &mut value {
             if s.encoding() != encoding {
                 match encoding {

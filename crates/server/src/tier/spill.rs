@@ -132,3 +132,27 @@ fn spill_in(
     }
     (freed.len(), freed)
 }
+
+/// Spilling while an image loads under one view of every shard: the keys
+/// loaded last are the candidates (nothing is colder than anything else
+/// yet), spilled a batch at a time while memory is over the limit.
+#[derive(Default)]
+pub struct WhileLoading {
+    recent: Vec<(usize, Vec<u8>)>,
+}
+
+impl WhileLoading {
+    /// `key` (of `db`) was just loaded in `view`.
+    pub fn loaded(&mut self, server: &Server, view: &mut View, db: usize, key: Vec<u8>) {
+        self.recent.push((db, key));
+        if self.recent.len() < MAX_BATCH {
+            return;
+        }
+        if crate::memory::evict::over_limit(server) {
+            let (_, freed) = spill_in(server, view, &self.recent, worth_spilling);
+            drop(freed);
+            crate::memory::alloc::flush_thread();
+        }
+        self.recent.clear();
+    }
+}

@@ -137,6 +137,21 @@ pub fn restore_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value,
     }
 }
 
+/// The value of a payload this server wrote and checked by other means
+/// (the disk tier's records carry their own checksum): no footer check.
+pub fn restore_trusted_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value, PayloadError> {
+    let mut r = Reader {
+        data: payload,
+        pos: 0,
+        limits,
+    };
+    let t = r.u8().map_err(|_| PayloadError::BadFormat)?;
+    match r.value(t, 0) {
+        Ok(Some(v)) => Ok(v),
+        _ => Err(PayloadError::BadFormat),
+    }
+}
+
 /// The library codes of a FUNCTION DUMP payload whose footer was checked,
 /// or Redis's error text (without the `ERR ` prefix).
 pub fn functions_of_payload(payload: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {

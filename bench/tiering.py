@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""The disk tier measured as issue-style figures, in a memory-capped cgroup.
+
+This machine's RAM would cache the whole tier in the page cache, so keel
+runs in a cgroup-v1 memory group (`memory.limit_in_bytes` caps its RSS plus
+its page cache). Steps, all in one run:
+
+1. load: KEYS values of SIZE bytes (`key:%012d`, redis-benchmark's key
+   names, each value derived from its key) into keel with `maxmemory MAX`
+   and `tiering-dir`; then every value read back and compared; peak RSS
+   (VmHWM) against maxmemory plus the empty server's RSS.
+2. hot: `redis-benchmark -t get -r HOT` (only the first HOT keys, 5% by
+   default: with every key and stub in memory too, 10% would not fit
+   in memory) against the tiered keel, and against a keel with everything
+   in memory (same keys, no maxmemory, no cgroup) - the ratio of rates.
+3. uniform: `redis-benchmark -t get -r KEYS -c INFLIGHT` over the whole
+   dataset against the tiered keel, beside `fio --rw=randread --bs=SIZE
+   --iodepth=INFLIGHT --direct=1` on a file of the dataset's size in the
+   same directory: rate / IOPS and p99s.
+4. restart: the tiered keel restarted from its RDB file (SAVE), time to
+   serve and peak RSS.
+
+Usage (as root): bench/tiering.py --keel target/release/keel-server
+    [--keys 327680 --size 4096 --maxmemory 128mb --group-mb 320]
+"""
+
+import argparse
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+CGROUP = "/sys/fs/cgroup/memory/keel-tier-bench"
+
+
+def value(i, size):
+    # Incompressible (the RDB file is as large as the dataset), and the
+    # same for the same key in every run.
+    return random.Random(i).randbytes(size)
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Conn:
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port))
+        self.buf = b""
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def _fill(self):
+        chunk = self.s.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
+    def reply(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, _, rest = self.buf.partition(b"\r\n")
+        kind = line[:1]
+        if kind == b"$":
+            n = int(line[1:])
+            if n < 0:
+                self.buf = rest
+                return None
+            while len(rest) < n + 2:
+                self._fill()
+                line, _, rest = self.buf.partition(b"\r\n")
+            self.buf = rest[n + 2:]
+            return rest[:n]
+        self.buf = rest
+        if kind == b"-":
+            raise RuntimeError(line.decode())
+        return line[1:]
+
+    def cmd(self, *args):
+        self.send(resp(*args))
+        return self.reply()
+
+
+def info(conn, section):
+    text = conn.cmd("INFO", section).decode()
+    return dict(l.split(":", 1) for l in text.splitlines() if ":" in l)
+
+
+def vm(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def start(keel, port, workdir, extra, cgroup):
+    os.makedirs(workdir, exist_ok=True)
+    args = [keel, "--port", str(port), "--save", "", "--dir", workdir] + extra
+    if cgroup:
+        cmd = ["sh", "-c", f'echo $$ > {CGROUP}/cgroup.procs && exec "$@"', "sh"] + args
+    else:
+        cmd = args
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "log"), "w"))
+    for _ in range(6000):
+        try:
+            c = Conn(port)
+            if c.cmd("PING") == b"PONG":
+                return p, c
+        except (OSError, EOFError, RuntimeError):
+            pass
+        time.sleep(0.05)
+    sys.exit(f"keel on port {port} did not start")
+
+
+def load(conn, keys, size, batch=200):
+    for start in range(0, keys, batch):
+        n = min(batch, keys - start)
+        conn.send(b"".join(resp("SET", b"key:%012d" % i, value(i, size)) for i in range(start, start + n)))
+        for _ in range(n):
+            r = conn.reply()
+            if r != b"OK":
+                sys.exit(f"SET answered {r!r}")
+
+
+def verify(conn, keys, size, batch=200):
+    bad = 0
+    for start in range(0, keys, batch):
+        n = min(batch, keys - start)
+        conn.send(b"".join(resp("GET", b"key:%012d" % i) for i in range(start, start + n)))
+        for i in range(start, start + n):
+            if conn.reply() != value(i, size):
+                bad += 1
+    return bad
+
+
+def benchmark(port, args):
+    out = subprocess.run(
+        ["redis-benchmark", "-p", str(port), "-q", "--csv"] + args,
+        capture_output=True, text=True, check=True).stdout
+    rows = [l for l in out.splitlines() if l.startswith('"GET')]
+    cols = rows[-1].replace('"', "").split(",")
+    # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+    return float(cols[1]), float(cols[4]), float(cols[6])
+
+
+def fio(path, size_bytes, bs, depth, seconds):
+    out = subprocess.run(
+        ["fio", "--name=tier", f"--filename={path}", f"--size={size_bytes}", "--rw=randread",
+         f"--bs={bs}", f"--iodepth={depth}", "--ioengine=libaio", "--direct=1",
+         f"--runtime={seconds}", "--time_based", "--group_reporting",
+         "--output-format=terse", "--terse-version=3"],
+        capture_output=True, text=True, check=True).stdout
+    f = out.strip().splitlines()[-1].split(";")
+    iops = float(f[7])
+    # terse v3: read clat percentiles start at field 17 as "p=usec".
+    p99 = next(float(x.split("=")[1]) for x in f[17:37] if x.startswith("99.000000%"))
+    return iops, p99 / 1000.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keel", required=True)
+    ap.add_argument("--keys", type=int, default=327680)
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--maxmemory", default="128mb")
+    ap.add_argument("--group-mb", type=int, default=320)
+    ap.add_argument("--hot", type=int, default=0, help="hot keys (default: 5%% of --keys, which fits in memory beside every key)")
+    ap.add_argument("--requests", type=int, default=200000)
+    ap.add_argument("--inflight", type=int, default=32)
+    ap.add_argument("--workdir", default="/tmp/keel-tier-bench")
+    ap.add_argument("--port", type=int, default=7411)
+    a = ap.parse_args()
+    hot = a.hot or a.keys * 5 // 100
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    os.makedirs(CGROUP, exist_ok=True)
+    with open(f"{CGROUP}/memory.limit_in_bytes", "w") as f:
+        f.write(str(a.group_mb << 20))
+    tiered = ["--maxmemory", a.maxmemory, "--maxmemory-policy", "allkeys-lru", "--tiering-dir", "tier"]
+    print(f"# {a.keys} keys of {a.size} B, maxmemory {a.maxmemory}, cgroup {a.group_mb} MB, hot {hot} keys")
+
+    # The empty server's RSS.
+    p, c = start(a.keel, a.port, a.workdir + "/empty", [], True)
+    empty_rss = vm(p.pid, "VmRSS")
+    p.terminate(); p.wait()
+
+    tdir = a.workdir + "/tiered"
+    p, c = start(a.keel, a.port, tdir, tiered, True)
+    t0 = time.time()
+    load(c, a.keys, a.size)
+    load_s = time.time() - t0
+    t0 = time.time()
+    bad = verify(c, a.keys, a.size)
+    verify_s = time.time() - t0
+    t = info(c, "tiering")
+    m = info(c, "memory")
+    maxmem = int(m["maxmemory"])
+    peak = vm(p.pid, "VmHWM")
+    print(f"load: {load_s:.1f} s ({a.keys / load_s:.0f} SET/s); verify: {verify_s:.1f} s, {bad} wrong values")
+    print(f"peak RSS {peak >> 20} MB = {peak / (maxmem + empty_rss):.3f} x (maxmemory {maxmem >> 20} MB + empty server {empty_rss >> 20} MB)")
+    print(f"evicted_keys {info(c, 'stats')['evicted_keys']}, spilled keys {t['tiering_spilled_keys']}, "
+          f"disk {int(t['tiering_disk_bytes']) >> 20} MB, live {int(t['tiering_live_bytes']) >> 20} MB")
+
+    rows = []
+    hot_t = benchmark(a.port, ["-t", "get", "-n", str(a.requests), "-r", str(hot), "-c", "50", "--threads", "2"])
+    uni_t = benchmark(a.port, ["-t", "get", "-n", str(a.requests // 4), "-r", str(a.keys), "-c", str(a.inflight), "--threads", "2"])
+    # Restart from the RDB file written with most values on disk.
+    c.cmd("SAVE")
+    p.terminate(); p.wait()
+    t0 = time.time()
+    p, c = start(a.keel, a.port, tdir, tiered, True)
+    restart_s = time.time() - t0
+    restart_peak = vm(p.pid, "VmHWM")
+    restart_keys = int(info(c, "keyspace").get("db0", "keys=0").split(",")[0].split("=")[1])
+    p.terminate(); p.wait()
+
+    # Everything in memory, no cgroup.
+    mdir = a.workdir + "/memory"
+    p, c = start(a.keel, a.port, mdir, [], False)
+    load(c, a.keys, a.size)
+    hot_m = benchmark(a.port, ["-t", "get", "-n", str(a.requests), "-r", str(hot), "-c", "50", "--threads", "2"])
+    c.cmd("SAVE")
+    p.terminate(); p.wait()
+    t0 = time.time()
+    p, c = start(a.keel, a.port, mdir, [], False)
+    restart_m = time.time() - t0
+    p.terminate(); p.wait()
+
+    iops, fio_p99 = fio(os.path.join(a.workdir, "fio.dat"), a.keys * a.size, a.size, a.inflight, 20)
+    print()
+    print("| measure | tiered | in memory | ratio |")
+    print("|---|---|---|---|")
+    print(f"| GET -r {hot} (hot set), rps | {hot_t[0]:.0f} | {hot_m[0]:.0f} | {hot_t[0] / hot_m[0]:.3f} |")
+    print(f"| GET -r {hot}, p50 / p99 ms | {hot_t[1]} / {hot_t[2]} | {hot_m[1]} / {hot_m[2]} | |")
+    print(f"| restart from RDB, s | {restart_s:.1f} ({restart_keys} keys, peak RSS {restart_peak >> 20} MB) | {restart_m:.1f} | |")
+    print()
+    print("| uniform random GET over the dataset | keel tiered | fio randread direct | ratio |")
+    print("|---|---|---|---|")
+    print(f"| rate at {a.inflight} in flight | {uni_t[0]:.0f} rps | {iops:.0f} IOPS | {uni_t[0] / iops:.3f} |")
+    print(f"| p99 ms | {uni_t[2]} | {fio_p99:.3f} | {uni_t[2] - fio_p99:+.3f} |")
+    shutil.rmtree(a.workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
