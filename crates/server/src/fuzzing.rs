@@ -777,7 +777,8 @@ pub fn rdb_load(data: &[u8]) {
     let h = harness(&RDB);
     let _one_at_a_time = h.lock.lock();
     let checked = rdb::check(data);
-    let loaded = snapshot::load_image(&h.server, data, Path::new("fuzz.rdb"));
+    let image = crate::persistence::image_file::ImageFile::from_vec(data.to_vec());
+    let loaded = snapshot::load_image(&h.server, &image, Path::new("fuzz.rdb"));
     if loaded.is_ok() {
         if let Err((_, e)) = checked {
             panic!("the image loads, but --check-rdb refuses it: {e}");

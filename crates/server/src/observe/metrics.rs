@@ -257,7 +257,73 @@ pub fn render(server: &Server) -> String {
     render_memory(server, &mut p);
     render_persistence(server, &mut p);
     render_replication(server, &mut p);
+    render_tiering(&mut p);
     p.o
+}
+
+/// The disk tier's figures (INFO tiering), when one is open.
+fn render_tiering(p: &mut Page) {
+    let Some(t) = crate::tier::active() else {
+        return;
+    };
+    let (disk, live, segments) = t.disk_usage();
+    let s = &t.stats;
+    p.gauge(
+        "keel_tiering_spilled_keys",
+        "Keys whose value is on disk",
+        s.spilled_keys.load(Relaxed),
+    );
+    p.gauge(
+        "keel_tiering_disk_bytes",
+        "Bytes in the value log's files",
+        disk,
+    );
+    p.gauge(
+        "keel_tiering_live_bytes",
+        "Bytes of live records in the value log",
+        live,
+    );
+    p.gauge("keel_tiering_segments", "Files of the value log", segments);
+    p.counter(
+        "keel_tiering_spills_total",
+        "Values written to disk",
+        s.spills.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_spilled_bytes_total",
+        "Record bytes written to disk",
+        s.spilled_bytes.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_loads_total",
+        "Values read back from disk",
+        s.loads.load(Relaxed) + s.inline_loads.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_loaded_bytes_total",
+        "Record bytes read back for parked requests",
+        s.loaded_bytes.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_inline_loads_total",
+        "Values read back on a worker (lookups no request announced)",
+        s.inline_loads.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_parked_requests_total",
+        "Requests that waited for the disk",
+        s.parked.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_compacted_segments_total",
+        "Value log segments emptied by compaction",
+        s.compacted_segments.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_compacted_bytes_total",
+        "Record bytes compaction moved",
+        s.compacted_bytes.load(Relaxed),
+    );
 }
 
 fn render_server(server: &Server, p: &mut Page) {

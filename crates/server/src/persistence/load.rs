@@ -111,13 +111,11 @@ pub fn replay_bytes(
     if data.starts_with(b"REDIS") {
         let mut view = server.keyspace.lock_all();
         let image = super::snapshot::load_into_releasing(server, &mut view, data, path, release)
-            .map_err(|why| {
-            AofError::Corrupt {
+            .map_err(|why| AofError::Corrupt {
                 file: path.display().to_string(),
                 offset: 0,
                 why,
-            }
-        })?;
+            })?;
         count += image.keys;
         pos = image.consumed;
     }

@@ -45,7 +45,6 @@ pub const HEADER: usize = 12;
 /// gets a segment of its own).
 pub const SEGMENT_SIZE: u64 = 64 << 20;
 
-
 /// Why a record could not be read back.
 #[derive(Debug)]
 pub enum ReadError {
@@ -213,6 +212,13 @@ impl ValueLog {
         seg.size = offset;
         seg.live += batch.len() as u64;
         Ok(locs)
+    }
+
+    /// The open file of `segment` and its size, for compaction's reads.
+    pub fn segment(&self, segment: u32) -> Option<(Arc<File>, u64)> {
+        self.segments
+            .get(&segment)
+            .map(|s| (Arc::clone(&s.file), s.size))
     }
 
     /// The open file of `segment`, for a read outside the log's lock.

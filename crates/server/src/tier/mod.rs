@@ -12,6 +12,7 @@
 //! CONFIG SET from empty): a stub's drop must find the log it points
 //! into without a server at hand.
 
+pub mod compact;
 pub mod load;
 pub mod log;
 pub mod spill;
@@ -52,6 +53,9 @@ pub struct Stats {
     pub inline_loads: AtomicU64,
     /// Requests parked for a read.
     pub parked: AtomicU64,
+    /// Segments compaction emptied, and the record bytes it moved.
+    pub compacted_segments: AtomicU64,
+    pub compacted_bytes: AtomicU64,
 }
 
 pub struct Tier {
@@ -111,7 +115,11 @@ pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static 
         in_flight: Mutex::new(Default::default()),
     };
     // (Two opens racing: the loser's log directory is the same one.)
-    let _ = TIER.set(tier);
+    if TIER.set(tier).is_ok() {
+        if let Some(t) = TIER.get() {
+            compact::start(Arc::downgrade(server), t);
+        }
+    }
     TIER.get()
         .ok_or_else(|| OpenError::AlreadyOpen(dir.display().to_string()))
 }
@@ -133,7 +141,7 @@ impl Tier {
         (log.disk_bytes(), log.live_bytes(), log.segment_count())
     }
 
-    fn append(&self, batch: &[u8], lens: &[u32]) -> io::Result<Vec<Loc>> {
+    pub(super) fn append(&self, batch: &[u8], lens: &[u32]) -> io::Result<Vec<Loc>> {
         self.log.lock().append(batch, lens)
     }
 
@@ -190,7 +198,7 @@ pub(crate) fn release(loc: Loc) {
 }
 
 /// Frees a record no stub points at.
-fn release_unowned(loc: Loc) {
+pub(super) fn release_unowned(loc: Loc) {
     let Some(t) = TIER.get() else { return };
     if let Err(e) = t.log.lock().free(loc) {
         tracing::warn!("Tiering: removing an empty segment: {e}");
@@ -273,7 +281,8 @@ pub fn info(o: &mut String) {
          tiering_live_bytes:{live}\r\ntiering_segments:{segments}\r\ntiering_max_disk:{}\r\n\
          tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
          tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
-         tiering_parked_requests:{}\r\n",
+         tiering_parked_requests:{}\r\ntiering_compacted_segments:{}\r\n\
+         tiering_compacted_bytes:{}\r\n",
         s.spilled_keys.load(Relaxed),
         t.max_disk.load(Relaxed),
         s.spills.load(Relaxed),
@@ -282,5 +291,7 @@ pub fn info(o: &mut String) {
         s.inline_loads.load(Relaxed),
         s.coalesced.load(Relaxed),
         s.parked.load(Relaxed),
+        s.compacted_segments.load(Relaxed),
+        s.compacted_bytes.load(Relaxed),
     );
 }

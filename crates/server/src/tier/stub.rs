@@ -54,6 +54,16 @@ impl Stub {
         })
     }
 
+    /// A stub of the same value at `loc` (compaction moved its record).
+    pub(super) fn moved(&self, loc: Loc) -> Option<Stub> {
+        Some(Stub {
+            segment: loc.segment,
+            offset: u32::try_from(loc.offset).ok()?,
+            len: loc.len,
+            kind: self.kind,
+        })
+    }
+
     pub fn loc(&self) -> Loc {
         Loc {
             segment: self.segment,

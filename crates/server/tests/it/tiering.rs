@@ -361,3 +361,55 @@ fn images_written_with_values_on_disk_restore_them() {
     drop(keel);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn compaction_keeps_disk_use_near_live_data() {
+    let keel = Server::keel_with(&["--tiering-dir", "tier"]);
+    let mut k = keel.raw();
+    let size = 100_000;
+    let keys = 1200;
+    let write = |k: &mut Raw, round: usize, every: usize| {
+        let cmds: Vec<_> = (0..keys)
+            .filter(|i| i % every == 0)
+            .map(|i| argv(&["SET", &format!("k{i}"), &value(i * 7 + round, size)]))
+            .collect();
+        for r in pipeline(k, &cmds) {
+            eqb!(r, b"+OK\r\n");
+        }
+        k.cmd(&["DEBUG", "SPILL"]);
+    };
+    // 120 MB on disk, then three of every four keys overwritten: the
+    // first segments keep a quarter of their records live.
+    write(&mut k, 0, 1);
+    let overwrite: Vec<_> = (0..keys)
+        .filter(|i| i % 4 != 0)
+        .map(|i| argv(&["SET", &format!("k{i}"), &value(i * 7 + 1, size)]))
+        .collect();
+    pipeline(&mut k, &overwrite);
+    k.cmd(&["DEBUG", "SPILL"]);
+    wait_for("compaction to bring disk use under 1.5x live bytes", || {
+        let (disk, live, done) = (
+            tier_stat(&mut k, "tiering_disk_bytes"),
+            tier_stat(&mut k, "tiering_live_bytes"),
+            tier_stat(&mut k, "tiering_compacted_segments"),
+        );
+        // (The head segment is never compacted: up to one segment more.)
+        if done >= 1 && disk as f64 <= 1.5 * live as f64 + 64.0 * MB as f64 {
+            Ok(())
+        } else {
+            Err(format!("disk {disk} live {live} compacted segments {done}"))
+        }
+    });
+    // Every value reads back, moved or not.
+    let reads: Vec<_> = (0..keys)
+        .map(|i| argv(&["GET", &format!("k{i}")]))
+        .collect();
+    for (i, r) in pipeline(&mut k, &reads).iter().enumerate() {
+        let round = usize::from(i % 4 != 0);
+        let v = value(i * 7 + round, size);
+        assert!(
+            *r == format!("${}\r\n{v}\r\n", v.len()).into_bytes(),
+            "k{i}"
+        );
+    }
+}

@@ -31,8 +31,7 @@ mod write;
 
 pub use read::{
     check, functions_of_payload, load, restore_payload, restore_trusted_payload, verify_payload,
-    Loaded, PayloadError,
-    RdbError,
+    Loaded, PayloadError, RdbError,
 };
 pub use write::{dump_payload, functions_payload, seal_payload, Writer};
 

@@ -139,7 +139,10 @@ pub fn restore_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value,
 
 /// The value of a payload this server wrote and checked by other means
 /// (the disk tier's records carry their own checksum): no footer check.
-pub fn restore_trusted_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value, PayloadError> {
+pub fn restore_trusted_payload(
+    payload: &[u8],
+    limits: &EncodingLimits,
+) -> Result<Value, PayloadError> {
     let mut r = Reader {
         data: payload,
         pos: 0,
