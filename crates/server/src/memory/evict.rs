@@ -30,7 +30,7 @@ use crate::storage::keyspace::SHARDS;
 use crate::storage::value::EntryRef;
 
 /// Freed by one call, the memory is returned to the OS at once.
-const PURGE_AFTER: usize = 8 * 1024 * 1024;
+pub const PURGE_AFTER: usize = 8 * 1024 * 1024;
 
 /// Redis's EVPOOL_SIZE.
 pub const POOL_SIZE: usize = 16;
@@ -220,6 +220,13 @@ fn spill_to_disk(server: &Server) -> bool {
         _ => Policy::AllkeysLru,
     };
     let start = Instant::now();
+    let used_before = alloc::used();
+    // What spilling freed goes back to the OS at once, as eviction's does.
+    let purge_if_freed = || {
+        if used_before.saturating_sub(alloc::used()) >= PURGE_AFTER {
+            crate::memory::purge();
+        }
+    };
     while over_limit(server) {
         let mut candidates = Vec::with_capacity(crate::tier::spill::MAX_BATCH);
         while candidates.len() < crate::tier::spill::MAX_BATCH {
@@ -234,13 +241,16 @@ fn spill_to_disk(server: &Server) -> bool {
             }
         }
         if candidates.is_empty() || crate::tier::spill::spill(server, &candidates) == 0 {
+            purge_if_freed();
             return false;
         }
         if start.elapsed() > SPILL_TIME_LIMIT {
             // More next time: the command that asked waits no longer.
+            purge_if_freed();
             return true;
         }
     }
+    purge_if_freed();
     true
 }
 

@@ -520,7 +520,7 @@ pub fn load_into(
 }
 
 /// Keys loaded between two calls of [`load_into_releasing`]'s `release`.
-const RELEASE_EVERY: u64 = 4096;
+const RELEASE_EVERY: u64 = 512;
 
 /// [`load_into`], calling `release` every [`RELEASE_EVERY`] keys: a
 /// mapped file lets the pages already read go (`ImageFile`).

@@ -139,6 +139,8 @@ fn spill_in(
 #[derive(Default)]
 pub struct WhileLoading {
     recent: Vec<(usize, Vec<u8>)>,
+    /// Bytes freed by spilling since memory was last given back.
+    freed: usize,
 }
 
 impl WhileLoading {
@@ -149,9 +151,17 @@ impl WhileLoading {
             return;
         }
         if crate::memory::evict::over_limit(server) {
+            let before = crate::memory::alloc::used();
             let (_, freed) = spill_in(server, view, &self.recent, worth_spilling);
             drop(freed);
             crate::memory::alloc::flush_thread();
+            self.freed += before.saturating_sub(crate::memory::alloc::used());
+            // The values freed go back to the OS, not to the allocator's
+            // cache: the process stays within maxmemory as it loads.
+            if self.freed >= crate::memory::evict::PURGE_AFTER {
+                crate::memory::purge();
+                self.freed = 0;
+            }
         }
         self.recent.clear();
     }

@@ -241,7 +241,14 @@ fn parse(
     let mut db = 0usize;
     let mut expire_at = 0u64;
     let mut repl = (None, None, 0);
+    // The checksum follows the reader (as Redis's rio does): once a key
+    // is loaded its bytes are not read again, so a mapped image's pages
+    // can go as it loads (`persistence::image_file`).
+    let mut digest = CRC64.digest();
+    let mut summed = 0;
     loop {
+        digest.update(&data[summed..r.pos]);
+        summed = r.pos;
         let at = r.pos;
         let op = r.u8()?;
         match op {
@@ -301,7 +308,8 @@ fn parse(
     }
     if version >= 5 {
         let end = r.pos;
-        let expected = CRC64.checksum(&data[..end]);
+        digest.update(&data[summed..end]);
+        let expected = digest.finalize();
         let stored = r.u64le()?;
         if stored == 0 {
             if let Some(rep) = report.as_deref_mut() {
