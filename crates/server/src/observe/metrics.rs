@@ -271,7 +271,17 @@ fn render_tiering(p: &mut Page) {
     p.gauge(
         "keel_tiering_spilled_keys",
         "Keys whose value is on disk",
-        s.spilled_keys.load(Relaxed),
+        t.spilled_keys(),
+    );
+    p.gauge(
+        "keel_tiering_clean_copies",
+        "Records kept for values read back, reused if they are spilled unchanged",
+        s.clean_copies.load(Relaxed),
+    );
+    p.counter(
+        "keel_tiering_reused_copies_total",
+        "Spills that reused a clean copy instead of writing",
+        s.reused_copies.load(Relaxed),
     );
     p.gauge(
         "keel_tiering_disk_bytes",

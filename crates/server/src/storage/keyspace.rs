@@ -785,6 +785,19 @@ impl<'a> View<'a> {
         }
     }
 
+    /// Whether `key` is live with its value in memory (not on disk): a
+    /// look with no side effect, as [`View::spilled_loc`].
+    pub fn in_memory(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
+        let now_ms = self.expiry_now(now_ms);
+        let slot = self.slot_of(key);
+        let shard = self.shard(shard_of(slot));
+        shard.dbs[db]
+            .slots
+            .get_mut(slot / SHARDS)
+            .and_then(|m| m.get_unexpired(key, now_ms))
+            .is_some_and(|e| !e.value.is_spilled())
+    }
+
     /// This view applies a primary's stream: expired keys are still there
     /// (see [`Expiry::Ignore`]).
     pub fn obey_primary(&mut self) {

@@ -39,13 +39,19 @@ const CHUNK: usize = 4 << 20;
 pub fn start(server: Weak<Server>, tier: &'static Tier) {
     let spawned = std::thread::Builder::new()
         .name("keel-tier-compact".into())
-        .spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(200));
-            let Some(server) = server.upgrade() else {
-                return;
-            };
-            if let Some(segment) = due(tier) {
-                compact_segment(&server, tier, segment);
+        .spawn(move || {
+            for round in 1u64.. {
+                std::thread::sleep(Duration::from_millis(200));
+                let Some(server) = server.upgrade() else {
+                    return;
+                };
+                // Every 10 s: clean copies whose key went away.
+                if round.is_multiple_of(50) {
+                    super::clean::sweep(&server, tier);
+                }
+                if let Some(segment) = due(tier) {
+                    compact_segment(&server, tier, segment);
+                }
             }
         });
     if let Err(e) = spawned {

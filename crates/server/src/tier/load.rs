@@ -108,6 +108,7 @@ fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Lo
     let value = match tier.read(loc) {
         Ok(payload) => tier
             .decode(&payload, encoding)
+            .map(|v| (v, super::clean::fingerprint(&payload)))
             .ok_or("an undecodable payload".to_string()),
         // The record was freed (its key overwritten or deleted) and its
         // segment removed since the request looked.
@@ -119,7 +120,7 @@ fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Lo
     if view.spilled_loc(db, key, now).map(|(l, _)| l) != Some(loc) {
         return;
     }
-    let value = match value {
+    let (value, fingerprint) = match value {
         Ok(v) => v,
         Err(e) => super::fatal_read(loc, &e),
     };
@@ -131,6 +132,9 @@ fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Lo
     access::touch(e.access, now);
     tier.stats.loads.fetch_add(1, Relaxed);
     tier.stats.loaded_bytes.fetch_add(loc.len as u64, Relaxed);
+    // The record stays, as the value's clean copy.
+    if let crate::storage::value::Value::Spilled(stub) = stub {
+        tier.keep_copy(db, key, stub, fingerprint);
+    }
     drop(view);
-    drop(stub);
 }

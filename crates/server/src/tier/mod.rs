@@ -12,6 +12,7 @@
 //! CONFIG SET from empty): a stub's drop must find the log it points
 //! into without a server at hand.
 
+pub mod clean;
 pub mod compact;
 pub mod load;
 pub mod log;
@@ -38,8 +39,13 @@ type Waiters = Vec<tokio::sync::oneshot::Sender<()>>;
 /// The tier's counters, for INFO's Tiering section and Prometheus.
 #[derive(Default)]
 pub struct Stats {
-    /// Keys whose value is on disk now.
+    /// Stubs alive: keys whose value is on disk, and clean copies.
     pub spilled_keys: AtomicI64,
+    /// Records kept for values read back (`clean`), and spills they
+    /// saved (a value unchanged since it was read went back without a
+    /// write).
+    pub clean_copies: AtomicI64,
+    pub reused_copies: AtomicU64,
     /// Values written to disk, and their record bytes.
     pub spills: AtomicU64,
     pub spilled_bytes: AtomicU64,
@@ -68,6 +74,8 @@ pub struct Tier {
     /// For loads: the keyspace to install a value in, the encoding limits
     /// to decode it with.
     server: Weak<Server>,
+    /// Clean copies of values read back (`clean`).
+    copies: Mutex<clean::Copies>,
     /// Reads in flight, by location, with the requests waiting on each.
     in_flight: Mutex<ahash::HashMap<(u32, u64), Waiters>>,
 }
@@ -82,8 +90,7 @@ pub fn active() -> Option<&'static Tier> {
 /// while nothing is.
 #[inline]
 pub fn any_spilled() -> bool {
-    TIER.get()
-        .is_some_and(|t| t.stats.spilled_keys.load(Relaxed) > 0)
+    TIER.get().is_some_and(|t| t.spilled_keys() > 0)
 }
 
 /// Why the tier could not be opened.
@@ -113,6 +120,7 @@ pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static 
         stats: Stats::default(),
         server: Arc::downgrade(server),
         in_flight: Mutex::new(Default::default()),
+        copies: Mutex::new(Default::default()),
     };
     // (Two opens racing: the loser's log directory is the same one.)
     if TIER.set(tier).is_ok() {
@@ -127,6 +135,11 @@ pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static 
 impl Tier {
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Keys whose value is on disk now.
+    pub fn spilled_keys(&self) -> i64 {
+        self.stats.spilled_keys.load(Relaxed) - self.stats.clean_copies.load(Relaxed)
     }
 
     /// Whether the tier may take `more` bytes of records.
@@ -282,8 +295,8 @@ pub fn info(o: &mut String) {
          tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
          tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
          tiering_parked_requests:{}\r\ntiering_compacted_segments:{}\r\n\
-         tiering_compacted_bytes:{}\r\n",
-        s.spilled_keys.load(Relaxed),
+         tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n",
+        t.spilled_keys(),
         t.max_disk.load(Relaxed),
         s.spills.load(Relaxed),
         s.spilled_bytes.load(Relaxed),
@@ -293,5 +306,7 @@ pub fn info(o: &mut String) {
         s.parked.load(Relaxed),
         s.compacted_segments.load(Relaxed),
         s.compacted_bytes.load(Relaxed),
+        s.clean_copies.load(Relaxed),
+        s.reused_copies.load(Relaxed),
     );
 }

@@ -82,6 +82,7 @@ fn spill_in(
     let mut batch = Vec::new();
     let mut lens = Vec::new();
     let mut chosen = Vec::new();
+    let mut freed = Vec::with_capacity(candidates.len());
     for (db, key) in candidates {
         let Some(e) = view.peek_meta(*db, key, now) else {
             continue;
@@ -90,6 +91,12 @@ fn spill_in(
             continue;
         }
         let payload = crate::persistence::rdb::dump_payload(e.value, false, fill);
+        // Unchanged since it was read back: its record is still there.
+        if let Some(stub) = tier.take_copy(*db, key, &payload, e.value.encoding()) {
+            freed.push(std::mem::replace(e.value, Value::Spilled(stub)));
+            tier.stats.reused_copies.fetch_add(1, Relaxed);
+            continue;
+        }
         let before = batch.len();
         encode_record(&mut batch, key, &payload);
         lens.push((batch.len() - before) as u32);
@@ -98,7 +105,6 @@ fn spill_in(
             break;
         }
     }
-    let mut freed = Vec::with_capacity(chosen.len());
     if !chosen.is_empty() && tier.has_room(batch.len() as u64) {
         match tier.append(&batch, &lens) {
             Ok(locs) => {
@@ -122,7 +128,7 @@ fn spill_in(
                         }
                     }
                 }
-                tier.stats.spills.fetch_add(freed.len() as u64, Relaxed);
+                tier.stats.spills.fetch_add(chosen.len() as u64, Relaxed);
                 tier.stats
                     .spilled_bytes
                     .fetch_add(batch.len() as u64, Relaxed);

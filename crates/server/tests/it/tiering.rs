@@ -509,3 +509,41 @@ fn acknowledged_writes_survive_sigkill_during_spilling_and_compaction() {
     drop(keel);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_value_read_back_goes_to_disk_again_without_a_write_unless_it_changed() {
+    let keel = Server::keel_with(&["--tiering-dir", "tier"]);
+    let mut k = keel.raw();
+    k.cmd(&["SET", "read", &value(1, 1000)]);
+    k.cmd(&["SET", "changed", &value(2, 1000)]);
+    k.cmd(&["SET", "same-bytes", "abc"]);
+    eqb!(k.cmd(&["DEBUG", "SPILL"]), b":3\r\n");
+    let written = tier_stat(&mut k, "tiering_spilled_bytes");
+    k.cmd(&["GET", "read"]);
+    k.cmd(&["APPEND", "changed", "!"]);
+    // Same content, another encoding: it must be written again (OBJECT
+    // ENCODING answers from the record's stub).
+    eqb!(k.cmd(&["SETRANGE", "same-bytes", "1", "b"]), b":3\r\n");
+    eqb!(k.cmd(&["DEBUG", "SPILL"]), b":3\r\n");
+    assert_eq!(tier_stat(&mut k, "tiering_reused_copies"), 1);
+    let rewritten = tier_stat(&mut k, "tiering_spilled_bytes") - written;
+    assert!(
+        (1000..2200).contains(&rewritten),
+        "{rewritten} bytes written for the two changed values"
+    );
+    let v1 = value(1, 1000);
+    eqb!(
+        k.cmd(&["GET", "read"]),
+        format!("${}\r\n{v1}\r\n", v1.len()).as_bytes()
+    );
+    let v2 = value(2, 1000) + "!";
+    eqb!(
+        k.cmd(&["GET", "changed"]),
+        format!("${}\r\n{v2}\r\n", v2.len()).as_bytes()
+    );
+    eqb!(
+        k.cmd(&["OBJECT", "ENCODING", "same-bytes"]),
+        b"$3\r\nraw\r\n"
+    );
+    eqb!(k.cmd(&["GET", "same-bytes"]), b"$3\r\nabc\r\n");
+}
