@@ -22,7 +22,8 @@ run() { # $1: label, rest: extra keel args
     done
 }
 # Keys and stubs of 100000 keys take about 7 MB above the empty server
-# (14 MB): 24 MB leaves room for a few MB of values.
+# and the 512 clients take about 25 MB: 40 MB leaves room for about half
+# the values.
 run memory
-run tiered --maxmemory 24mb --maxmemory-policy allkeys-lru --tiering-dir tier
+run tiered --maxmemory 40mb --maxmemory-policy allkeys-lru --tiering-dir tier
 rm -rf "$W"

@@ -134,6 +134,14 @@ def bgsave(ctx, node, hold):
     time.sleep(hold)
 
 
+def spill(ctx, node, hold):
+    """DEBUG SPILL: every value of the node to its disk tier (tiered
+    topologies), twice over the hold."""
+    for _ in range(2):
+        node.client().execute_command("DEBUG", "SPILL")
+        time.sleep(hold / 2)
+
+
 def maxmemory(ctx, node, hold):
     """CONFIG SET maxmemory far below the data on a replica."""
     if node is ctx.topology.primary:
@@ -184,6 +192,7 @@ FAULTS = {
     "bgrewriteaof": bgrewriteaof,
     "bgsave": bgsave,
     "maxmemory": maxmemory,
+    "spill": spill,
     "failover": failover,
     "etcd-kill": etcd_kill,
     "etcd-pause": etcd_pause,

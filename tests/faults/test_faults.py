@@ -10,6 +10,8 @@ from run import run_once
 SHORT = [
     ("single-always", 2),
     ("single-everysec", 2),
+    # Every value moved to the disk tier, then kill -9, another spill.
+    ("single-tiered", 2),
     ("replicas", 7),
     ("replicas-mixed", 7),
     ("replicas-maxmemory", 7),

@@ -151,7 +151,27 @@ def cluster_topology(scratch=None):
     return Cluster(scratch)
 
 
+class SingleTiered(Single):
+    """One keel node with the log under `always` and a disk tier; the
+    nemesis moves every value to disk now and then (`spill`), so the
+    workload reads and writes values on disk. The promise is Single's: the
+    tier is not a durable record, where a value lives changes nothing."""
+
+    def __init__(self, scratch=None):
+        self.name = "single-tiered"
+        self.fsync = "always"
+        self.loss_window = 0.0
+        args = ["--appendonly", "yes", "--appendfsync", "always",
+                "--tiering-dir", "tier", "--enable-debug-command", "yes"]
+        self.nodes = [keel_with_disk_faults(args, "n1", scratch)]
+        self.primary = self.nodes[0]
+
+    def faults(self):
+        return ["kill", "spill", "spill", "bgrewriteaof", "bgsave", "pause", "slow-fsync"]
+
+
 TOPOLOGIES = {
+    "single-tiered": lambda scratch=None: SingleTiered(scratch),
     "cluster": cluster_topology,
     "single-always": lambda scratch=None: Single("always", scratch),
     "single-everysec": lambda scratch=None: Single("everysec", scratch),
