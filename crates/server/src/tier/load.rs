@@ -86,26 +86,51 @@ fn fetch(
         return rx;
     }
     let server = Arc::clone(server);
-    let read = move || {
-        read_and_install(&server, tier, db, &key, loc, encoding);
+    let finish = move |read: Result<Vec<u8>, ReadError>| {
+        install(&server, tier, db, &key, loc, encoding, read);
         let waiters = tier.in_flight.lock().remove(&id);
         for w in waiters.into_iter().flatten() {
             let _ = w.send(());
         }
     };
-    match tokio::runtime::Handle::try_current() {
-        Ok(rt) => {
-            rt.spawn_blocking(read);
-        }
-        // (Not on a runtime: nothing to park, read here.)
-        Err(_) => read(),
+    let file = tier.log.lock().file(loc.segment);
+    match (&tier.ring, file) {
+        (Some(ring), Some(file)) => ring.read(super::ring::Job {
+            file,
+            loc,
+            done: Box::new(move |record| {
+                finish(
+                    record
+                        .map_err(ReadError::Io)
+                        .and_then(super::log::record_value),
+                )
+            }),
+        }),
+        // (Freed, and its segment removed, since the request looked.)
+        (_, None) => finish(Err(ReadError::NoSegment)),
+        (None, Some(_)) => match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(move || finish(tier.read(loc)));
+            }
+            // (Not on a runtime: nothing to park, read here.)
+            Err(_) => finish(tier.read(loc)),
+        },
     }
     rx
 }
 
-/// Reads `loc`, and puts its value in `key` if the key still holds it.
-fn read_and_install(server: &Server, tier: &Tier, db: usize, key: &[u8], loc: Loc, encoding: &str) {
-    let value = match tier.read(loc) {
+/// Puts the value read from `loc` in `key` if the key still holds it.
+#[allow(clippy::too_many_arguments)]
+fn install(
+    server: &Server,
+    tier: &Tier,
+    db: usize,
+    key: &[u8],
+    loc: Loc,
+    encoding: &str,
+    read: Result<Vec<u8>, ReadError>,
+) {
+    let value = match read {
         Ok(payload) => tier
             .decode(&payload, encoding)
             .map(|v| (v, super::clean::fingerprint(&payload)))

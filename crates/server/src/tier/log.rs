@@ -74,6 +74,9 @@ struct Segment {
 /// holds it behind its lock; reads need only [`ValueLog::file`]'s handle.
 pub struct ValueLog {
     dir: PathBuf,
+    /// `keel-tier.lock`, locked (flock) while this log is open: a second
+    /// server on the same directory would remove this one's segments.
+    _lock: File,
     segment_size: u64,
     segments: BTreeMap<u32, Segment>,
     head: u32,
@@ -134,6 +137,24 @@ impl ValueLog {
 
     pub fn with_segment_size(dir: &Path, segment_size: u64) -> io::Result<ValueLog> {
         std::fs::create_dir_all(dir)?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("keel-tier.lock"))?;
+        // SAFETY: flock on a descriptor this function owns.
+        let locked = unsafe {
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&lock),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
+        };
+        if locked != 0 {
+            return Err(io::Error::other(format!(
+                "{} is in use by another server",
+                dir.display()
+            )));
+        }
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             if entry.file_name().to_str().is_some_and(is_segment_name) {
@@ -142,6 +163,7 @@ impl ValueLog {
         }
         let mut log = ValueLog {
             dir: dir.to_path_buf(),
+            _lock: lock,
             segment_size: segment_size.max(1),
             segments: BTreeMap::new(),
             head: 0,
@@ -301,6 +323,11 @@ impl ValueLog {
 pub fn read_record_value(file: &File, loc: Loc) -> Result<Vec<u8>, ReadError> {
     let mut record = vec![0; loc.len as usize];
     file.read_exact_at(&mut record, loc.offset)?;
+    record_value(record)
+}
+
+/// The value of a whole record read from disk, checked.
+pub fn record_value(mut record: Vec<u8>) -> Result<Vec<u8>, ReadError> {
     let (k, _) = decode_record(&record).ok_or(ReadError::Corrupt)?;
     let start = HEADER + k.len();
     record.drain(..start);
@@ -341,6 +368,15 @@ mod tests {
     fn read(log: &ValueLog, loc: Loc, key: &[u8]) -> Result<Vec<u8>, ReadError> {
         let file = log.file(loc.segment).ok_or(ReadError::NoSegment)?;
         read_value(&file, loc, key)
+    }
+
+    #[test]
+    fn a_directory_serves_one_log_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ValueLog::open(dir.path()).unwrap();
+        assert!(ValueLog::open(dir.path()).is_err());
+        drop(first);
+        assert!(ValueLog::open(dir.path()).is_ok());
     }
 
     #[test]

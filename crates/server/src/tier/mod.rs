@@ -16,6 +16,7 @@ pub mod clean;
 pub mod compact;
 pub mod load;
 pub mod log;
+pub mod ring;
 pub mod spill;
 pub mod stub;
 
@@ -76,6 +77,9 @@ pub struct Tier {
     server: Weak<Server>,
     /// Clean copies of values read back (`clean`).
     copies: Mutex<clean::Copies>,
+    /// The io_uring reader (`ring`); `None` where io_uring is not
+    /// available: reads then run on the runtime's blocking pool.
+    ring: Option<ring::Ring>,
     /// Reads in flight, by location, with the requests waiting on each.
     in_flight: Mutex<ahash::HashMap<(u32, u64), Waiters>>,
 }
@@ -121,6 +125,13 @@ pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static 
         server: Arc::downgrade(server),
         in_flight: Mutex::new(Default::default()),
         copies: Mutex::new(Default::default()),
+        ring: match ring::Ring::start() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!("Tiering: io_uring unavailable ({e}); reads use a thread pool");
+                None
+            }
+        },
     };
     // (Two opens racing: the loser's log directory is the same one.)
     if TIER.set(tier).is_ok() {
@@ -290,12 +301,13 @@ pub fn info(o: &mut String) {
     let loads = s.loads.load(Relaxed) + s.inline_loads.load(Relaxed);
     let _ = write!(
         o,
-        "tiering_enabled:1\r\ntiering_spilled_keys:{}\r\ntiering_disk_bytes:{disk}\r\n\
+        "tiering_enabled:1\r\ntiering_reads:{}\r\ntiering_spilled_keys:{}\r\ntiering_disk_bytes:{disk}\r\n\
          tiering_live_bytes:{live}\r\ntiering_segments:{segments}\r\ntiering_max_disk:{}\r\n\
          tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
          tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
          tiering_parked_requests:{}\r\ntiering_compacted_segments:{}\r\n\
          tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n",
+        if t.ring.is_some() { "io_uring" } else { "threads" },
         t.spilled_keys(),
         t.max_disk.load(Relaxed),
         s.spills.load(Relaxed),
