@@ -90,7 +90,7 @@ fn spill_in(
         if !eligible(e.value) {
             continue;
         }
-        let payload = crate::persistence::rdb::dump_payload(e.value, false, fill);
+        let payload = crate::persistence::rdb::tier_payload(e.value, fill);
         // Unchanged since it was read back: its record is still there.
         if let Some(stub) = tier.take_copy(*db, key, &payload, e.value.encoding()) {
             freed.push(std::mem::replace(e.value, Value::Spilled(stub)));

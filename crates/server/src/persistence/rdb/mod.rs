@@ -33,7 +33,7 @@ pub use read::{
     check, functions_of_payload, load, restore_payload, restore_trusted_payload, verify_payload,
     Loaded, PayloadError, RdbError,
 };
-pub use write::{dump_payload, functions_payload, seal_payload, Writer};
+pub use write::{dump_payload, functions_payload, seal_payload, tier_payload, Writer};
 
 /// The version keel writes (Redis 7.0's).
 const VERSION_WRITTEN: u32 = 10;

@@ -469,6 +469,23 @@ pub fn dump_payload(value: &Value, compress: bool, list_fill: i64) -> Vec<u8> {
     seal_payload(w.out)
 }
 
+/// [`dump_payload`] with the RDB version and a zero checksum in its footer:
+/// for the disk tier, whose records carry their own checksum (the CRC64
+/// was a few percent of a tiered read's CPU). Read back with
+/// `restore_trusted_payload`; never handed to a client as it is.
+pub fn tier_payload(value: &Value, list_fill: i64) -> Vec<u8> {
+    let mut w = bare_writer(false);
+    w.list_fill = list_fill;
+    w.buf.push(value_type(value));
+    // Writing to a Vec cannot fail.
+    let _ = w.value(value);
+    let _ = w.flush_item();
+    let mut out = w.out;
+    out.extend_from_slice(&(VERSION_WRITTEN as u16).to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out
+}
+
 /// A FUNCTION DUMP payload: each library as RDB's FUNCTION2 opcode and
 /// its code, then the version and CRC64 as [`dump_payload`].
 pub fn functions_payload(codes: &[Vec<u8>], compress: bool) -> Vec<u8> {
