@@ -56,10 +56,9 @@ pub(super) fn lookup_write<'v>(
     key: &[u8],
     now: u64,
 ) -> Option<EntryMut<'v>> {
-    let touch = view.is_touching();
-    let e = view.peek(db, key, now)?;
-    if touch {
-        access::touch(e.access, now);
+    let e = lookup_write_meta(view, db, key, now)?;
+    if e.value.is_spilled() {
+        crate::tier::load_in_place(e.value);
     }
     Some(e)
 }
@@ -92,10 +91,9 @@ pub(super) fn lookup_read_notouch<'v>(
     key: &[u8],
     now: u64,
 ) -> Option<EntryMut<'v>> {
-    let access = view.peek(db, key, now).map(|e| *e.access);
-    let e = view.get(db, key, now)?;
-    if let Some(a) = access {
-        *e.access = a;
+    let e = lookup_meta_notouch(view, db, key, now)?;
+    if e.value.is_spilled() {
+        crate::tier::load_in_place(e.value);
     }
     Some(e)
 }

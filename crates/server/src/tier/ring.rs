@@ -132,7 +132,12 @@ fn run(mut ring: io_uring::IoUring, queue: mpsc::Receiver<Job>) {
 }
 
 /// Puts `job` in a free slot and its read in the submission queue.
-fn submit(ring: &mut io_uring::IoUring, slots: &mut [Option<Slot>], free: &mut Vec<usize>, job: Job) {
+fn submit(
+    ring: &mut io_uring::IoUring,
+    slots: &mut [Option<Slot>],
+    free: &mut Vec<usize>,
+    job: Job,
+) {
     let Some(i) = free.pop() else {
         // (The caller takes jobs only while a slot is free.)
         let result = read_at(&job.file, job.loc);

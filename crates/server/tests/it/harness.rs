@@ -864,3 +864,24 @@ pub fn assert_keyevents(server: &Server, lines: &[&str], want: &[(&str, &str)]) 
     assert_eq!(got, want);
     sub.expect_silence(Duration::from_millis(100));
 }
+
+/// A command from its words (no quoting).
+pub fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+    words.iter().map(|w| w.as_bytes().to_vec()).collect()
+}
+
+/// Sends `cmds` pipelined, 1000 per write, and returns every raw reply.
+pub fn pipeline(raw: &mut Raw, cmds: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
+    let mut replies = Vec::with_capacity(cmds.len());
+    for chunk in cmds.chunks(1000) {
+        let mut wire = Vec::new();
+        for c in chunk {
+            resp::encode::command(&mut wire, c);
+        }
+        raw.send(&wire);
+        for _ in chunk {
+            replies.push(raw.read_reply());
+        }
+    }
+    replies
+}

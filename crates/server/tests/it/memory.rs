@@ -28,27 +28,6 @@ const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\
 /// Commands, each as its arguments.
 type Cmds = Vec<Vec<Vec<u8>>>;
 
-/// A command from its words (no quoting).
-fn argv(words: &[&str]) -> Vec<Vec<u8>> {
-    words.iter().map(|w| w.as_bytes().to_vec()).collect()
-}
-
-/// Sends `cmds` pipelined, 1000 per write, and returns every raw reply.
-fn pipeline(raw: &mut Raw, cmds: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
-    let mut replies = Vec::with_capacity(cmds.len());
-    for chunk in cmds.chunks(1000) {
-        let mut wire = Vec::new();
-        for c in chunk {
-            resp::encode::command(&mut wire, c);
-        }
-        raw.send(&wire);
-        for _ in chunk {
-            replies.push(raw.read_reply());
-        }
-    }
-    replies
-}
-
 fn assert_ok(reply: Vec<u8>) {
     eqb!(reply, b"+OK\r\n");
 }

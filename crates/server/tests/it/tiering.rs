@@ -13,26 +13,6 @@ use crate::harness::*;
 
 const MB: u64 = 1 << 20;
 
-fn argv(words: &[&str]) -> Vec<Vec<u8>> {
-    words.iter().map(|w| w.as_bytes().to_vec()).collect()
-}
-
-/// Sends `cmds` pipelined, 500 per write, and returns every raw reply.
-fn pipeline(raw: &mut Raw, cmds: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
-    let mut replies = Vec::with_capacity(cmds.len());
-    for chunk in cmds.chunks(500) {
-        let mut wire = Vec::new();
-        for c in chunk {
-            resp::encode::command(&mut wire, c);
-        }
-        raw.send(&wire);
-        for _ in chunk {
-            replies.push(raw.read_reply());
-        }
-    }
-    replies
-}
-
 /// A 4 KB value for key `i`, different for every key.
 fn value(i: usize, len: usize) -> String {
     let seed = format!("{i:08}-");

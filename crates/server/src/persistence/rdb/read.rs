@@ -124,17 +124,7 @@ pub fn verify_payload(payload: &[u8]) -> Result<(), PayloadError> {
 /// hostile payload is an error, never a panic or an unbacked allocation.
 pub fn restore_payload(payload: &[u8], limits: &EncodingLimits) -> Result<Value, PayloadError> {
     verify_payload(payload)?;
-    // The footer stays readable, as in Redis: a value may run into it.
-    let mut r = Reader {
-        data: payload,
-        pos: 0,
-        limits,
-    };
-    let t = r.u8().map_err(|_| PayloadError::BadFormat)?;
-    match r.value(t, 0) {
-        Ok(Some(v)) => Ok(v),
-        _ => Err(PayloadError::BadFormat),
-    }
+    restore_trusted_payload(payload, limits)
 }
 
 /// The value of a payload this server wrote and checked by other means
@@ -143,6 +133,7 @@ pub fn restore_trusted_payload(
     payload: &[u8],
     limits: &EncodingLimits,
 ) -> Result<Value, PayloadError> {
+    // The footer stays readable, as in Redis: a value may run into it.
     let mut r = Reader {
         data: payload,
         pos: 0,
