@@ -880,39 +880,17 @@ async fn session_loop<S: Stream>(
                     // short): after a few waits the request reads what it
                     // still misses where it runs, so it always ends.
                     let mut loads = 0;
-                    loop {
-                        match next {
-                            Next::Postpone => {
-                                flush_replies(
-                                    server,
-                                    stream,
-                                    client,
-                                    me,
-                                    &mut out,
-                                    &mut big_out,
-                                    stats,
-                                )
-                                .await?;
-                                let held = server.blocking.hold();
-                                server.pause.wait().await;
-                                drop(held);
-                            }
-                            Next::Load(loading) => {
-                                flush_replies(
-                                    server,
-                                    stream,
-                                    client,
-                                    me,
-                                    &mut out,
-                                    &mut big_out,
-                                    stats,
-                                )
-                                .await?;
-                                loading.await;
-                                loads += 1;
-                                client.parks_for_disk = loads < MAX_DISK_WAITS;
-                            }
-                            _ => break,
+                    while matches!(next, Next::Postpone | Next::Load(_)) {
+                        flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
+                            .await?;
+                        if let Next::Load(loading) = next {
+                            loading.await;
+                            loads += 1;
+                            client.parks_for_disk = loads < MAX_DISK_WAITS;
+                        } else {
+                            let held = server.blocking.hold();
+                            server.pause.wait().await;
+                            drop(held);
                         }
                         clock = command::Clock::start();
                         next =
