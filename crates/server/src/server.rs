@@ -493,8 +493,10 @@ fn load_persistence(server: &Arc<Server>) -> Result<(), StartError> {
 /// dataset larger than `maxmemory` loads by spilling.
 pub fn open_tier(server: &Arc<Server>) -> Result<(), StartError> {
     let s = server.settings();
-    if let Some(dir) = &s.tiering_dir {
-        crate::tier::open(server, dir, s.tiering_max_disk)
+    if let Some(tier) = &s.tiering_dir {
+        // Relative to `dir`, as every file of the server.
+        let path = s.dir.join(tier);
+        crate::tier::open(server, &path, s.tiering_max_disk)
             .map_err(|e| StartError::Load(e.to_string()))?;
     }
     Ok(())
