@@ -647,6 +647,7 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
         None => tracing::warn!("worker {me}: runtime epoll not found, no idle polling"),
     }
     let stats = server.stats.register_thread(server.commands.len());
+    crate::tier::ring::on_worker();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         tokio::task::spawn_local(server.aof.clone().relay_durable());

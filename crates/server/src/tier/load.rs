@@ -93,28 +93,28 @@ fn fetch(
             let _ = w.send(());
         }
     };
-    let file = tier.log.lock().file(loc.segment);
-    match (&tier.ring, file) {
-        (Some(ring), Some(file)) => ring.read(super::ring::Job {
-            file,
-            loc,
-            done: Box::new(move |record| {
-                finish(
-                    record
-                        .map_err(ReadError::Io)
-                        .and_then(super::log::record_value),
-                )
-            }),
-        }),
+    let Some(file) = tier.log.lock().reads(loc.segment) else {
         // (Freed, and its segment removed, since the request looked.)
-        (_, None) => finish(Err(ReadError::NoSegment)),
-        (None, Some(_)) => match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn_blocking(move || finish(tier.read(loc)));
-            }
-            // (Not on a runtime: nothing to park, read here.)
-            Err(_) => finish(tier.read(loc)),
-        },
+        finish(Err(ReadError::NoSegment));
+        return rx;
+    };
+    let job = super::ring::Job {
+        file,
+        loc,
+        done: Box::new(move |record| {
+            finish(
+                record
+                    .map_err(ReadError::Io)
+                    .and_then(super::log::record_value),
+            )
+        }),
+    };
+    if tier.uring {
+        if let Err(job) = super::ring::read(job) {
+            super::ring::read_off_worker(job);
+        }
+    } else {
+        super::ring::read_off_worker(job);
     }
     rx
 }

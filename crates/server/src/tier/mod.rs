@@ -77,9 +77,10 @@ pub struct Tier {
     server: Weak<Server>,
     /// Clean copies of values read back (`clean`).
     copies: Mutex<clean::Copies>,
-    /// The io_uring reader (`ring`); `None` where io_uring is not
-    /// available: reads then run on the runtime's blocking pool.
-    ring: Option<ring::Ring>,
+    /// Whether parked reads go through the workers' io_urings (`ring`);
+    /// where io_uring is not available they run on the runtime's blocking
+    /// pool.
+    uring: bool,
     /// Reads in flight, by location, with the requests waiting on each.
     in_flight: Mutex<ahash::HashMap<(u32, u64), Waiters>>,
 }
@@ -125,11 +126,11 @@ pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static 
         server: Arc::downgrade(server),
         in_flight: Mutex::new(Default::default()),
         copies: Mutex::new(Default::default()),
-        ring: match ring::Ring::start() {
-            Ok(r) => Some(r),
+        uring: match ring::available() {
+            Ok(()) => true,
             Err(e) => {
                 tracing::warn!("Tiering: io_uring unavailable ({e}); reads use a thread pool");
-                None
+                false
             }
         },
     };
@@ -175,7 +176,7 @@ impl Tier {
         let file = self
             .log
             .lock()
-            .file(loc.segment)
+            .reads(loc.segment)
             .ok_or(log::ReadError::NoSegment)?;
         log::read_record_value(&file, loc)
     }
@@ -307,7 +308,7 @@ pub fn info(o: &mut String) {
          tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
          tiering_parked_requests:{}\r\ntiering_compacted_segments:{}\r\n\
          tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n",
-        if t.ring.is_some() { "io_uring" } else { "threads" },
+        if t.uring { "io_uring" } else { "threads" },
         t.spilled_keys(),
         t.max_disk.load(Relaxed),
         s.spills.load(Relaxed),

@@ -1,172 +1,313 @@
-//! Reads of spilled values through one io_uring: a reader thread takes
-//! every read waiting in its queue, submits them together, and hands each
-//! result on as it completes.
+//! Reads of spilled values through an io_uring owned by each worker: the
+//! worker that parks a request puts its reads in its own ring, submits
+//! every read its connections asked for since the last turn in one system
+//! call, and finishes each read (the value installed, the waiting
+//! requests woken) on the same thread when the kernel signals completion.
 //!
-//! Why not a pool of threads each blocked in `pread` (the fallback, where
-//! io_uring is not available): with many reads in flight the pool's
-//! threads and their hand-offs cost most of a read's CPU (measured in
-//! docs/benchmarks.md, "Tiering"); here one thread wakes once for a whole
-//! batch of submissions and completions.
+//! Why per worker, and not one reader thread or a pool of threads blocked
+//! in `pread` (the fallback, where io_uring is not available): a read
+//! handed to another thread costs two cross-thread wake-ups and that
+//! thread's share of the cores the workers need; measured in
+//! docs/benchmarks.md, "Tiering".
 
-use std::fs::File;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
-use std::sync::mpsc;
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::rc::Rc;
 
-use super::log::Loc;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::Notify;
 
-/// Reads in flight at most.
+use super::log::{Loc, ReadFile};
+
+/// Reads in flight at most, per worker.
 const DEPTH: usize = 128;
 
 /// What to do with a read's bytes (the whole record, or why not).
-pub type Done = Box<dyn FnOnce(io::Result<Vec<u8>>) + Send>;
+pub type Done = Box<dyn FnOnce(io::Result<&[u8]>) + Send>;
 
 /// One read: the record at `loc` of `file`.
 pub struct Job {
-    pub file: Arc<File>,
+    pub file: ReadFile,
     pub loc: Loc,
     pub done: Done,
 }
 
-/// The queue of the reader thread.
-pub struct Ring {
-    jobs: mpsc::Sender<Job>,
+thread_local! {
+    /// Whether this thread is a worker (runs connections on a LocalSet).
+    static WORKER: Cell<bool> = const { Cell::new(false) };
+    /// This worker's ring, made at its first read; `Err` once making it
+    /// failed.
+    static RING: RefCell<Option<Result<Rc<WorkerRing>, ()>>> = const { RefCell::new(None) };
 }
 
-impl Ring {
-    /// Starts the reader thread; an error where io_uring is unavailable.
-    pub fn start() -> io::Result<Ring> {
-        let ring = io_uring::IoUring::new(DEPTH as u32)?;
-        let (jobs, queue) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("keel-tier-read".into())
-            .spawn(move || run(ring, queue))?;
-        Ok(Ring { jobs })
-    }
+/// Marks the calling thread as a worker: reads started on it go through a
+/// ring of its own.
+pub fn on_worker() {
+    WORKER.set(true);
+}
 
-    /// Queues `job`; it runs at once, on this thread, if the reader is
-    /// gone.
-    pub fn read(&self, job: Job) {
-        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
-            let result = read_at(&job.file, job.loc);
-            (job.done)(result);
+/// Whether io_uring can be used on this system.
+pub fn available() -> io::Result<()> {
+    io_uring::IoUring::new(2).map(drop)
+}
+
+/// Starts `job` on this worker's ring; gives it back where this thread
+/// has no ring (not a worker, or io_uring refused).
+pub fn read(job: Job) -> Result<(), Job> {
+    if !WORKER.get() {
+        return Err(job);
+    }
+    let ring = RING.with_borrow_mut(|slot| {
+        slot.get_or_insert_with(|| match WorkerRing::start() {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                tracing::warn!("Tiering: io_uring unavailable on a worker ({e}); reads use a thread pool");
+                Err(())
+            }
+        })
+        .clone()
+    });
+    let Ok(ring) = ring else {
+        return Err(job);
+    };
+    let mut state = ring.state.borrow_mut();
+    if state.broken {
+        return Err(job);
+    }
+    state.pending.push_back(job);
+    // Submitted at the reaper's next turn, together with the reads the
+    // worker's other connections ask for meanwhile: one submission tells
+    // the device once (on a virtual machine, an exit to the host) for the
+    // whole batch. Only when nothing is in flight is there no batch
+    // worth waiting for.
+    if state.free.len() == DEPTH {
+        if !state.submit() {
+            ring.turn_soon.notify_one();
         }
+    } else {
+        ring.turn_soon.notify_one();
+    }
+    Ok(())
+}
+
+/// Runs `job` with `pread` on the runtime's blocking pool (on this
+/// thread where there is no runtime: nothing to park then).
+pub fn read_off_worker(job: Job) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => {
+            rt.spawn_blocking(move || read_plainly(job));
+        }
+        Err(_) => read_plainly(job),
     }
 }
 
-/// The record at `loc`, read with `pread`.
-fn read_at(file: &File, loc: Loc) -> io::Result<Vec<u8>> {
-    let mut buf = vec![0; loc.len as usize];
-    file.read_exact_at(&mut buf, loc.offset)?;
-    Ok(buf)
+/// Runs `job` with `pread`, on this thread.
+pub fn read_plainly(job: Job) {
+    match job.file.read_record(job.loc) {
+        Ok(record) => (job.done)(Ok(&record)),
+        Err(e) => (job.done)(Err(e)),
+    }
 }
 
-/// A read in flight: its job and the buffer the kernel fills.
+/// A read in flight: its job and the buffer the kernel fills, from `at`
+/// (aligned for direct reads); the record starts `head` bytes in.
 struct Slot {
     job: Job,
     buf: Vec<u8>,
+    at: usize,
+    head: usize,
 }
 
-fn run(mut ring: io_uring::IoUring, queue: mpsc::Receiver<Job>) {
-    let mut slots: Vec<Option<Slot>> = (0..DEPTH).map(|_| None).collect();
-    let mut free: Vec<usize> = (0..DEPTH).rev().collect();
-    let mut open = true;
+struct WorkerRing {
+    state: RefCell<State>,
+    /// Reads were queued: the reaper submits them at its next turn.
+    turn_soon: Notify,
+}
+
+struct State {
+    ring: io_uring::IoUring,
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    /// Reads waiting for a slot or for the next submission.
+    pending: VecDeque<Job>,
+    /// The ring failed: every read goes through `pread`.
+    broken: bool,
+}
+
+impl WorkerRing {
+    /// A ring for this worker, and its reaper task on the worker's
+    /// LocalSet.
+    fn start() -> io::Result<Rc<WorkerRing>> {
+        let ring = io_uring::IoUring::new(DEPTH as u32)?;
+        // SAFETY: eventfd(2) with flags only; the descriptor is owned here.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and belongs to nothing else.
+        let event = unsafe { OwnedFd::from_raw_fd(fd) };
+        ring.submitter().register_eventfd(event.as_raw_fd())?;
+        // SAFETY: the AsyncFd owns the OwnedFd, which stays open (and the
+        // same descriptor) until the AsyncFd is dropped.
+        let event = unsafe { AsyncFd::register(event) }.map_err(io::Error::from)?;
+        let me = Rc::new(WorkerRing {
+            state: RefCell::new(State {
+                ring,
+                slots: (0..DEPTH).map(|_| None).collect(),
+                free: (0..DEPTH).rev().collect(),
+                pending: VecDeque::new(),
+                broken: false,
+            }),
+            turn_soon: Notify::new(),
+        });
+        tokio::task::spawn_local(reap(Rc::clone(&me), event));
+        Ok(me)
+    }
+}
+
+/// The worker's side of its ring: submits queued reads, finishes completed
+/// ones, and sleeps until the kernel signals a completion (the eventfd) or
+/// a request queues a read.
+async fn reap(me: Rc<WorkerRing>, event: AsyncFd<OwnedFd>) {
     loop {
-        let in_flight = DEPTH - free.len();
-        if in_flight == 0 {
-            if !open {
-                return;
-            }
-            match queue.recv() {
-                Ok(job) => submit(&mut ring, &mut slots, &mut free, job),
-                Err(_) => return,
-            }
+        let (finished, plain) = me.state.borrow_mut().turn();
+        let progressed = !finished.is_empty() || !plain.is_empty();
+        for (slot, result) in finished {
+            finish(slot, result);
         }
-        while open && !free.is_empty() {
-            match queue.try_recv() {
-                Ok(job) => submit(&mut ring, &mut slots, &mut free, job),
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => open = false,
-            }
-        }
-        if DEPTH == free.len() {
+        plain.into_iter().for_each(read_off_worker);
+        if progressed {
+            // Finished reads freed slots for queued ones.
             continue;
         }
-        if let Err(e) = ring.submit_and_wait(1) {
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            // The ring is broken: finish what is in flight with pread.
-            tracing::warn!("Tiering: io_uring wait failed ({e}); reading with pread");
-            for slot in slots.iter_mut().filter_map(Option::take) {
-                let result = read_at(&slot.job.file, slot.job.loc);
-                (slot.job.done)(result);
-            }
-            free = (0..DEPTH).rev().collect();
-            continue;
+        tokio::select! {
+            _ = me.turn_soon.notified() => {}
+            ready = event.readable() => match ready {
+                Ok(mut guard) => {
+                    let mut count = [0u8; 8];
+                    // (Reading resets the counter; WouldBlock clears the
+                    // readiness so the next completion wakes this task.)
+                    let _ = guard.try_io(|fd| {
+                        // SAFETY: reads 8 bytes into a local buffer.
+                        let n = unsafe { libc::read(fd.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
+                        if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!("Tiering: waiting on the read ring failed ({e}); reading with pread");
+                    me.state.borrow_mut().broken = true;
+                }
+            },
         }
-        let done: Vec<(u64, i32)> = ring
+    }
+}
+
+/// Hands a completed read's record (or why not) to its job.
+fn finish(slot: Slot, result: i32) {
+    let Slot { job, buf, at, head } = slot;
+    let len = job.loc.len as usize;
+    if result < 0 {
+        (job.done)(Err(io::Error::from_raw_os_error(-result)));
+    } else if result as usize >= head + len {
+        (job.done)(Ok(&buf[at + head..at + head + len]));
+    } else {
+        // A short read (not expected of a regular file): read it whole
+        // the plain way.
+        read_off_worker(job);
+    }
+}
+
+impl State {
+    /// Submits what is queued (as far as slots allow) and takes what
+    /// completed: (completed reads with their results, reads to do with
+    /// `pread` instead).
+    fn turn(&mut self) -> (Vec<(Slot, i32)>, Vec<Job>) {
+        if self.broken || !self.submit() {
+            return (Vec::new(), self.pending.drain(..).collect());
+        }
+        let done: Vec<(u64, i32)> = self
+            .ring
             .completion()
             .map(|c| (c.user_data(), c.result()))
             .collect();
+        let mut finished = Vec::with_capacity(done.len());
         for (i, result) in done {
-            let Some(slot) = slots.get_mut(i as usize).and_then(Option::take) else {
-                continue;
-            };
-            free.push(i as usize);
-            let Slot { job, buf } = slot;
-            let result = if result < 0 {
-                Err(io::Error::from_raw_os_error(-result))
-            } else if result as usize == buf.len() {
-                Ok(buf)
-            } else {
-                // A short read (not expected of a regular file): read it
-                // whole the plain way.
-                read_at(&job.file, job.loc)
-            };
-            (job.done)(result);
+            if let Some(slot) = self.slots.get_mut(i as usize).and_then(Option::take) {
+                self.free.push(i as usize);
+                finished.push((slot, result));
+            }
         }
+        (finished, Vec::new())
     }
-}
 
-/// Puts `job` in a free slot and its read in the submission queue.
-fn submit(
-    ring: &mut io_uring::IoUring,
-    slots: &mut [Option<Slot>],
-    free: &mut Vec<usize>,
-    job: Job,
-) {
-    let Some(i) = free.pop() else {
-        // (The caller takes jobs only while a slot is free.)
-        let result = read_at(&job.file, job.loc);
-        (job.done)(result);
-        return;
-    };
-    let mut buf = vec![0u8; job.loc.len as usize];
-    let entry = io_uring::opcode::Read::new(
-        io_uring::types::Fd(job.file.as_raw_fd()),
-        buf.as_mut_ptr(),
-        job.loc.len,
-    )
-    .offset(job.loc.offset)
-    .build()
-    .user_data(i as u64);
-    // SAFETY: the buffer and the file stay alive, in `slots[i]`, until the
-    // read's completion is taken (a Vec's heap buffer does not move when
-    // the Vec does).
-    let pushed = unsafe { ring.submission().push(&entry) };
-    if pushed.is_err() {
-        // The submission queue is full: submit what is there and retry.
-        let _ = ring.submit();
-        // SAFETY: as above.
-        if unsafe { ring.submission().push(&entry) }.is_err() {
-            free.push(i);
-            let result = read_at(&job.file, job.loc);
-            (job.done)(result);
-            return;
+    /// Submits queued reads, as far as slots allow; false if the ring
+    /// failed (it is then broken: every read goes through `pread`).
+    fn submit(&mut self) -> bool {
+        if self.broken {
+            return false;
+        }
+        while !self.free.is_empty() {
+            let Some(job) = self.pending.pop_front() else {
+                break;
+            };
+            if let Err(job) = self.push(job) {
+                self.pending.push_front(job);
+                break;
+            }
+        }
+        if self.ring.submission().is_empty() {
+            return true;
+        }
+        match self.ring.submit() {
+            Ok(_) => true,
+            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {
+                true
+            }
+            Err(e) => {
+                tracing::warn!("Tiering: io_uring submit failed ({e}); reading with pread");
+                self.break_down();
+                false
+            }
         }
     }
-    slots[i] = Some(Slot { job, buf });
+
+    /// Puts `job` in a free slot and its read in the submission queue;
+    /// gives it back if there is no room (it waits for the next turn).
+    fn push(&mut self, job: Job) -> Result<(), Job> {
+        let Some(i) = self.free.pop() else {
+            return Err(job);
+        };
+        let (offset, head, total) = job.file.span(job.loc);
+        let (mut buf, at) = job.file.buffer(total);
+        let entry = io_uring::opcode::Read::new(
+            io_uring::types::Fd(job.file.file.as_raw_fd()),
+            buf[at..].as_mut_ptr(),
+            total as u32,
+        )
+        .offset(offset)
+        .build()
+        .user_data(i as u64);
+        // SAFETY: the buffer and the file stay alive, in `slots[i]`, until
+        // the read's completion is taken (a Vec's heap buffer does not
+        // move when the Vec does); a broken ring leaks them instead.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            self.free.push(i);
+            return Err(job);
+        }
+        self.slots[i] = Some(Slot { job, buf, at, head });
+        Ok(())
+    }
+
+    /// The ring failed: the reads it holds go back to the queue, for
+    /// `pread`. The buffers of reads the kernel may still fill are leaked,
+    /// not freed.
+    fn break_down(&mut self) {
+        self.broken = true;
+        for slot in self.slots.iter_mut().filter_map(Option::take) {
+            std::mem::forget(slot.buf);
+            self.pending.push_back(slot.job);
+        }
+    }
 }
