@@ -47,6 +47,13 @@ mod manifest;
 mod rewrite;
 
 pub use durable::Durable;
+
+/// An RDB image a full sync loaded, for the log to start again from.
+pub enum ImageSource<'a> {
+    Bytes(&'a [u8]),
+    /// A file holding it, copied without reading it into memory.
+    File(&'a Path),
+}
 use durable::*;
 use fsync_pool::*;
 use manifest::*;

@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 use super::{Primary, LINK_CONNECTING, LINK_DOWN, LINK_SYNC, LINK_UP};
 use crate::client::{Client, ClientInfo, KIND_PRIMARY};
+use crate::persistence::aof::ImageSource;
+use crate::persistence::image_file::ImageFile;
 use crate::command::{self, Clock};
 use crate::observe::stats::ThreadStats;
 use crate::server::Server;
@@ -398,15 +400,68 @@ fn session(
 /// arrive.
 const IMAGE_PREALLOC_MAX: usize = 64 << 20;
 
+/// Where a full sync's image goes as it arrives.
+enum Received {
+    Memory(Vec<u8>),
+    /// A file in `dir`, written as the bytes come.
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+impl Received {
+    fn push(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Received::Memory(v) => {
+                v.extend_from_slice(bytes);
+                Ok(())
+            }
+            Received::File(f) => f.write_all(bytes),
+        }
+    }
+}
+
 /// Reads the image (`$<len>` or `$EOF:<mark>`), stores it as
 /// `dbfilename` (unless `repl-diskless-load` says otherwise), and loads
 /// it in place of the dataset. Returns the stream's database.
+///
+/// The image goes to a file as it arrives when it is to be kept, as
+/// Redis's `repl-diskless-load disabled`, and whenever a disk tier is
+/// open: the image of a dataset larger than memory must not be held in
+/// memory. It then loads from the file mapped, a part at a time, as a
+/// restart does.
 fn receive_image(
     server: &Arc<Server>,
     gen: u64,
     link: &mut Link,
     id: &str,
     offset: u64,
+) -> std::io::Result<usize> {
+    let path = crate::persistence::snapshot::rdb_path(server);
+    let store = server.settings().repl_diskless_load == crate::config::DisklessLoad::Disabled;
+    let tmp = path.with_file_name(format!("temp-repl-in-{}.rdb", std::process::id()));
+    let to_file = store || crate::tier::active().is_some();
+    let received = if to_file {
+        std::fs::File::create(&tmp)
+            .map(|f| Received::File(std::io::BufWriter::with_capacity(1 << 20, f)))
+            .map_err(|e| err(format!("Failed trying to store the image: {e}")))?
+    } else {
+        Received::Memory(Vec::new())
+    };
+    let result = receive_and_load(server, gen, link, id, offset, received, store, &tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn receive_and_load(
+    server: &Arc<Server>,
+    gen: u64,
+    link: &mut Link,
+    id: &str,
+    offset: u64,
+    mut received: Received,
+    store: bool,
+    tmp: &std::path::Path,
+    path: &std::path::Path,
 ) -> std::io::Result<usize> {
     let header = read_line(link)?;
     let Some(size) = header.strip_prefix('$') else {
@@ -416,7 +471,8 @@ fn receive_image(
     };
     let repl = &server.repl;
     repl.sync_read.store(0, Relaxed);
-    let mut data = Vec::new();
+    let stored = |e: std::io::Error| err(format!("Failed trying to store the image: {e}"));
+    let mut total = 0u64;
     if let Some(mark) = size.strip_prefix("EOF:") {
         let mark = mark.as_bytes().to_vec();
         if mark.len() != 40 {
@@ -424,16 +480,27 @@ fn receive_image(
         }
         repl.sync_total.store(-1, Relaxed);
         let mut chunk = vec![0u8; 256 * 1024];
+        // The last bytes are held back until the next read shows they are
+        // not the mark.
+        let mut tail: Vec<u8> = Vec::with_capacity(chunk.len() + 40);
         loop {
             let n = link.read(&mut chunk)?;
             if n == 0 {
                 return Err(err("the primary closed the connection during the sync"));
             }
-            data.extend_from_slice(&chunk[..n]);
             repl.sync_read.fetch_add(n as u64, Relaxed);
-            if data.ends_with(&mark) {
-                data.truncate(data.len() - 40);
+            tail.extend_from_slice(&chunk[..n]);
+            if tail.ends_with(&mark) {
+                let body = tail.len() - 40;
+                received.push(&tail[..body]).map_err(stored)?;
+                total += body as u64;
                 break;
+            }
+            if tail.len() > 40 {
+                let body = tail.len() - 40;
+                received.push(&tail[..body]).map_err(stored)?;
+                total += body as u64;
+                tail.drain(..body);
             }
             if !current(server, gen) {
                 return Err(err("REPLICAOF changed during the sync"));
@@ -444,9 +511,11 @@ fn receive_image(
             .parse()
             .map_err(|_| err(format!("Bad bulk length from MASTER: {size}")))?;
         repl.sync_total.store(len as i64, Relaxed);
-        // The buffer grows with what arrives, not with what the header
-        // announces: a wrong length must not allocate it up front.
-        data.reserve(len.min(IMAGE_PREALLOC_MAX));
+        // A buffer in memory grows with what arrives, not with what the
+        // header announces: a wrong length must not allocate it up front.
+        if let Received::Memory(v) = &mut received {
+            v.reserve(len.min(IMAGE_PREALLOC_MAX));
+        }
         let mut chunk = vec![0u8; 256 * 1024];
         let mut got = 0;
         while got < len {
@@ -455,34 +524,33 @@ fn receive_image(
             if n == 0 {
                 return Err(err("the primary closed the connection during the sync"));
             }
-            data.extend_from_slice(&chunk[..n]);
+            received.push(&chunk[..n]).map_err(stored)?;
             got += n;
             repl.sync_read.store(got as u64, Relaxed);
             if !current(server, gen) {
                 return Err(err("REPLICAOF changed during the sync"));
             }
         }
+        total = len as u64;
     }
-    repl.net_in.fetch_add(data.len() as u64, Relaxed);
-    tracing::info!(
-        "MASTER <-> REPLICA sync: receiving {} bytes from master",
-        data.len()
-    );
-    let path = crate::persistence::snapshot::rdb_path(server);
-    let store = server.settings().repl_diskless_load == crate::config::DisklessLoad::Disabled;
-    if store {
-        // As Redis with diskless load disabled: the image becomes the
-        // replica's dump.rdb (a restart resumes from its offset).
-        let tmp = path.with_file_name(format!("temp-repl-in-{}.rdb", std::process::id()));
-        let written = std::fs::File::create(&tmp).and_then(|mut f| {
-            f.write_all(&data)?;
-            crate::persistence::atomic_file::install(f, &tmp, &path)
-        });
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(err(format!("Failed trying to store the image: {e}")));
+    repl.net_in.fetch_add(total, Relaxed);
+    tracing::info!("MASTER <-> REPLICA sync: receiving {total} bytes from master");
+    // The image to load: in memory, or the file it went to (which, kept,
+    // becomes the replica's dump.rdb: a restart resumes from its offset).
+    let (image, file) = match received {
+        Received::Memory(data) => (ImageFile::from_vec(data), None),
+        Received::File(w) => {
+            let f = w.into_inner().map_err(|e| stored(e.into_error()))?;
+            let file = if store {
+                crate::persistence::atomic_file::install(f, tmp, path).map_err(stored)?;
+                path
+            } else {
+                drop(f);
+                tmp
+            };
+            (ImageFile::open(file).map_err(stored)?, Some(file))
         }
-    }
+    };
     tracing::info!("MASTER <-> REPLICA sync: Flushing old data");
     let _apply = repl.apply_lock.lock();
     if !current(server, gen) {
@@ -491,16 +559,26 @@ fn receive_image(
     let mut view = server.keyspace.lock_all();
     crate::persistence::snapshot::empty_dataset(server, &mut view, command::unix_ms());
     tracing::info!("MASTER <-> REPLICA sync: Loading DB in memory");
-    let loaded =
-        crate::persistence::snapshot::load_into(server, &mut view, &data, &path).map_err(|e| {
-            err(format!(
-                "Failed trying to load the MASTER synchronization DB from socket: {e}"
-            ))
-        })?;
+    let loaded = crate::persistence::snapshot::load_into_releasing(
+        server,
+        &mut view,
+        &image,
+        path,
+        &|| image.release_resident(),
+    )
+    .map_err(|e| {
+        err(format!(
+            "Failed trying to load the MASTER synchronization DB from socket: {e}"
+        ))
+    })?;
     // The log must hold the new dataset before any of its stream does:
     // the image becomes its base (Redis rewrites its AOF after a sync).
     if server.aof.enabled() {
-        if let Err(e) = server.aof.restart_from_image(&data) {
+        let source = match file {
+            Some(f) => ImageSource::File(f),
+            None => ImageSource::Bytes(&image),
+        };
+        if let Err(e) = server.aof.restart_from_image(source) {
             tracing::error!(
                 "Can't restart the AOF from the synchronization image: {e}; rewriting it instead"
             );

@@ -141,13 +141,25 @@ fn spill_in(
 
 /// Spilling while an image loads under one view of every shard: the keys
 /// loaded last are the candidates (nothing is colder than anything else
-/// yet), spilled a batch at a time while memory is over the limit.
+/// yet), spilled a batch at a time while memory is over the limit. That
+/// keeps the values' memory level but not the keys' own, which grows with
+/// every key loaded: while memory is still over the limit after a batch,
+/// values loaded earlier go too, found by a sweep of the slots.
 #[derive(Default)]
 pub struct WhileLoading {
     recent: Vec<(usize, Vec<u8>)>,
     /// Bytes freed by spilling since memory was last given back.
     freed: usize,
+    /// The next slot the sweep looks in.
+    sweep: usize,
+    /// Batches to pass before the next sweep: a sweep that found nothing
+    /// worth spilling (small values only) doubles it, so that loading
+    /// many keys over the limit does not walk the keyspace each batch.
+    sweep_skip: (u32, u32),
 }
+
+/// Slots one sweep looks in at most.
+const SWEEP_SLOTS: usize = 64;
 
 impl WhileLoading {
     /// `key` (of `db`) was just loaded in `view`.
@@ -156,19 +168,63 @@ impl WhileLoading {
         if self.recent.len() < MAX_BATCH {
             return;
         }
+        let recent = std::mem::take(&mut self.recent);
         if crate::memory::evict::over_limit(server) {
-            let before = crate::memory::alloc::used();
-            let (_, freed) = spill_in(server, view, &self.recent, worth_spilling);
-            drop(freed);
-            crate::memory::alloc::flush_thread();
-            self.freed += before.saturating_sub(crate::memory::alloc::used());
-            // The values freed go back to the OS, not to the allocator's
-            // cache: the process stays within maxmemory as it loads.
-            if self.freed >= crate::memory::evict::PURGE_AFTER {
-                crate::memory::purge();
-                self.freed = 0;
+            self.spill(server, view, &recent);
+            if crate::memory::evict::over_limit(server) {
+                self.sweep(server, view);
             }
         }
+        self.recent = recent;
         self.recent.clear();
+    }
+
+    /// Spills values found in the next slots until memory is under the
+    /// limit (or [`SWEEP_SLOTS`] slots were seen).
+    fn sweep(&mut self, server: &Server, view: &mut View) {
+        let wait = &mut self.sweep_skip.0;
+        if *wait > 0 {
+            *wait -= 1;
+            return;
+        }
+        let mut spilled = false;
+        for _ in 0..SWEEP_SLOTS {
+            let slot = self.sweep % resp::slot::SLOTS;
+            self.sweep += 1;
+            let mut found = Vec::new();
+            view.for_each_in_slot(slot, |db, key, e| {
+                if worth_spilling(e.value) {
+                    found.push((db, key.to_vec()));
+                }
+            });
+            for chunk in found.chunks(MAX_BATCH) {
+                spilled = true;
+                self.spill(server, view, chunk);
+                if !crate::memory::evict::over_limit(server) {
+                    self.sweep_skip = (0, 0);
+                    return;
+                }
+            }
+        }
+        self.sweep_skip = if spilled {
+            (0, 0)
+        } else {
+            let next = (self.sweep_skip.1 * 2).clamp(1, 1 << 16);
+            (next, next)
+        };
+    }
+
+    fn spill(&mut self, server: &Server, view: &mut View, keys: &[(usize, Vec<u8>)]) {
+        let before = crate::memory::alloc::used();
+        let (_, freed) = spill_in(server, view, keys, worth_spilling);
+        drop(freed);
+        crate::memory::alloc::flush_thread();
+        self.freed += before.saturating_sub(crate::memory::alloc::used());
+        // The values freed go back to the OS, not to the allocator's
+        // cache: the process stays within maxmemory as it loads.
+        if self.freed >= crate::memory::evict::PURGE_AFTER {
+            crate::memory::purge();
+            self.freed = 0;
+        }
     }
 }

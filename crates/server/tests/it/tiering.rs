@@ -527,3 +527,78 @@ fn a_value_read_back_goes_to_disk_again_without_a_write_unless_it_changed() {
     );
     eqb!(k.cmd(&["GET", "same-bytes"]), b"$3\r\nabc\r\n");
 }
+
+#[test]
+fn a_tiered_replica_syncs_a_dataset_larger_than_its_memory() {
+    let probe = Server::keel();
+    let startup = info_u64(&mut probe.raw(), "memory", "used_memory");
+    drop(probe);
+    // About 40 MB of values against 8 MB of room on both sides.
+    let max = (startup + 8 * MB).to_string();
+    let tiered = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--maxmemory",
+            max.as_str(),
+            "--maxmemory-policy",
+            "allkeys-lru",
+            "--tiering-dir",
+            "tier",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let primary_args = tiered(&[]);
+    let primary = Server::keel_with(&primary_args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut p = primary.raw();
+    let strings = 8000;
+    pipeline(&mut p, &mixed_writes(strings));
+    assert!(tier_stat(&mut p, "tiering_spilled_keys") > strings as u64 / 2);
+    let reads = mixed_reads(strings);
+    let expected = pipeline(&mut p, &reads);
+
+    // The replica keeps an AOF too: its log starts again from the image.
+    let dir = std::env::temp_dir().join(format!("keel-it-tier-repl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+    let replica_args = tiered(&["--dir", &d, "--save", "", "--appendonly", "yes"]);
+    let replica_args: Vec<&str> = replica_args.iter().map(String::as_str).collect();
+    let replica = Server::keel_raw(&replica_args);
+    let mut r = replica.raw();
+    let port = primary.port.to_string();
+    eqb!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+    let offset = info_u64(&mut p, "replication", "master_repl_offset");
+    wait_for("the replica to sync", || {
+        let t = String::from_utf8_lossy(&r.cmd(&["INFO", "replication"])).into_owned();
+        let up = info_field(&t, "master_link_status").as_deref() == Some("up");
+        let at = info_field(&t, "master_repl_offset").and_then(|v| v.parse::<u64>().ok());
+        if up && at >= Some(offset) {
+            Ok(())
+        } else {
+            Err(t)
+        }
+    });
+    // The image (about 40 MB) never sat in the replica's memory.
+    let peak = info_u64(&mut r, "memory", "used_memory_peak");
+    assert!(
+        peak < startup + 20 * MB,
+        "used_memory_peak {peak} (maxmemory {max})"
+    );
+    assert!(tier_stat(&mut r, "tiering_spilled_keys") > strings as u64 / 2);
+    assert_eq!(pipeline(&mut r, &reads), expected, "read on the replica");
+    assert_eq!(info_u64(&mut r, "stats", "evicted_keys"), 0);
+
+    // Its log, restarted from the image, restores it.
+    drop(r);
+    sigkill(replica);
+    let replica = Server::keel_raw(&replica_args);
+    let mut r = replica.raw();
+    eqb!(r.cmd(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
+    assert_eq!(pipeline(&mut r, &reads), expected, "from the replica's AOF");
+    drop(r);
+    drop(replica);
+    let _ = std::fs::remove_dir_all(&dir);
+}

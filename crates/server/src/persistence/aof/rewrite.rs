@@ -507,7 +507,7 @@ impl Aof {
     /// log or the new one, never the old history with the new stream.
     /// The caller holds every shard, so no command logs in between; a
     /// rewrite in progress (of the old dataset) is dropped.
-    pub fn restart_from_image(&self, image: &[u8]) -> Result<(), AofError> {
+    pub fn restart_from_image(&self, image: ImageSource<'_>) -> Result<(), AofError> {
         std::fs::create_dir_all(&self.dir)?;
         let mut sink = self.sink.lock();
         let mut inner = self.inner.lock();
@@ -532,10 +532,19 @@ impl Aof {
         let base_seq = manifest.next_seq('b');
         let base_name = self.base_name(base_seq, true);
         let tmp = self.dir.join(format!("{base_name}.tmp"));
-        let written = File::create(&tmp).and_then(|mut f| {
-            f.write_all(image)?;
-            crate::persistence::atomic_file::install(f, &tmp, &self.dir.join(&base_name))
-        });
+        let written = match image {
+            ImageSource::Bytes(bytes) => File::create(&tmp).and_then(|mut f| {
+                f.write_all(bytes)?;
+                crate::persistence::atomic_file::install(f, &tmp, &self.dir.join(&base_name))
+            }),
+            // Copied by the kernel: the image's pages never pass through
+            // this process.
+            ImageSource::File(from) => std::fs::copy(from, &tmp)
+                .and_then(|_| std::fs::OpenOptions::new().write(true).open(&tmp))
+                .and_then(|f| {
+                    crate::persistence::atomic_file::install(f, &tmp, &self.dir.join(&base_name))
+                }),
+        };
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
             return Err(e.into());
