@@ -17,7 +17,16 @@ its page cache). Steps, all in one run:
    dataset against the tiered keel, beside `fio --rw=randread --bs=SIZE
    --iodepth=INFLIGHT --direct=1` on a file of the dataset's size in the
    same directory: rate / IOPS and p99s.
-4. restart: the tiered keel restarted from its RDB file (SAVE), time to
+4. overwrite: `redis-benchmark -t set -r KEYS -n KEYS` (each key written
+   again about once, at random) against the tiered keel, then compaction
+   given up to a minute to settle: disk bytes / live bytes, and write
+   amplification (bytes the tier wrote, spills plus compaction, / bytes
+   clients wrote).
+5. full sync: a tiered replica (its own memory group of the same size)
+   syncs from the tiered keel, and an in-memory replica from the in-memory
+   keel: time until the replica is up at the primary's offset, and the
+   tiered replica's peak RSS.
+6. restart: the tiered keel restarted from its RDB file (SAVE), time to
    serve and peak RSS.
 
 Usage (as root): bench/tiering.py --keel target/release/keel-server
@@ -35,6 +44,8 @@ import sys
 import time
 
 CGROUP = "/sys/fs/cgroup/memory/keel-tier-bench"
+# The tiered replica's group, of the same size.
+REPLICA_CGROUP = CGROUP + "-replica"
 
 
 def value(i, size):
@@ -105,10 +116,12 @@ def vm(pid, field):
 
 
 def start(keel, port, workdir, extra, cgroup):
+    """keel on `port`; in the memory group at path `cgroup` (True: CGROUP)."""
     os.makedirs(workdir, exist_ok=True)
     args = [keel, "--port", str(port), "--save", "", "--dir", workdir] + extra
     if cgroup:
-        cmd = ["sh", "-c", f'echo $$ > {CGROUP}/cgroup.procs && exec "$@"', "sh"] + args
+        group = CGROUP if cgroup is True else cgroup
+        cmd = ["sh", "-c", f'echo $$ > {group}/cgroup.procs && exec "$@"', "sh"] + args
     else:
         cmd = args
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "log"), "w"))
@@ -168,6 +181,27 @@ def fio(path, size_bytes, bs, depth, seconds):
     return iops, p99 / 1000.0
 
 
+def full_sync(keel, primary_port, port, workdir, extra, cgroup):
+    """Seconds until a new replica of `primary_port` is up at its offset,
+    and the replica's peak RSS."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    p, c = start(keel, port, workdir, extra, cgroup)
+    primary = Conn(primary_port)
+    t0 = time.time()
+    c.cmd("REPLICAOF", "127.0.0.1", str(primary_port))
+    while True:
+        offset = int(info(primary, "replication")["master_repl_offset"])
+        r = info(c, "replication")
+        if r.get("master_link_status") == "up" and int(r.get("master_repl_offset", -1)) >= offset:
+            break
+        time.sleep(0.05)
+    took = time.time() - t0
+    peak = vm(p.pid, "VmHWM")
+    p.terminate(); p.wait()
+    shutil.rmtree(workdir, ignore_errors=True)
+    return took, peak
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--keel", required=True)
@@ -185,9 +219,10 @@ def main():
     hot = a.hot or a.keys * 5 // 100
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
-    os.makedirs(CGROUP, exist_ok=True)
-    with open(f"{CGROUP}/memory.limit_in_bytes", "w") as f:
-        f.write(str(a.group_mb << 20))
+    for group in (CGROUP, REPLICA_CGROUP):
+        os.makedirs(group, exist_ok=True)
+        with open(f"{group}/memory.limit_in_bytes", "w") as f:
+            f.write(str(a.group_mb << 20))
     tiered = ["--maxmemory", a.maxmemory, "--maxmemory-policy", "allkeys-lru", "--tiering-dir", "tier"]
     print(f"# {a.keys} keys of {a.size} B, maxmemory {a.maxmemory}, cgroup {a.group_mb} MB, hot {hot} keys")
 
@@ -238,6 +273,28 @@ def main():
         fios.append(fio(os.path.join(a.workdir, "fio.dat"), a.keys * a.size, a.size, a.inflight, 10))
     t2 = info(c, "tiering")
 
+    # Sustained overwrites, then compaction.
+    before = info(c, "tiering")
+    written = a.keys * a.size
+    subprocess.run(["redis-benchmark", "-p", str(a.port), "-q", "-t", "set", "-d", str(a.size),
+                    "-r", str(a.keys), "-n", str(a.keys), "-c", "50", "--threads", "2"],
+                   capture_output=True, check=True)
+    tier_wrote = lambda t: int(t["tiering_spilled_bytes"]) + int(t["tiering_compacted_bytes"])
+    just_after = info(c, "tiering")
+    deadline = time.time() + 60
+    while True:
+        t3 = info(c, "tiering")
+        disk, live = int(t3["tiering_disk_bytes"]), int(t3["tiering_live_bytes"])
+        if disk <= 1.5 * live + (64 << 20) or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    amplification = (tier_wrote(t3) - tier_wrote(before)) / written
+
+    # Full syncs: tiered replica of the tiered keel, in-memory replica of
+    # the in-memory keel.
+    sync_t, sync_peak = full_sync(a.keel, a.port, a.port + 2, a.workdir + "/replica", tiered, REPLICA_CGROUP)
+    sync_m, _ = full_sync(a.keel, mport, a.port + 3, a.workdir + "/replica-memory", [], False)
+
     # Restarts from the RDB file written with most values on disk, and
     # from the same dataset's file in memory.
     c.cmd("SAVE")
@@ -255,12 +312,19 @@ def main():
     restart_m = time.time() - t0
     mp.terminate(); mp.wait()
 
+    print(f"overwrite of {a.keys} keys: disk / live {int(just_after['tiering_disk_bytes']) / int(just_after['tiering_live_bytes']):.2f} "
+          f"right after, {disk / live:.2f} after compaction ({disk >> 20} MB / {live >> 20} MB, "
+          f"{int(t3['tiering_compacted_segments']) - int(before['tiering_compacted_segments'])} segments compacted); "
+          f"write amplification {amplification:.2f} (tier wrote "
+          f"{(tier_wrote(t3) - tier_wrote(before)) >> 20} MB for {written >> 20} MB from clients)")
     med = lambda rows, i: sorted(r[i] for r in rows)[len(rows) // 2]
     print()
     print(f"| measure (median of {a.runs}) | tiered | in memory | ratio |")
     print("|---|---|---|---|")
     print(f"| GET -r {hot} (hot set), rps | {med(hot_t, 0):.0f} | {med(hot_m, 0):.0f} | {med(hot_t, 0) / med(hot_m, 0):.3f} |")
     print(f"| GET -r {hot}, p50 / p99 ms | {med(hot_t, 1)} / {med(hot_t, 2)} | {med(hot_m, 1)} / {med(hot_m, 2)} | |")
+    print(f"| full sync to a new replica, s | {sync_t:.1f} (replica's peak RSS {sync_peak >> 20} MB = "
+          f"{sync_peak / (maxmem + empty_rss):.3f} x) | {sync_m:.1f} | {sync_t / sync_m:.2f} |")
     print(f"| restart from RDB, s | {restart_s:.1f} ({restart_keys} keys, peak RSS {restart_peak >> 20} MB = "
           f"{restart_peak / (maxmem + empty_rss):.3f} x) | {restart_m:.1f} | {restart_s / restart_m:.2f} |")
     print()

@@ -262,6 +262,10 @@ pub struct Client {
     pub auth: crate::acl::ClientAuth,
     /// A script's `redis.call` is running (MONITOR shows it as `lua`).
     pub in_script: bool,
+    /// EXEC is running this client's queued commands: nothing may wait
+    /// (WAIT and WAITAOF answer at once, as under Redis's
+    /// CLIENT_DENY_BLOCKING).
+    pub in_exec: bool,
     /// MONITOR lines of the running script's commands, sent when it ends.
     pub script_monitor_lines: Vec<Vec<u8>>,
     /// Slow-log entries of the running script's commands, logged when it
@@ -308,6 +312,7 @@ impl Client {
             skip_records: false,
             auth: crate::acl::ClientAuth::internal(),
             in_script: false,
+            in_exec: false,
             script_monitor_lines: Vec::new(),
             script_slowlog: Vec::new(),
             blocked_run: None,

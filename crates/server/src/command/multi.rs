@@ -151,6 +151,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     encode::array(cx.out, calls.len());
     let mut ready = Vec::new();
     let own_tx = super::propagate::begin_transaction(server, cx.client);
+    cx.client.in_exec = true;
     for call in &calls {
         let (cmd, argv) = (call.cmd, call.argv);
         // Permissions are checked again: the user's rules may have
@@ -187,6 +188,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         let us = took.as_micros() as u64;
         crate::observe::slowlog::inner_command_done(server, cx.client, cmd, argv, us, false);
     }
+    cx.client.in_exec = false;
     if own_tx {
         super::propagate::end_transaction(server, cx.client);
     }

@@ -16,6 +16,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("psync", psync);
     r.add("sync", sync);
     r.add("wait", wait);
+    r.add("waitaof", waitaof);
     r.add("role", role);
     r.add("failover", failover);
 }
@@ -220,7 +221,7 @@ fn wait(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(CmdError::new("ERR timeout is negative"));
     }
     let acked = repl.acked_at_least(cx.client.repl_offset);
-    if acked as i64 >= wanted || cx.client.tx.is_some() || cx.client.in_script {
+    if acked as i64 >= wanted || cx.client.in_exec || cx.client.in_script {
         cx.int(acked as i64);
         return Ok(());
     }
@@ -242,6 +243,93 @@ fn wait(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
     Ok(())
 }
+
+/// WAITAOF numlocal numreplicas timeout (Redis 7.2): waits until this
+/// client's writes are fsynced in the local AOF (`numlocal`, 0 or 1) and
+/// in the AOFs of `numreplicas` replicas; answers how many of each are.
+fn waitaof(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let numlocal = resp::parse_i64(argv[1])
+        .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
+    if !(0..=1).contains(&numlocal) {
+        return Err(CmdError::new(
+            "ERR value is out of range, value must between 0 and 1",
+        ));
+    }
+    let numreplicas = resp::parse_i64(argv[2])
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| CmdError::new("ERR value is out of range, must be positive"))?;
+    let ms = resp::parse_i64(argv[3])
+        .ok_or_else(|| CmdError::new("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::new("ERR timeout is negative"));
+    }
+    let repl = &cx.server.repl;
+    if repl.is_replica() {
+        return Err(CmdError::new("ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated."));
+    }
+    if numlocal > 0 && !cx.server.aof.enabled() {
+        return Err(CmdError::new(NO_LOCAL_AOF));
+    }
+    let (log_at, stream_at) = (cx.client.aof_offset, cx.client.repl_offset);
+    let counts = move |server: &crate::server::Server| {
+        let aof = &server.aof;
+        let local = i64::from(aof.enabled() && aof.fsynced() >= log_at);
+        (local, server.repl.aof_acked_at_least(stream_at) as i64)
+    };
+    let (local, replicas) = counts(cx.server);
+    let Some(server) = cx.server.arc() else {
+        return Err(CmdError::new("ERR the server is shutting down"));
+    };
+    if (local >= numlocal && replicas >= numreplicas) || cx.client.in_exec || cx.client.in_script {
+        cx.array(2);
+        cx.int(local);
+        cx.int(replicas);
+        return Ok(());
+    }
+    let deadline =
+        (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64));
+    cx.next = Next::Await(Box::pin(async move {
+        let mut reply = Vec::new();
+        loop {
+            // Armed before the counts are read: a change after the read
+            // wakes the wait below.
+            let fsynced = server.aof.fsynced_changed.notified();
+            let acked = server.repl.acked.notified();
+            tokio::pin!(fsynced, acked);
+            fsynced.as_mut().enable();
+            acked.as_mut().enable();
+            if numlocal > 0 && !server.aof.enabled() {
+                resp::encode::error(&mut reply, NO_LOCAL_AOF.as_bytes());
+                return reply;
+            }
+            let (local, replicas) = counts(&server);
+            let expired = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+            if (local >= numlocal && replicas >= numreplicas) || expired {
+                resp::encode::array(&mut reply, 2);
+                resp::encode::integer(&mut reply, local);
+                resp::encode::integer(&mut reply, replicas);
+                return reply;
+            }
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d.into()).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = fsynced => {}
+                _ = acked => {}
+                _ = sleep => {}
+            }
+        }
+    }));
+    // Ask every replica for its offsets now rather than within a second.
+    repl.feed_control(&[b"REPLCONF", b"GETACK", b"*"]);
+    Ok(())
+}
+
+const NO_LOCAL_AOF: &str =
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
 
 /// ROLE
 fn role(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {

@@ -853,6 +853,9 @@ async fn session_loop<S: Stream>(
             .unread
             .store((rbuf.len() - *start) as u64, Relaxed);
         let limit = OutputLimit::of(client);
+        // How far into this batch's requests the disk tier's reads were
+        // started ahead (`tier::load::prefetch`).
+        let mut prefetched_to = 0;
         loop {
             // Per request: an AUTH earlier in this read lifts the limits.
             dec.set_unauthenticated(!authenticated(server, client));
@@ -884,6 +887,18 @@ async fn session_loop<S: Stream>(
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
                             .await?;
                         if let Next::Load(loading) = next {
+                            if loads == 0 {
+                                // The pipeline's next requests start their
+                                // reads too, before this one waits.
+                                let from = prefetched_to.max(*start);
+                                prefetched_to = from
+                                    + crate::tier::load::prefetch(
+                                        server,
+                                        client.db,
+                                        &rbuf[from..],
+                                        server.proto_max_bulk_len.load(Relaxed),
+                                    );
+                            }
                             loading.await;
                             loads += 1;
                             client.parks_for_disk = loads < MAX_DISK_WAITS;

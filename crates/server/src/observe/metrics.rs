@@ -325,6 +325,11 @@ fn render_tiering(p: &mut Page) {
         s.parked.load(Relaxed),
     );
     p.counter(
+        "keel_tiering_prefetched_requests_total",
+        "Pipelined requests whose reads started before their turn",
+        s.prefetched.load(Relaxed),
+    );
+    p.counter(
         "keel_tiering_compacted_segments_total",
         "Value log segments emptied by compaction",
         s.compacted_segments.load(Relaxed),

@@ -141,6 +141,11 @@ pub struct Aof {
     durable_changed: tokio::sync::Notify,
     /// `appended`, readable without the lock (see `appended_hint`).
     appended_seen: AtomicU64,
+    /// How far the log is fsynced (under every policy; `durable` is only
+    /// written under `everysec` and `no`): what WAITAOF counts.
+    fsynced: AtomicU64,
+    /// Wakes WAITAOF's waiters when `fsynced` moves or the log turns off.
+    pub fsynced_changed: tokio::sync::Notify,
     /// The last write to the log failed; its bytes wait in the buffer
     /// and every log-thread round retries them. Writes are refused
     /// meanwhile (MISCONF), as Redis's `aof_last_write_status`.
@@ -231,6 +236,8 @@ impl Aof {
             durable: AtomicU64::new(0),
             durable_changed: tokio::sync::Notify::new(),
             appended_seen: AtomicU64::new(0),
+            fsynced: AtomicU64::new(0),
+            fsynced_changed: tokio::sync::Notify::new(),
             write_failed: AtomicBool::new(false),
             fsync_failed: AtomicBool::new(false),
             last_error: Mutex::new(String::new()),
@@ -302,6 +309,18 @@ impl Aof {
     /// written, under `no`).
     pub fn durable_at_least(&self, offset: u64) -> bool {
         self.durable.load(Acquire) >= offset
+    }
+
+    /// How far the log is fsynced.
+    pub fn fsynced(&self) -> u64 {
+        self.fsynced.load(Acquire)
+    }
+
+    /// The log is fsynced through `end`.
+    fn fsynced_through(&self, end: u64) {
+        if self.fsynced.fetch_max(end, SeqCst) < end {
+            self.fsynced_changed.notify_waiters();
+        }
     }
 
     pub fn last_error(&self) -> String {
@@ -509,6 +528,7 @@ impl Aof {
             .add_if_needed("aof-fsync-always", now.duration_since(started));
         self.fsync_recovered();
         self.durable.fetch_max(end, SeqCst);
+        self.fsynced_through(end);
         true
     }
 
@@ -597,6 +617,10 @@ impl Aof {
             self.fsync_recovered();
         }
         let policy = self.fsync_policy();
+        if fsync {
+            // Fsynced now, or nothing was written since the last fsync.
+            self.fsynced_through(end);
+        }
         if fsync || policy != Fsync::Always {
             self.durable.fetch_max(end, SeqCst);
             // Only `always` has waiters (and one that switched policy
@@ -805,6 +829,7 @@ impl Aof {
                         .add_if_needed("aof-fsync-always", now.duration_since(started));
                     self.fsync_recovered();
                     self.durable.fetch_max(end, Relaxed);
+                    self.fsynced_through(end);
                     self.durable_changed.notify_waiters();
                 }
                 Err(e) => self.fsync_error(&e),
@@ -868,8 +893,10 @@ impl Aof {
         self.enabled.store(false, Relaxed);
         self.flush_all();
         *self.sink.lock() = None;
-        // `always` waiters see the log is off (`wait_durable`).
+        // `always` waiters see the log is off (`wait_durable`), and so
+        // do WAITAOF's.
         self.durable_changed.notify_waiters();
+        self.fsynced_changed.notify_waiters();
     }
 
     /// Reads the manifest (or a legacy single `appendonly.aof` in `dir`)

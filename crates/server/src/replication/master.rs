@@ -239,6 +239,7 @@ where
         state: std::sync::atomic::AtomicU8::new(WAIT_BGSAVE),
         sent: std::sync::atomic::AtomicU64::new(repl.offset()),
         ack: std::sync::atomic::AtomicU64::new(0),
+        aof_ack: std::sync::atomic::AtomicU64::new(0),
         ack_ms: std::sync::atomic::AtomicU64::new(crate::command::unix_ms()),
         psync2: conf.capa_psync2,
         node_id: conf.node_id.clone(),
@@ -480,7 +481,8 @@ fn repl_timeout(server: &Server) -> Duration {
     Duration::from_secs(server.settings().repl_timeout.max(1))
 }
 
-/// Applies the complete `REPLCONF ACK <offset>` requests in `input`.
+/// Applies the complete `REPLCONF ACK <offset> [FACK <offset>]` requests
+/// in `input`.
 fn read_acks(
     server: &Server,
     link: &ReplicaLink,
@@ -512,6 +514,16 @@ fn read_acks(
                         link.ack_ms.store(crate::command::unix_ms(), Relaxed);
                         if let Some(at) = server.repl.marks.fed_after(off) {
                             link.heard_after_ns.fetch_max(at, Relaxed);
+                        }
+                        // `FACK <offset>` (7.2): how far the replica's
+                        // own AOF is fsynced, for WAITAOF.
+                        if argv.len() >= 5 && argv[3].eq_ignore_ascii_case(b"fack") {
+                            if let Some(f) = std::str::from_utf8(argv[4])
+                                .ok()
+                                .and_then(|s| s.parse::<u64>().ok())
+                            {
+                                link.aof_ack.fetch_max(f.min(off), Relaxed);
+                            }
                         }
                         // A diskless replica is online from its first ACK.
                         link.state.store(ONLINE, Relaxed);

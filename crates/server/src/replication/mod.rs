@@ -21,6 +21,7 @@
 //! the old primary continue with `+CONTINUE`.
 
 pub mod backlog;
+pub mod fack;
 pub mod failover;
 pub mod info;
 pub mod master;
@@ -55,6 +56,8 @@ pub struct ReplicaLink {
     pub sent: AtomicU64,
     /// The last offset the replica acknowledged, and when (unix ms).
     pub ack: AtomicU64,
+    /// The last offset the replica said its AOF holds fsynced (`FACK`).
+    pub aof_ack: AtomicU64,
     pub ack_ms: AtomicU64,
     /// The replica understands `+CONTINUE <id>` (capa psync2).
     pub psync2: bool,
@@ -168,6 +171,8 @@ pub struct Replication {
     /// server last heard its primary (a replica's): see `promise`.
     pub marks: promise::Marks,
     pub heard: promise::Heard,
+    /// A replica's notes of how far its AOF holds the stream (`FACK`).
+    pub aof_marks: parking_lot::Mutex<fack::AofMarks>,
 }
 
 /// A new replication id: 40 random hex digits.
@@ -226,6 +231,7 @@ impl Replication {
             link_db: AtomicUsize::new(0),
             marks: Default::default(),
             heard: Default::default(),
+            aof_marks: Default::default(),
         }
     }
 
@@ -517,6 +523,15 @@ impl Replication {
 
     /// WAIT: waits until `wanted` replicas acknowledged `offset`, or the
     /// deadline; returns how many did.
+    /// Online replicas whose AOF holds `offset` fsynced (WAITAOF).
+    pub fn aof_acked_at_least(&self, offset: u64) -> usize {
+        self.replicas
+            .read()
+            .iter()
+            .filter(|r| r.state.load(Relaxed) == ONLINE && r.aof_ack.load(Relaxed) >= offset)
+            .count()
+    }
+
     pub async fn wait_acks(
         &self,
         offset: u64,

@@ -368,7 +368,7 @@ fn session(
         // streams nothing to a diskless replica until its first ACK. The
         // image is bytes of the primary: heard before the ACK promises.
         server.repl.heard.heard();
-        send_ack(&mut link, &server.repl.heard, server.repl.offset())?;
+        send_ack(&mut link, server, server.repl.offset())?;
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let id = rest.trim();
         tracing::info!("Successful partial resynchronization with master.");
@@ -573,6 +573,9 @@ fn receive_and_load(
     })?;
     // The log must hold the new dataset before any of its stream does:
     // the image becomes its base (Redis rewrites its AOF after a sync).
+    // Where this history's stream stands in the AOF (see `fack`): the
+    // image is its base, or, off, the log counts from when it turns on.
+    let mut logged = Some(if server.aof.enabled() { offset } else { 0 });
     if server.aof.enabled() {
         let source = match file {
             Some(f) => ImageSource::File(f),
@@ -582,6 +585,8 @@ fn receive_and_load(
             tracing::error!(
                 "Can't restart the AOF from the synchronization image: {e}; rewriting it instead"
             );
+            // (A rewrite started holds the image only once it ends.)
+            logged = None;
             if !server.rewrite_aof(&mut view) {
                 tracing::error!("Can't rewrite the AOF after the synchronization: the log misses the loaded data until a rewrite succeeds");
             }
@@ -590,6 +595,7 @@ fn receive_and_load(
     // The new history, whose bytes from `offset` on follow; this
     // server's own replicas must sync again.
     repl.reset_history(id, offset);
+    repl.aof_marks.lock().restart(logged);
     drop(view);
     repl.disconnect_replicas();
     let db = loaded.repl.map_or(0, |(_, _, db)| db);
@@ -618,14 +624,19 @@ fn apply_stream(
     let (mut fed, mut start) = (0, 0);
     let mut out = Vec::new();
     let mut last_ack = Instant::now();
+    let mut last_fack = aof_fsynced_offset(server);
     let mut last_io = Instant::now();
     loop {
         if !current(server, gen) || client.info.killed.load(Relaxed) {
             return Ok(());
         }
-        if last_ack.elapsed() >= Duration::from_secs(1) {
-            send_ack(link, &repl.heard, repl.offset())?;
+        // Every second, and as soon as this replica's AOF holds more of
+        // the stream fsynced (a WAITAOF on the primary waits for it).
+        let fack = aof_fsynced_offset(server);
+        if last_ack.elapsed() >= Duration::from_secs(1) || fack > last_fack {
+            send_ack(link, server, repl.offset())?;
             last_ack = Instant::now();
+            last_fack = fack;
         }
         if last_io.elapsed() >= Duration::from_secs(timeout) {
             return Err(err("MASTER timeout: no data nor PING received..."));
@@ -677,9 +688,10 @@ fn apply_stream(
                         // The offset before this request, as Redis answers
                         // (what is queued counts once applied).
                         run_lanes(server, &buf, lanes);
-                        repl.feed_raw(&buf[fed..done]);
+                        let end = repl.feed_raw(&buf[fed..done]);
+                        note_applied(server, end);
                         fed = done;
-                        send_ack(link, &repl.heard, repl.offset())?;
+                        send_ack(link, server, repl.offset())?;
                         last_ack = Instant::now();
                     } else if argv.is_empty() {
                     } else if let Some(shard) = client
@@ -713,7 +725,8 @@ fn apply_stream(
         }
         run_lanes(server, &buf, lanes);
         if done > fed {
-            repl.feed_raw(&buf[fed..done]);
+            let end = repl.feed_raw(&buf[fed..done]);
+            note_applied(server, end);
             fed = done;
         }
         repl.link_db.store(client.db, Relaxed);
@@ -772,21 +785,43 @@ fn run_lane(server: &Server, buf: &[u8], lane: &mut Lane) {
     }
 }
 
-/// `REPLCONF ACK <offset>`: in a cluster also a promise not to bid for a
-/// while (`replication::promise`), so none is sent once this replica has
-/// begun to take its primary's place.
-fn send_ack(link: &mut Link, heard: &super::promise::Heard, offset: u64) -> std::io::Result<()> {
-    if !heard.may_promise() {
+/// The stream up to `end` is applied: notes where this replica's AOF
+/// ended then (see `fack`).
+fn note_applied(server: &Server, end: u64) {
+    if server.aof.enabled() {
+        server
+            .repl
+            .aof_marks
+            .lock()
+            .applied(server.aof.appended_hint(), end);
+    }
+}
+
+/// How far this replica's AOF holds the stream fsynced; `None` while the
+/// AOF is off (as Redis, no FACK then).
+fn aof_fsynced_offset(server: &Server) -> Option<u64> {
+    server
+        .aof
+        .enabled()
+        .then(|| server.repl.aof_marks.lock().fsynced(server.aof.fsynced()))
+}
+
+/// `REPLCONF ACK <offset>`, with `FACK <offset>` (how far this replica's
+/// AOF holds the stream fsynced, for the primary's WAITAOF) while its AOF
+/// is on: in a cluster also a promise not to bid for a while
+/// (`replication::promise`), so none is sent once this replica has begun
+/// to take its primary's place.
+fn send_ack(link: &mut Link, server: &Server, offset: u64) -> std::io::Result<()> {
+    if !server.repl.heard.may_promise() {
         return Ok(());
     }
+    let off = offset.to_string();
+    let fack = aof_fsynced_offset(server).map(|f| f.to_string());
+    let mut argv: Vec<&[u8]> = vec![b"REPLCONF", b"ACK", off.as_bytes()];
+    if let Some(f) = &fack {
+        argv.extend_from_slice(&[b"FACK".as_slice(), f.as_bytes()]);
+    }
     let mut buf = Vec::new();
-    resp::encode::command(
-        &mut buf,
-        &[
-            b"REPLCONF".as_slice(),
-            b"ACK",
-            offset.to_string().as_bytes(),
-        ],
-    );
+    resp::encode::command(&mut buf, &argv);
     link.get_mut().write_all(&buf)
 }

@@ -37,6 +37,54 @@ pub fn missing(
     view: &mut View,
     now_ms: u64,
 ) -> Option<Loading> {
+    let loading = start_reads(server, db, call, view, now_ms)?;
+    if let Some(tier) = super::active() {
+        tier.stats.parked.fetch_add(1, Relaxed);
+    }
+    Some(loading)
+}
+
+/// Requests further down a pipeline (`requests`: the bytes received after
+/// the one that just parked), up to [`PREFETCH`] of them: the reads they
+/// will need start now, so that they are in flight together rather than
+/// one request's at a time; each request, when it runs, finds its values
+/// back or joins their read. `db` is the client's database now (a SELECT
+/// in between makes a wasted read, nothing more). Returns the bytes of
+/// `requests` looked at (the next prefetch starts after them).
+pub fn prefetch(server: &Server, db: usize, requests: &[u8], max_bulk_len: usize) -> usize {
+    let mut dec = resp::RequestDecoder::new(max_bulk_len);
+    let mut at = 0;
+    for _ in 0..PREFETCH {
+        let Ok(Some(len)) = dec.decode(&requests[at..]) else {
+            break;
+        };
+        let frame = &requests[at..at + len];
+        at += len;
+        let argv: Vec<&[u8]> = (0..dec.argc()).map(|i| dec.arg(frame, i)).collect();
+        let Ok(call) = Call::resolve(&server.commands, &argv) else {
+            continue;
+        };
+        let mut view = crate::command::lock_for(server, &call);
+        let now = crate::command::unix_ms();
+        if start_reads(server, db, &call, &mut view, now).is_some() {
+            if let Some(tier) = super::active() {
+                tier.stats.prefetched.fetch_add(1, Relaxed);
+            }
+        }
+    }
+    at
+}
+
+/// Requests [`prefetch`] looks ahead at, at most.
+const PREFETCH: usize = 64;
+
+fn start_reads(
+    server: &Server,
+    db: usize,
+    call: &Call,
+    view: &mut View,
+    now_ms: u64,
+) -> Option<Loading> {
     let mut wanted: Vec<(Vec<u8>, Loc, &'static str)> = Vec::new();
     call.cmd.for_each_key_needing_value(call.argv, |pos| {
         let key = call.argv[pos];
@@ -51,7 +99,6 @@ pub fn missing(
     }
     let tier = super::active()?;
     let server = server.arc()?;
-    tier.stats.parked.fetch_add(1, Relaxed);
     let waits: Vec<_> = wanted
         .into_iter()
         .map(|(key, loc, encoding)| fetch(tier, &server, db, key, loc, encoding))

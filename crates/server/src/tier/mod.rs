@@ -60,6 +60,9 @@ pub struct Stats {
     pub inline_loads: AtomicU64,
     /// Requests parked for a read.
     pub parked: AtomicU64,
+    /// Requests further down a pipeline whose reads started before their
+    /// turn (`load::prefetch`).
+    pub prefetched: AtomicU64,
     /// Segments compaction emptied, and the record bytes it moved.
     pub compacted_segments: AtomicU64,
     pub compacted_bytes: AtomicU64,
@@ -306,7 +309,8 @@ pub fn info(o: &mut String) {
          tiering_live_bytes:{live}\r\ntiering_segments:{segments}\r\ntiering_max_disk:{}\r\n\
          tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
          tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
-         tiering_parked_requests:{}\r\ntiering_compacted_segments:{}\r\n\
+         tiering_parked_requests:{}\r\ntiering_prefetched_requests:{}\r\n\
+         tiering_compacted_segments:{}\r\n\
          tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n",
         if t.uring { "io_uring" } else { "threads" },
         t.spilled_keys(),
@@ -317,6 +321,7 @@ pub fn info(o: &mut String) {
         s.inline_loads.load(Relaxed),
         s.coalesced.load(Relaxed),
         s.parked.load(Relaxed),
+        s.prefetched.load(Relaxed),
         s.compacted_segments.load(Relaxed),
         s.compacted_bytes.load(Relaxed),
         s.clean_copies.load(Relaxed),

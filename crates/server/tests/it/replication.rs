@@ -1053,6 +1053,90 @@ fn wait_command(mk: Kind, rk: Kind) {
     );
 }
 
+/// WAITAOF (Redis 7.2) counts the local AOF and the replicas' AOFs that
+/// hold the client's last write fsynced. Keel on both sides (Redis 7.0
+/// has no WAITAOF), then each side against Redis 7.0: a 7.0 replica sends
+/// no FACK and counts for nothing; a 7.0 primary ignores a keel replica's
+/// FACK and still counts its ACK for WAIT.
+#[test]
+fn waitaof_counts_fsynced_logs() {
+    let m = Node::start(Kind::Keel, &[]);
+    let mut mc = m.raw();
+    // Arguments, in Redis's order of checks, and the log being off.
+    for (argv, reply) in [
+        (["WAITAOF", "2", "0", "0"], "-ERR value is out of range, value must between 0 and 1\r\n"),
+        (["WAITAOF", "x", "0", "0"], "-ERR value is not an integer or out of range\r\n"),
+        (["WAITAOF", "0", "-1", "0"], "-ERR value is out of range, must be positive\r\n"),
+        (["WAITAOF", "0", "y", "0"], "-ERR value is out of range, must be positive\r\n"),
+        (["WAITAOF", "0", "0", "-1"], "-ERR timeout is negative\r\n"),
+        (["WAITAOF", "0", "0", "z"], "-ERR timeout is not an integer or out of range\r\n"),
+        (
+            ["WAITAOF", "1", "0", "0"],
+            "-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n",
+        ),
+    ] {
+        eqb!(mc.cmd(&argv), reply.as_bytes());
+    }
+    eqb!(mc.cmd(&["WAITAOF", "0", "0", "0"]), b"*2\r\n:0\r\n:0\r\n");
+    // The log on: a write is counted once fsynced (`always`: before its
+    // reply; `everysec`: within a second, waited for here).
+    eqb!(mc.cmd(&["CONFIG", "SET", "appendonly", "yes"]), b"+OK\r\n");
+    wait_for("the AOF rewrite to end", || {
+        match u64_field(&m.info("persistence"), "aof_rewrite_in_progress")? {
+            0 => Ok(()),
+            n => Err(format!("{n}")),
+        }
+    });
+    line(&mut mc, "SET a 1");
+    eqb!(mc.cmd(&["WAITAOF", "1", "0", "0"]), b"*2\r\n:1\r\n:0\r\n");
+    // Nothing waits inside MULTI: the counts as they are. (WAIT too; it
+    // counts from the client's last write, as Redis 7.2 and later: 7.0
+    // counts from its last command, whatever it was.)
+    line(&mut mc, "MULTI");
+    line(&mut mc, "WAITAOF 1 5 0");
+    line(&mut mc, "WAIT 5 0");
+    eqb!(mc.cmd(&["EXEC"]), b"*2\r\n*2\r\n:1\r\n:0\r\n:0\r\n");
+
+    // A keel replica with its own AOF.
+    let r = Node::start(Kind::Keel, &["--appendonly", "yes", "--appendfsync", "always"]);
+    r.replicate(&m);
+    wait_in_sync(&m, &[&r]);
+    line(&mut mc, "SET a 2");
+    eqb!(mc.cmd(&["WAITAOF", "1", "1", "0"]), b"*2\r\n:1\r\n:1\r\n");
+    eqb!(mc.cmd(&["WAITAOF", "0", "2", "100"]), b"*2\r\n:1\r\n:1\r\n");
+    eqb!(
+        r.raw().cmd(&["WAITAOF", "0", "0", "0"]),
+        b"-ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.\r\n"
+    );
+    // Its AOF off: it acknowledges the stream (WAIT) but no fsync.
+    eqb!(r.raw().cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
+    line(&mut mc, "SET a 3");
+    eqb!(mc.cmd(&["WAIT", "1", "0"]), b":1\r\n");
+    eqb!(mc.cmd(&["WAITAOF", "1", "0", "0"]), b"*2\r\n:1\r\n:0\r\n");
+    eqb!(mc.cmd(&["WAITAOF", "1", "1", "100"]), b"*2\r\n:1\r\n:0\r\n");
+    drop(r);
+
+    // A Redis 7.0 replica (with an AOF) sends no FACK.
+    let rr = Node::start(Kind::Redis, &["--appendonly", "yes"]);
+    rr.replicate(&m);
+    wait_in_sync(&m, &[&rr]);
+    line(&mut mc, "SET a 4");
+    eqb!(mc.cmd(&["WAIT", "1", "0"]), b":1\r\n");
+    eqb!(mc.cmd(&["WAITAOF", "1", "0", "0"]), b"*2\r\n:1\r\n:0\r\n");
+    eqb!(mc.cmd(&["WAITAOF", "0", "1", "100"]), b"*2\r\n:1\r\n:0\r\n");
+    drop(rr);
+
+    // A keel replica (AOF on, so its ACKs carry FACK) of a Redis 7.0
+    // primary: WAIT counts it.
+    let rm = Node::start(Kind::Redis, &[]);
+    let kr = Node::start(Kind::Keel, &["--appendonly", "yes"]);
+    kr.replicate(&rm);
+    wait_in_sync(&rm, &[&kr]);
+    let mut rc = rm.raw();
+    line(&mut rc, "SET b 1");
+    eqb!(rc.cmd(&["WAIT", "1", "0"]), b":1\r\n");
+}
+
 /// min-replicas-to-write refuses writes without enough good replicas.
 fn min_replicas(mk: Kind, rk: Kind) {
     let m = Node::start(mk, &[]);

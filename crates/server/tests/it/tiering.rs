@@ -151,6 +151,9 @@ fn values_beyond_maxmemory_go_to_disk_and_read_back_exact() {
         );
     }
     assert!(disk_reads(&mut k) > 0);
+    // The reads were pipelined: later requests' reads started while the
+    // first one's was in flight.
+    assert!(tier_stat(&mut k, "tiering_prefetched_requests") > 0);
     eqb!(k.cmd(&["DBSIZE"]), r.cmd(&["DBSIZE"]));
     assert_eq!(info_u64(&mut k, "stats", "evicted_keys"), 0);
 }
