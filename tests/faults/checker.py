@@ -9,6 +9,8 @@ For every list key, against its final value F:
   promise allows it (a crash within the fsync window, or a failover of an
   append no replica confirmed);
 - lost-waited: an append that `WAIT 1` confirmed, missing from F;
+- lost-fsynced: an append that `WAITAOF 1 0` reported fsynced, missing
+  from F (even within `everysec`'s window);
 - order: F puts b before a although a was acknowledged before b was sent;
 - stale-read: a read missing an append acknowledged before the read was
   sent, or not a prefix of F (when nothing could be lost in between).
@@ -38,7 +40,7 @@ class Events:
 
     def loss_allowed(self, op, topology):
         """Whether losing acknowledged `op` is within the promise."""
-        if op.waited:
+        if op.waited or op.fsynced:
             return False
         if topology.loss_window > 0 and any(
                 op.complete - topology.loss_window <= k and op.invoke <= k for k in self.kills):
@@ -76,6 +78,8 @@ def check(history, finals, topology, events, replica_finals=()):
                 continue
             if op.waited:
                 anomalies.append(f"lost-waited: {key} lost {op.value} (WAIT 1 answered {op.waited})")
+            elif op.fsynced:
+                anomalies.append(f"lost-fsynced: {key} lost {op.value} (WAITAOF reported it fsynced)")
             elif not events.loss_allowed(op, topology):
                 anomalies.append(f"lost: {key} lost acknowledged {op.value}")
         # Real-time order: a value acknowledged before another was sent

@@ -10,9 +10,10 @@ class FakeTopology:
         self.loss_window = loss_window
 
 
-def append(value, key, invoke, complete, outcome="ok", waited=None):
+def append(value, key, invoke, complete, outcome="ok", waited=None, fsynced=None):
     op = Op(0, "append", key, value)
     op.invoke, op.complete, op.outcome, op.waited = invoke, complete, outcome, waited
+    op.fsynced = fsynced
     return op
 
 
@@ -54,6 +55,9 @@ def test_losses_the_promise_allows():
     events.kills.append(12.0)
     # everysec: "b" acknowledged within the window before the kill may go.
     assert kinds(checker.check(h, {"k": ["a", "c"]}, FakeTopology(3.0), events)) == []
+    # ... but not one WAITAOF reported fsynced.
+    h2 = h + [append("e", "k", 10, 11, fsynced=1)]
+    assert kinds(checker.check(h2, {"k": ["a", "c"]}, FakeTopology(3.0), events)) == ["lost-fsynced"]
     # always: nothing acknowledged may go.
     assert kinds(checker.check(h, {"k": ["a", "c"]}, FakeTopology(0.0), events)) == ["lost", "lost-read"]
     # A failover may take what no replica confirmed, never what WAIT did.

@@ -9,7 +9,10 @@ and completion times and its outcome:
   not have happened.
 
 Under a replicated topology, some appends are followed by `WAIT 1`; the
-number of replicas it reports is recorded with the append.
+number of replicas it reports is recorded with the append. Where the log
+may lose a window of acknowledged writes (`appendfsync everysec`), some
+appends are followed by `WAITAOF 1 0 100`; whether it reports the append
+fsynced is recorded with it.
 """
 import random
 import threading
@@ -28,7 +31,8 @@ PAD = "p" * 48
 
 
 class Op:
-    __slots__ = ("process", "f", "key", "value", "invoke", "complete", "outcome", "read", "waited")
+    __slots__ = ("process", "f", "key", "value", "invoke", "complete", "outcome", "read", "waited",
+                 "fsynced")
 
     def __init__(self, process, f, key, value=None):
         self.process = process
@@ -40,6 +44,7 @@ class Op:
         self.outcome = None
         self.read = None
         self.waited = None
+        self.fsynced = None
 
 
 def perform(op, call):
@@ -63,6 +68,7 @@ class Workload:
         self.clients = clients
         self.seed = seed
         self.wait_share = wait_share if topology.replicated else 0.0
+        self.fsync_wait_share = 0.3 if topology.loss_window > 0 else 0.0
         self.history = []
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -131,6 +137,11 @@ class Workload:
                 if op.outcome == "ok" and rng.random() < self.wait_share:
                     try:
                         op.waited = conn.execute_command("WAIT", 1, 100)
+                    except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError, OSError):
+                        ok = False
+                elif op.outcome == "ok" and rng.random() < self.fsync_wait_share:
+                    try:
+                        op.fsynced = conn.execute_command("WAITAOF", 1, 0, 100)[0]
                     except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError, OSError):
                         ok = False
             if not ok:

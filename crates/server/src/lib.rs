@@ -45,4 +45,30 @@ static GLOBAL: memory::alloc::Counting = memory::alloc::Counting;
 /// The Redis version whose behaviour keel implements; clients gate
 /// features on it.
 pub const REDIS_VERSION: &str = "7.0.15";
+
+/// The versions `redis-version` may present, with Redis's
+/// `REDIS_VERSION_NUM` of each (0x00MMmmpp).
+pub const REDIS_VERSIONS: &[(&str, u32)] = &[("7.0.15", 0x0007_000f), ("7.4.1", 0x0007_0401)];
+
+static PRESENTED: std::sync::OnceLock<(&'static str, u32)> = std::sync::OnceLock::new();
+
+/// The Redis version this server presents (`redis-version`, keel's own
+/// parameter, set at start): INFO's `redis_version`, HELLO's `version`,
+/// LOLWUT, Lua's `REDIS_VERSION`, the RDB file's `redis-ver`.
+pub fn redis_version() -> &'static str {
+    PRESENTED.get().map_or(REDIS_VERSION, |v| v.0)
+}
+
+/// [`redis_version`] as Redis's `REDIS_VERSION_NUM`.
+pub fn redis_version_num() -> u32 {
+    PRESENTED.get().map_or(REDIS_VERSIONS[0].1, |v| v.1)
+}
+
+/// Sets what [`redis_version`] answers (once, at start; later calls and
+/// unknown versions change nothing).
+pub fn present_redis_version(version: &str) {
+    if let Some(&v) = REDIS_VERSIONS.iter().find(|(name, _)| *name == version) {
+        let _ = PRESENTED.set(v);
+    }
+}
 pub const KEEL_VERSION: &str = env!("CARGO_PKG_VERSION");

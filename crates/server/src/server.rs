@@ -513,6 +513,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
     if let Some(primary) = replicaof {
         crate::replication::replica::set_primary_at_start(&server, primary);
     }
+    crate::present_redis_version(&server.settings().redis_version);
     open_tier(&server)?;
     load_persistence(&server)?;
     crate::memory::purge();

@@ -152,7 +152,7 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.bulk(b"server");
     cx.bulk(b"redis");
     cx.bulk(b"version");
-    cx.bulk(crate::REDIS_VERSION.as_bytes());
+    cx.bulk(crate::redis_version().as_bytes());
     cx.bulk(b"proto");
     cx.int(proto as i64);
     cx.bulk(b"id");

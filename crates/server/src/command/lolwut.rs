@@ -37,7 +37,7 @@ fn lolwut(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let text = match version {
         Some(5) => schotter_command(params)?,
         Some(6) => skyline_command(params)?,
-        _ => format!("Redis ver. {}\n", crate::REDIS_VERSION).into_bytes(),
+        _ => format!("Redis ver. {}\n", crate::redis_version()).into_bytes(),
     };
     cx.verbatim(&text);
     Ok(())
@@ -159,7 +159,7 @@ fn schotter_command(argv: &[&[u8]]) -> Result<Vec<u8>, super::error::CmdError> {
     );
     let mut text = render_braille(&canvas);
     text.extend_from_slice(b"\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. ");
-    text.extend_from_slice(crate::REDIS_VERSION.as_bytes());
+    text.extend_from_slice(crate::redis_version().as_bytes());
     text.push(b'\n');
     Ok(text)
 }
@@ -241,7 +241,7 @@ fn skyline_command(argv: &[&[u8]]) -> Result<Vec<u8>, super::error::CmdError> {
         b"\nDedicated to the 8 bit game developers of past and present.\n\
           Original 8 bit image from Plaguemon by hikikomori. Redis ver. ",
     );
-    text.extend_from_slice(crate::REDIS_VERSION.as_bytes());
+    text.extend_from_slice(crate::redis_version().as_bytes());
     text.push(b'\n');
     Ok(text)
 }

@@ -132,7 +132,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                 let _ = write!(
                     o,
                     "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\nkeel_version:{}\r\nkeel_threads:{}\r\nkeel_threads_active:{}\r\n",
-                    crate::REDIS_VERSION,
+                    crate::redis_version(),
                     std::env::consts::OS,
                     std::env::consts::ARCH,
                     std::process::id(),

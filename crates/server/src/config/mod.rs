@@ -440,6 +440,9 @@ const PARAMS: &[Param] = &[
     .applied(apply::client_buffers),
     p("notify-keyspace-events", Kind::NotifyFlags, "", true).applied(apply::notify_keyspace_events),
     p("maxmemory", Kind::MemoryU64, "0", true).applied(apply::memory),
+    // keel's own: the Redis version presented to clients (INFO, HELLO,
+    // Lua; docs/compatibility.md), one of `crate::REDIS_VERSIONS`.
+    p("redis-version", Kind::Enum(&["7.0.15", "7.4.1"]), "7.0.15", false),
     // keel's own: the disk tier (docs/tiering.md). Empty: no tier.
     p("tiering-dir", Kind::Str, "", true),
     p("tiering-max-disk", Kind::MemoryU64, "0", true).applied(apply::tiering_max_disk),

@@ -369,6 +369,8 @@ settings! {
     auto_aof_rewrite_percentage: u64 = "auto-aof-rewrite-percentage";
     auto_aof_rewrite_min_size: u64 = "auto-aof-rewrite-min-size";
 
+    redis_version: String = "redis-version";
+
     // Memory and eviction.
     maxmemory: u64 = "maxmemory";
     tiering_dir: Option<PathBuf> = "tiering-dir";

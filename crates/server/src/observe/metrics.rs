@@ -364,7 +364,7 @@ fn render_server(server: &Server, p: &mut Page) {
                     "master"
                 },
             ),
-            ("redis_version", crate::REDIS_VERSION),
+            ("redis_version", crate::redis_version()),
             ("keel_version", crate::KEEL_VERSION),
             ("redis_build_id", "0"),
             ("redis_mode", "standalone"),

@@ -28,9 +28,6 @@ pub use mlua_sys as ffi;
 pub type State = *mut ffi::lua_State;
 pub type CFn = ffi::lua_CFunction;
 
-/// `REDIS_VERSION` / `REDIS_VERSION_NUM` as scripts see them.
-pub const REDIS_VERSION: &[u8] = b"7.0.15";
-pub const REDIS_VERSION_NUM: f64 = 0x0007_000f as f64;
 
 /// Registry slots shared by the helpers (weak tables keyed by proxy).
 const RO_TABLES: &CStr = c"keel.readonly";
@@ -1172,8 +1169,8 @@ unsafe fn register_version(l: State, t: c_int) {
     // SAFETY: this function's contract (callers pass a live Lua state of
     // this thread and stack slots it holds) covers every call below.
     unsafe {
-        set_num(l, t, c"REDIS_VERSION_NUM", REDIS_VERSION_NUM);
-        set_str(l, t, c"REDIS_VERSION", REDIS_VERSION);
+        set_num(l, t, c"REDIS_VERSION_NUM", crate::redis_version_num() as f64);
+        set_str(l, t, c"REDIS_VERSION", crate::redis_version().as_bytes());
     }
 }
 

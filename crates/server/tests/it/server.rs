@@ -694,3 +694,50 @@ fn every_shard_commands_inside_multi_and_scripts() {
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `redis-version` (keel's own, set at start) is the version clients see:
+/// INFO, HELLO, Lua's `REDIS_VERSION`/`REDIS_VERSION_NUM` and LOLWUT;
+/// 7.0.15 unless set; not changed at run time; only versions keel knows.
+#[test]
+fn redis_version_presents_the_chosen_dialect() {
+    let s = Server::keel_with(&["--redis-version", "7.4.1"]);
+    let mut c = s.raw();
+    let info = String::from_utf8(c.cmd(&["INFO", "server"])).unwrap();
+    assert_eq!(info_field(&info, "redis_version").as_deref(), Some("7.4.1"));
+    let hello = c.cmd(&["HELLO", "2"]);
+    let wanted = b"$7\r\nversion\r\n$5\r\n7.4.1\r\n";
+    assert!(
+        hello.windows(wanted.len()).any(|w| w == wanted),
+        "{}",
+        escape(&hello)
+    );
+    eqb!(
+        c.cmd(&["EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", "0"]),
+        b"*2\r\n$5\r\n7.4.1\r\n:459777\r\n"
+    );
+    assert!(String::from_utf8_lossy(&c.cmd(&["LOLWUT"])).contains("Redis ver. 7.4.1"));
+    eqb!(
+        c.cmd(&["CONFIG", "SET", "redis-version", "7.0.15"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'redis-version') - can't set immutable config\r\n"
+    );
+    eqb!(
+        c.cmd(&["CONFIG", "GET", "redis-version"]),
+        b"*2\r\n$13\r\nredis-version\r\n$5\r\n7.4.1\r\n"
+    );
+    drop(c);
+    drop(s);
+    let s = Server::keel();
+    let mut c = s.raw();
+    eqb!(
+        c.cmd(&["CONFIG", "GET", "redis-version"]),
+        b"*2\r\n$13\r\nredis-version\r\n$6\r\n7.0.15\r\n"
+    );
+    eqb!(
+        c.cmd(&["EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", "0"]),
+        b"*2\r\n$6\r\n7.0.15\r\n:458767\r\n"
+    );
+    eqb!(
+        c.cmd(&["CONFIG", "SET", "redis-version", "6.2.0"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'redis-version') - can't set immutable config\r\n"
+    );
+}

@@ -43,7 +43,7 @@ impl<W: Write> Writer<W> {
             .extend_from_slice(format!("REDIS{VERSION_WRITTEN:04}").as_bytes());
         w.flush_item()?;
         let ctime = crate::command::unix_ms() / 1000;
-        w.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes())?;
+        w.aux(b"redis-ver", crate::redis_version().as_bytes())?;
         w.aux(b"redis-bits", b"64")?;
         w.aux(b"ctime", ctime.to_string().as_bytes())?;
         w.aux(b"aof-base", if aof_base { b"1" } else { b"0" })?;
