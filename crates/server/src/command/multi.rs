@@ -65,7 +65,7 @@ fn watch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     let exists: Vec<bool> = argv[1..]
         .iter()
-        .map(|key| cx.view.peek(db, key, now).is_some())
+        .map(|key| cx.view.peek_meta(db, key, now).is_some())
         .collect();
     // A key that had already expired is deleted now: that deletion is no
     // change this client's own WATCH should see.

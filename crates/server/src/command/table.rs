@@ -220,10 +220,14 @@ struct KeySpec {
     needs_value: bool,
 }
 
-/// Commands whose key specs say `access` or `update` but whose handlers
-/// read or change only a key's metadata (expiry, type, encoding, access
-/// clock) or move the entry whole: a value on disk stays there.
+/// Commands whose handlers read or change only a key's metadata (expiry,
+/// type, encoding, access clock), or move the entry whole, whatever their
+/// key specs say (`access`, `update`, or `RO` alone): a value on disk
+/// stays there.
 const METADATA_ONLY: &[&str] = &[
+    "exists",
+    "type",
+    "watch",
     "ttl",
     "pttl",
     "expiretime",
@@ -244,21 +248,23 @@ const METADATA_ONLY: &[&str] = &[
 
 /// Whether a key with these key-spec flags needs its value in memory for
 /// the command to run: not when the command only overwrites the key
-/// (`OW`: SET), removes it without reading it (`RM` without `access`:
-/// DEL), or looks at its metadata alone (`RO` without `access`: EXISTS,
-/// TYPE). A key whose flags are unknown (a key finder's) needs it.
+/// (`OW`: SET) or removes it without reading it (`RM` without `access`:
+/// DEL). `RO` without `access` is Redis's "returns no user data", yet
+/// LLEN, SCARD, STRLEN, SISMEMBER, MEMORY USAGE... read the value for
+/// what they do return: those need it too, and the few that read
+/// metadata alone (EXISTS, TYPE) are in [`METADATA_ONLY`]. A key whose
+/// flags are unknown (a key finder's) needs it.
 fn needs_value<'a>(flags: impl Iterator<Item = &'a str>) -> bool {
-    let (mut ow, mut rm, mut ro, mut access) = (false, false, false, false);
+    let (mut ow, mut rm, mut access) = (false, false, false);
     for f in flags {
         match f {
             "OW" => ow = true,
             "RM" => rm = true,
-            "RO" => ro = true,
             "access" => access = true,
             _ => {}
         }
     }
-    !(ow || ((rm || ro) && !access))
+    !(ow || (rm && !access))
 }
 
 /// What a key's flags need from ACL key patterns, as Redis's

@@ -4939,7 +4939,7 @@ fn protocol_errors_match_redis() {
 
 /// Subcommands newer than Redis 7.0 (CLIENT SETINFO and CLIENT NO-TOUCH
 /// are Redis 7.2's).
-const NEWER_THAN_7_0: &[&str] = &["client|setinfo", "client|no-touch"];
+const NEWER_THAN_7_0: &[&str] = &["client|setinfo", "client|no-touch", "waitaof"];
 
 fn bulk_text(v: &Value) -> String {
     match v {

@@ -183,6 +183,8 @@ fn writes_and_metadata_answer_without_reading_the_disk() {
     eqb!(k.cmd(&["UNLINK", "k4"]), b":1\r\n");
     eqb!(k.cmd(&["SETNX", "k5", "x"]), b":0\r\n");
     eqb!(k.cmd(&["RENAME", "k6", "k6b"]), b"+OK\r\n");
+    eqb!(k.cmd(&["WATCH", "k7", "list"]), b"+OK\r\n");
+    eqb!(k.cmd(&["UNWATCH"]), b"+OK\r\n");
     assert_eq!(disk_reads(&mut k), before, "a command read the disk");
     // The overwritten and deleted keys' records are freed (k1, k2, k3, k4).
     assert_eq!(tier_stat(&mut k, "tiering_spilled_keys"), 7);
@@ -202,6 +204,64 @@ fn writes_and_metadata_answer_without_reading_the_disk() {
     assert_eq!(tier_stat(&mut k, "tiering_inline_loads"), 0);
     // (k7, k6b and the list are back in memory.)
     assert_eq!(tier_stat(&mut k, "tiering_spilled_keys"), 4);
+}
+
+/// Commands whose key specs say "returns no user data" (`RO` without
+/// `access`) but whose answers come from the value (a length, a member
+/// test, a size) read it off the worker: their connections park, and no
+/// read happens on a worker.
+#[test]
+fn counts_and_sizes_of_spilled_values_park_for_the_disk() {
+    let redis = Server::redis();
+    let keel = Server::keel_with(&["--tiering-dir", "tier"]);
+    let (mut k, mut r) = (keel.raw(), redis.raw());
+    let big: Vec<String> = (0..100).map(|i| value(i, 20)).collect();
+    let big: Vec<&str> = big.iter().map(String::as_str).collect();
+    let mut writes = vec![argv(&["SET", "s", &value(1, 300)])];
+    for (cmd, key) in [("RPUSH", "l"), ("SADD", "st")] {
+        let mut a = vec![cmd, key];
+        a.extend(&big);
+        writes.push(argv(&a));
+    }
+    let mut h = vec!["HSET", "h"];
+    let mut z = vec!["ZADD", "z"];
+    for (i, m) in big.iter().enumerate() {
+        h.extend([*m, *m]);
+        z.extend([["1", "2", "3"][i % 3], *m]);
+    }
+    writes.push(argv(&h));
+    writes.push(argv(&z));
+    writes.push(argv(&["XADD", "x", "1-1", "f", "v"]));
+    assert_eq!(pipeline(&mut k, &writes), pipeline(&mut r, &writes));
+    let member = big[7];
+    let reads = [
+        vec!["LLEN", "l"],
+        vec!["HLEN", "h"],
+        vec!["STRLEN", "s"],
+        vec!["SCARD", "st"],
+        vec!["ZCARD", "z"],
+        vec!["XLEN", "x"],
+        vec!["HSTRLEN", "h", member],
+        vec!["HEXISTS", "h", member],
+        vec!["SISMEMBER", "st", member],
+        vec!["OBJECT", "REFCOUNT", "l"],
+    ];
+    for cmd in &reads {
+        k.cmd(&["DEBUG", "SPILL"]);
+        let parked = tier_stat(&mut k, "tiering_parked_requests");
+        eqb!(k.cmd(cmd), r.cmd(cmd));
+        assert_eq!(
+            tier_stat(&mut k, "tiering_parked_requests"),
+            parked + 1,
+            "{cmd:?} did not park"
+        );
+    }
+    k.cmd(&["DEBUG", "SPILL"]);
+    let parked = tier_stat(&mut k, "tiering_parked_requests");
+    let usage = k.cmd(&["MEMORY", "USAGE", "l"]);
+    assert!(usage.starts_with(b":"), "{}", escape(&usage));
+    assert_eq!(tier_stat(&mut k, "tiering_parked_requests"), parked + 1);
+    assert_eq!(tier_stat(&mut k, "tiering_inline_loads"), 0, "a worker read the disk");
 }
 
 #[test]
