@@ -115,6 +115,10 @@ def run_once(name, seed, seconds, log=print, keep=False):
             history.append(final_read)
         result.anomalies += checker.check(history, finals, topology, events, replica_finals)
         result.counts["registers-checked"] = int(events.registers_checkable(topology))
+        result.counts["kills"] = len(events.kills)
+        fsynced = sum(1 for op in history if op.f == "append" and op.fsynced)
+        if fsynced:
+            result.counts["append:fsynced"] = fsynced
         for n in topology.nodes:
             if not n.client().ping():
                 result.anomalies.append(f"{n.name} does not answer at the end")
