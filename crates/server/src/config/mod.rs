@@ -442,7 +442,12 @@ const PARAMS: &[Param] = &[
     p("maxmemory", Kind::MemoryU64, "0", true).applied(apply::memory),
     // keel's own: the Redis version presented to clients (INFO, HELLO,
     // Lua; docs/compatibility.md), one of `crate::REDIS_VERSIONS`.
-    p("redis-version", Kind::Enum(&["7.0.15", "7.4.1"]), "7.0.15", false),
+    p(
+        "redis-version",
+        Kind::Enum(&["7.0.15", "7.4.1"]),
+        "7.0.15",
+        false,
+    ),
     // keel's own: the disk tier (docs/tiering.md). Empty: no tier.
     p("tiering-dir", Kind::Str, "", true),
     p("tiering-max-disk", Kind::MemoryU64, "0", true).applied(apply::tiering_max_disk),

@@ -26,10 +26,10 @@ use std::time::{Duration, Instant};
 
 use super::{Primary, LINK_CONNECTING, LINK_DOWN, LINK_SYNC, LINK_UP};
 use crate::client::{Client, ClientInfo, KIND_PRIMARY};
-use crate::persistence::aof::ImageSource;
-use crate::persistence::image_file::ImageFile;
 use crate::command::{self, Clock};
 use crate::observe::stats::ThreadStats;
+use crate::persistence::aof::ImageSource;
+use crate::persistence::image_file::ImageFile;
 use crate::server::Server;
 
 /// Makes this server a replica of `primary` (or a primary again, with
@@ -559,18 +559,15 @@ fn receive_and_load(
     let mut view = server.keyspace.lock_all();
     crate::persistence::snapshot::empty_dataset(server, &mut view, command::unix_ms());
     tracing::info!("MASTER <-> REPLICA sync: Loading DB in memory");
-    let loaded = crate::persistence::snapshot::load_into_releasing(
-        server,
-        &mut view,
-        &image,
-        path,
-        &|| image.release_resident(),
-    )
-    .map_err(|e| {
-        err(format!(
-            "Failed trying to load the MASTER synchronization DB from socket: {e}"
-        ))
-    })?;
+    let loaded =
+        crate::persistence::snapshot::load_into_releasing(server, &mut view, &image, path, &|| {
+            image.release_resident()
+        })
+        .map_err(|e| {
+            err(format!(
+                "Failed trying to load the MASTER synchronization DB from socket: {e}"
+            ))
+        })?;
     // The log must hold the new dataset before any of its stream does:
     // the image becomes its base (Redis rewrites its AOF after a sync).
     // Where this history's stream stands in the AOF (see `fack`): the

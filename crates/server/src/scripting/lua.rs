@@ -28,7 +28,6 @@ pub use mlua_sys as ffi;
 pub type State = *mut ffi::lua_State;
 pub type CFn = ffi::lua_CFunction;
 
-
 /// Registry slots shared by the helpers (weak tables keyed by proxy).
 const RO_TABLES: &CStr = c"keel.readonly";
 const TARGETS: &CStr = c"keel.targets";
@@ -1169,7 +1168,12 @@ unsafe fn register_version(l: State, t: c_int) {
     // SAFETY: this function's contract (callers pass a live Lua state of
     // this thread and stack slots it holds) covers every call below.
     unsafe {
-        set_num(l, t, c"REDIS_VERSION_NUM", crate::redis_version_num() as f64);
+        set_num(
+            l,
+            t,
+            c"REDIS_VERSION_NUM",
+            crate::redis_version_num() as f64,
+        );
         set_str(l, t, c"REDIS_VERSION", crate::redis_version().as_bytes());
     }
 }

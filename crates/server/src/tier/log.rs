@@ -93,7 +93,9 @@ impl ReadFile {
         let (mut buf, at) = self.buffer(total);
         let mut got = 0;
         while got < head + loc.len as usize {
-            let n = self.file.read_at(&mut buf[at + got..at + total], offset + got as u64)?;
+            let n = self
+                .file
+                .read_at(&mut buf[at + got..at + total], offset + got as u64)?;
             if n == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
@@ -548,7 +550,12 @@ mod tests {
         }
         for file in &files {
             for ((_, v), loc) in items.iter().zip(&locs) {
-                assert_eq!(&read_record_value(file, *loc).unwrap(), v, "align {}", file.align);
+                assert_eq!(
+                    &read_record_value(file, *loc).unwrap(),
+                    v,
+                    "align {}",
+                    file.align
+                );
             }
         }
     }

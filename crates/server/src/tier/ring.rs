@@ -63,7 +63,9 @@ pub fn read(job: Job) -> Result<(), Job> {
         slot.get_or_insert_with(|| match WorkerRing::start() {
             Ok(r) => Ok(r),
             Err(e) => {
-                tracing::warn!("Tiering: io_uring unavailable on a worker ({e}); reads use a thread pool");
+                tracing::warn!(
+                    "Tiering: io_uring unavailable on a worker ({e}); reads use a thread pool"
+                );
                 Err(())
             }
         })
@@ -262,7 +264,12 @@ impl State {
         }
         match self.ring.submit() {
             Ok(_) => true,
-            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
+                ) =>
+            {
                 true
             }
             Err(e) => {

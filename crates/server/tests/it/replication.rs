@@ -1064,12 +1064,27 @@ fn waitaof_counts_fsynced_logs() {
     let mut mc = m.raw();
     // Arguments, in Redis's order of checks, and the log being off.
     for (argv, reply) in [
-        (["WAITAOF", "2", "0", "0"], "-ERR value is out of range, value must between 0 and 1\r\n"),
-        (["WAITAOF", "x", "0", "0"], "-ERR value is not an integer or out of range\r\n"),
-        (["WAITAOF", "0", "-1", "0"], "-ERR value is out of range, must be positive\r\n"),
-        (["WAITAOF", "0", "y", "0"], "-ERR value is out of range, must be positive\r\n"),
+        (
+            ["WAITAOF", "2", "0", "0"],
+            "-ERR value is out of range, value must between 0 and 1\r\n",
+        ),
+        (
+            ["WAITAOF", "x", "0", "0"],
+            "-ERR value is not an integer or out of range\r\n",
+        ),
+        (
+            ["WAITAOF", "0", "-1", "0"],
+            "-ERR value is out of range, must be positive\r\n",
+        ),
+        (
+            ["WAITAOF", "0", "y", "0"],
+            "-ERR value is out of range, must be positive\r\n",
+        ),
         (["WAITAOF", "0", "0", "-1"], "-ERR timeout is negative\r\n"),
-        (["WAITAOF", "0", "0", "z"], "-ERR timeout is not an integer or out of range\r\n"),
+        (
+            ["WAITAOF", "0", "0", "z"],
+            "-ERR timeout is not an integer or out of range\r\n",
+        ),
         (
             ["WAITAOF", "1", "0", "0"],
             "-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n",
@@ -1098,7 +1113,10 @@ fn waitaof_counts_fsynced_logs() {
     eqb!(mc.cmd(&["EXEC"]), b"*2\r\n*2\r\n:1\r\n:0\r\n:0\r\n");
 
     // A keel replica with its own AOF.
-    let r = Node::start(Kind::Keel, &["--appendonly", "yes", "--appendfsync", "always"]);
+    let r = Node::start(
+        Kind::Keel,
+        &["--appendonly", "yes", "--appendfsync", "always"],
+    );
     r.replicate(&m);
     wait_in_sync(&m, &[&r]);
     line(&mut mc, "SET a 2");
@@ -1109,7 +1127,10 @@ fn waitaof_counts_fsynced_logs() {
         b"-ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.\r\n"
     );
     // Its AOF off: it acknowledges the stream (WAIT) but no fsync.
-    eqb!(r.raw().cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
+    eqb!(
+        r.raw().cmd(&["CONFIG", "SET", "appendonly", "no"]),
+        b"+OK\r\n"
+    );
     line(&mut mc, "SET a 3");
     eqb!(mc.cmd(&["WAIT", "1", "0"]), b":1\r\n");
     eqb!(mc.cmd(&["WAITAOF", "1", "0", "0"]), b"*2\r\n:1\r\n:0\r\n");

@@ -712,7 +712,11 @@ fn redis_version_presents_the_chosen_dialect() {
         escape(&hello)
     );
     eqb!(
-        c.cmd(&["EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", "0"]),
+        c.cmd(&[
+            "EVAL",
+            "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}",
+            "0"
+        ]),
         b"*2\r\n$5\r\n7.4.1\r\n:459777\r\n"
     );
     assert!(String::from_utf8_lossy(&c.cmd(&["LOLWUT"])).contains("Redis ver. 7.4.1"));
@@ -733,7 +737,11 @@ fn redis_version_presents_the_chosen_dialect() {
         b"*2\r\n$13\r\nredis-version\r\n$6\r\n7.0.15\r\n"
     );
     eqb!(
-        c.cmd(&["EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", "0"]),
+        c.cmd(&[
+            "EVAL",
+            "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}",
+            "0"
+        ]),
         b"*2\r\n$6\r\n7.0.15\r\n:458767\r\n"
     );
     eqb!(

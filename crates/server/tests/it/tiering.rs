@@ -261,7 +261,11 @@ fn counts_and_sizes_of_spilled_values_park_for_the_disk() {
     let usage = k.cmd(&["MEMORY", "USAGE", "l"]);
     assert!(usage.starts_with(b":"), "{}", escape(&usage));
     assert_eq!(tier_stat(&mut k, "tiering_parked_requests"), parked + 1);
-    assert_eq!(tier_stat(&mut k, "tiering_inline_loads"), 0, "a worker read the disk");
+    assert_eq!(
+        tier_stat(&mut k, "tiering_inline_loads"),
+        0,
+        "a worker read the disk"
+    );
 }
 
 #[test]
