@@ -351,6 +351,7 @@ impl Server {
                             .aof_base_size
                             .store(server.aof.size_on_disk(), Relaxed);
                         server.aof.rewrite_failures.store(0, Relaxed);
+                        server.aof.set_holds_dataset(true);
                         tracing::info!("Background AOF rewrite finished successfully");
                     }
                     Err(e) => {
@@ -374,6 +375,9 @@ impl Server {
             return Ok(());
         }
         if on {
+            // The data that exists now is in the log once the rewrite
+            // below ends.
+            self.aof.set_holds_dataset(false);
             self.aof.open().map_err(|e| e.to_string())?;
             // Capture the data that exists now, as Redis does.
             self.rewrite_aof(held);

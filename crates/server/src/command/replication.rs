@@ -272,8 +272,7 @@ fn waitaof(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let (log_at, stream_at) = (cx.client.aof_offset, cx.client.repl_offset);
     let counts = move |server: &crate::server::Server| {
-        let aof = &server.aof;
-        let local = i64::from(aof.enabled() && aof.fsynced() >= log_at);
+        let local = i64::from(server.aof.fsynced().is_some_and(|f| f >= log_at));
         (local, server.repl.aof_acked_at_least(stream_at) as i64)
     };
     let (local, replicas) = counts(cx.server);

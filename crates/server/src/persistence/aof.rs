@@ -51,8 +51,9 @@ pub use durable::Durable;
 /// An RDB image a full sync loaded, for the log to start again from.
 pub enum ImageSource<'a> {
     Bytes(&'a [u8]),
-    /// A file holding it, copied without reading it into memory.
-    File(&'a Path),
+    /// A file holding it (open at its start), copied by the kernel
+    /// without passing through memory.
+    File(&'a File),
 }
 use durable::*;
 use fsync_pool::*;
@@ -146,6 +147,10 @@ pub struct Aof {
     fsynced: AtomicU64,
     /// Wakes WAITAOF's waiters when `fsynced` moves or the log turns off.
     pub fsynced_changed: tokio::sync::Notify,
+    /// The log holds the whole dataset: false from `appendonly yes` at run
+    /// time until its first rewrite ends (the data from before is only in
+    /// that rewrite's base), as Redis's AOF_WAIT_REWRITE.
+    holds_dataset: AtomicBool,
     /// The last write to the log failed; its bytes wait in the buffer
     /// and every log-thread round retries them. Writes are refused
     /// meanwhile (MISCONF), as Redis's `aof_last_write_status`.
@@ -238,6 +243,7 @@ impl Aof {
             appended_seen: AtomicU64::new(0),
             fsynced: AtomicU64::new(0),
             fsynced_changed: tokio::sync::Notify::new(),
+            holds_dataset: AtomicBool::new(true),
             write_failed: AtomicBool::new(false),
             fsync_failed: AtomicBool::new(false),
             last_error: Mutex::new(String::new()),
@@ -311,9 +317,16 @@ impl Aof {
         self.durable.load(Acquire) >= offset
     }
 
-    /// How far the log is fsynced.
-    pub fn fsynced(&self) -> u64 {
-        self.fsynced.load(Acquire)
+    /// How far the log holds the dataset fsynced: `None` while it is off
+    /// or does not hold the whole dataset yet (see `holds_dataset`).
+    pub fn fsynced(&self) -> Option<u64> {
+        (self.enabled() && self.holds_dataset.load(Acquire)).then(|| self.fsynced.load(Acquire))
+    }
+
+    /// Whether the log holds the whole dataset (see `holds_dataset`).
+    pub fn set_holds_dataset(&self, whole: bool) {
+        self.holds_dataset.store(whole, Release);
+        self.fsynced_changed.notify_waiters();
     }
 
     /// The log is fsynced through `end`.

@@ -521,8 +521,6 @@ impl Replication {
         }
     }
 
-    /// WAIT: waits until `wanted` replicas acknowledged `offset`, or the
-    /// deadline; returns how many did.
     /// Online replicas whose AOF holds `offset` fsynced (WAITAOF).
     pub fn aof_acked_at_least(&self, offset: u64) -> usize {
         self.replicas
@@ -532,6 +530,8 @@ impl Replication {
             .count()
     }
 
+    /// WAIT: waits until `wanted` replicas acknowledged `offset`, or the
+    /// deadline; returns how many did.
     pub async fn wait_acks(
         &self,
         offset: u64,

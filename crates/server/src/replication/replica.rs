@@ -437,7 +437,8 @@ fn receive_image(
 ) -> std::io::Result<usize> {
     let path = crate::persistence::snapshot::rdb_path(server);
     let store = server.settings().repl_diskless_load == crate::config::DisklessLoad::Disabled;
-    let tmp = path.with_file_name(format!("temp-repl-in-{}.rdb", std::process::id()));
+    // (Named per link: an older link still ending must not touch it.)
+    let tmp = path.with_file_name(format!("temp-repl-in-{}-{gen}.rdb", std::process::id()));
     let to_file = store || crate::tier::active().is_some();
     let received = if to_file {
         std::fs::File::create(&tmp)
@@ -548,7 +549,11 @@ fn receive_and_load(
                 drop(f);
                 tmp
             };
-            (ImageFile::open(file).map_err(stored)?, Some(file))
+            // The AOF's new base is copied from this handle, not from
+            // the path: a snapshot ending meanwhile may replace the file
+            // at the path.
+            let handle = std::fs::File::open(file).map_err(stored)?;
+            (ImageFile::open(file).map_err(stored)?, Some(handle))
         }
     };
     tracing::info!("MASTER <-> REPLICA sync: Flushing old data");
@@ -574,16 +579,21 @@ fn receive_and_load(
     // image is its base, or, off, the log counts from when it turns on.
     let mut logged = Some(if server.aof.enabled() { offset } else { 0 });
     if server.aof.enabled() {
-        let source = match file {
+        let source = match &file {
             Some(f) => ImageSource::File(f),
             None => ImageSource::Bytes(&image),
         };
-        if let Err(e) = server.aof.restart_from_image(source) {
+        let restarted = server.aof.restart_from_image(source);
+        if restarted.is_ok() {
+            server.aof.set_holds_dataset(true);
+        }
+        if let Err(e) = restarted {
             tracing::error!(
                 "Can't restart the AOF from the synchronization image: {e}; rewriting it instead"
             );
             // (A rewrite started holds the image only once it ends.)
             logged = None;
+            server.aof.set_holds_dataset(false);
             if !server.rewrite_aof(&mut view) {
                 tracing::error!("Can't rewrite the AOF after the synchronization: the log misses the loaded data until a rewrite succeeds");
             }
@@ -795,12 +805,10 @@ fn note_applied(server: &Server, end: u64) {
 }
 
 /// How far this replica's AOF holds the stream fsynced; `None` while the
-/// AOF is off (as Redis, no FACK then).
+/// AOF is off or its first rewrite runs (as Redis, no FACK then).
 fn aof_fsynced_offset(server: &Server) -> Option<u64> {
-    server
-        .aof
-        .enabled()
-        .then(|| server.repl.aof_marks.lock().fsynced(server.aof.fsynced()))
+    let fsynced = server.aof.fsynced()?;
+    Some(server.repl.aof_marks.lock().fsynced(fsynced))
 }
 
 /// `REPLCONF ACK <offset>`, with `FACK <offset>` (how far this replica's

@@ -199,7 +199,13 @@ async fn reap(me: Rc<WorkerRing>, event: AsyncFd<OwnedFd>) {
                 }
                 Err(e) => {
                     tracing::warn!("Tiering: waiting on the read ring failed ({e}); reading with pread");
-                    me.state.borrow_mut().broken = true;
+                    let plain: Vec<Job> = {
+                        let mut state = me.state.borrow_mut();
+                        state.break_down();
+                        state.pending.drain(..).collect()
+                    };
+                    plain.into_iter().for_each(read_off_worker);
+                    return;
                 }
             },
         }
@@ -315,6 +321,17 @@ impl State {
         for slot in self.slots.iter_mut().filter_map(Option::take) {
             std::mem::forget(slot.buf);
             self.pending.push_back(slot.job);
+        }
+    }
+}
+
+impl Drop for State {
+    /// At the thread's exit: the kernel may still be writing into the
+    /// buffers of reads in flight once the ring's descriptor is closed, so
+    /// they are leaked, not freed.
+    fn drop(&mut self) {
+        for slot in self.slots.iter_mut().filter_map(Option::take) {
+            std::mem::forget(slot.buf);
         }
     }
 }

@@ -1093,9 +1093,24 @@ fn waitaof_counts_fsynced_logs() {
         eqb!(mc.cmd(&argv), reply.as_bytes());
     }
     eqb!(mc.cmd(&["WAITAOF", "0", "0", "0"]), b"*2\r\n:0\r\n:0\r\n");
-    // The log on: a write is counted once fsynced (`always`: before its
-    // reply; `everysec`: within a second, waited for here).
+    // The log turned on holds the data from before only once its first
+    // rewrite ends (slowed here to 100 ms a key): until then nothing
+    // counts as fsynced, as Redis's AOF_WAIT_REWRITE.
+    for i in 0..20 {
+        line(&mut mc, &format!("SET before{i} v"));
+    }
+    eqb!(
+        mc.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "100000"]),
+        b"+OK\r\n"
+    );
     eqb!(mc.cmd(&["CONFIG", "SET", "appendonly", "yes"]), b"+OK\r\n");
+    eqb!(mc.cmd(&["WAITAOF", "1", "0", "50"]), b"*2\r\n:0\r\n:0\r\n");
+    eqb!(
+        mc.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        b"+OK\r\n"
+    );
+    // Then a write is counted once fsynced (`always`: before its reply;
+    // `everysec`: within a second, waited for here).
     wait_for("the AOF rewrite to end", || {
         match u64_field(&m.info("persistence"), "aof_rewrite_in_progress")? {
             0 => Ok(()),

@@ -539,11 +539,10 @@ impl Aof {
             }),
             // Copied by the kernel: the image's pages never pass through
             // this process.
-            ImageSource::File(from) => std::fs::copy(from, &tmp)
-                .and_then(|_| std::fs::OpenOptions::new().write(true).open(&tmp))
-                .and_then(|f| {
-                    crate::persistence::atomic_file::install(f, &tmp, &self.dir.join(&base_name))
-                }),
+            ImageSource::File(mut from) => File::create(&tmp).and_then(|mut f| {
+                std::io::copy(&mut from, &mut f)?;
+                crate::persistence::atomic_file::install(f, &tmp, &self.dir.join(&base_name))
+            }),
         };
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
