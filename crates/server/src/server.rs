@@ -83,6 +83,9 @@ pub struct Server {
     /// `dynamic-hz`: the cron runs faster with many clients.
     pub dynamic_hz: AtomicBool,
     pub expired_stale_perc: AtomicU64,
+    /// Hash fields removed because their TTL passed (INFO's
+    /// `expired_subkeys`).
+    pub expired_subkeys: AtomicU64,
     /// Active expiry cycles stopped by their time budget, and the time
     /// they took (INFO's expired_time_cap_reached_count and
     /// expire_cycle_cpu_milliseconds).
@@ -185,6 +188,7 @@ impl Server {
             cron_wake: Notify::new(),
             dynamic_hz: AtomicBool::new(true),
             expired_stale_perc: AtomicU64::new(0),
+            expired_subkeys: AtomicU64::new(0),
             expire_cycle: ExpireCycleStats::default(),
             active_expire: AtomicBool::new(true),
             limits: Default::default(),
@@ -755,6 +759,7 @@ async fn supervise_cron(server: Arc<Server>) {
 /// what was examined had expired, within a time budget).
 async fn cron(server: Arc<Server>) {
     let mut next_shard = 0;
+    let mut next_field_shard = 0;
     let mut balancer = Balancer::new(server.workers.len());
     let mut last_balance = Instant::now();
     let mut last_repl_cron = Instant::now();
@@ -821,6 +826,23 @@ async fn cron(server: Arc<Server>) {
                 server.expire_cycle.time_cap_reached.fetch_add(1, Relaxed);
                 break;
             }
+        }
+        // Hash fields past their TTL, earliest first, in what is left of
+        // the budget (Redis's activeExpireCycle does them after the keys).
+        for i in 0..SHARDS {
+            if i > 0 && start.elapsed() > budget {
+                break;
+            }
+            let now = command::unix_ms();
+            server.keyspace.active_expire_fields_shard(
+                next_field_shard,
+                now,
+                256,
+                |db, key, fields, deleted| {
+                    command::propagate::fields_expired(&server, db, key, fields, deleted)
+                },
+            );
+            next_field_shard = (next_field_shard + 1) % SHARDS;
         }
         // Keep going on shards with a high share of expired keys.
         while expired * 4 > examined && start.elapsed() < budget {

@@ -116,6 +116,10 @@ pub struct Ctx<'a, 's> {
     /// What to log instead of the command as sent, when replaying it would
     /// not reproduce its effect (relative TTLs, random picks...).
     pub propagate_as: Option<Vec<Vec<Vec<u8>>>>,
+    /// `HDEL`s of hash fields this command found expired, or expired at
+    /// once (HEXPIRE with a time past): logged before the command's own
+    /// records, even when the command itself wrote nothing.
+    pub field_deletions: Vec<Vec<Vec<u8>>>,
     /// Keys that may now serve clients blocked on them (a push to a list,
     /// an add to a sorted set...): the keys written, recorded by the
     /// propagation path (see `propagate`).
@@ -996,6 +1000,7 @@ pub fn execute<'s>(
         ready: Vec::new(),
         stats,
         propagate_as: None,
+        field_deletions: Vec::new(),
         next: Next::Continue,
         pushing: false,
         unchanged: 0,

@@ -150,6 +150,36 @@ pub fn expired(server: &Server, client: Option<&mut Client>, db: usize, key: &[u
     }
 }
 
+/// Hash fields removed by active expiry, as Redis's hashTypeExpire: an
+/// `HDEL` record each, one `hexpired` event, WATCH, and when the hash was
+/// left empty (and deleted) a `del` event.
+pub fn fields_expired(
+    server: &Server,
+    db: usize,
+    key: &[u8],
+    fields: &[Vec<u8>],
+    key_deleted: bool,
+) {
+    server
+        .expired_subkeys
+        .fetch_add(fields.len() as u64, Relaxed);
+    if records_wanted(server) {
+        let records = fields
+            .iter()
+            .map(|f| (db, vec![b"HDEL".to_vec(), key.to_vec(), f.clone()]))
+            .collect();
+        emit(server, None, records);
+    }
+    server.notify(crate::clients::notify::HASH, "hexpired", key, db);
+    if key_deleted {
+        server.notify(crate::clients::notify::GENERIC, "del", key, db);
+    }
+    server.watches.touch(db, key);
+    if server.tracking.active() {
+        server.tracking.invalidate(&server.clients, key, None);
+    }
+}
+
 /// A key removed by eviction (`maxmemory`), as Redis's
 /// deleteEvictedKeyAndPropagate: WATCH, an `evicted` event, a `DEL`
 /// record. Called under the key's shard lock.
@@ -224,16 +254,24 @@ impl Ctx<'_, '_> {
     /// keys.
     pub(super) fn propagate(&mut self, argv: &[&[u8]], failed: bool) {
         self.propagate_expired();
+        let wanted = records_wanted(self.server) && !self.client.skip_records;
+        let db = self.client.db;
+        let mut records: Vec<Record> = std::mem::take(&mut self.field_deletions)
+            .into_iter()
+            .map(|c| (db, c))
+            .collect();
         if self.dirty == 0 || failed {
+            if wanted && !records.is_empty() {
+                emit(self.server, Some(&mut *self.client), records);
+            }
             return;
         }
         self.server.dirty.fetch_add(self.dirty, Relaxed);
-        if records_wanted(self.server) && !self.client.skip_records {
-            let db = self.client.db;
-            let records = match self.propagate_as.take() {
-                Some(cmds) => cmds.into_iter().map(|c| (db, c)).collect(),
-                None => vec![(db, argv.iter().map(|a| a.to_vec()).collect())],
-            };
+        if wanted {
+            match self.propagate_as.take() {
+                Some(cmds) => records.extend(cmds.into_iter().map(|c| (db, c))),
+                None => records.push((db, argv.iter().map(|a| a.to_vec()).collect())),
+            }
             emit(self.server, Some(&mut *self.client), records);
         }
         if self.server.watches.any()

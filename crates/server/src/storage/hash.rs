@@ -33,6 +33,7 @@ use std::sync::OnceLock;
 use hashbrown::HashTable;
 use rand::Rng;
 
+use super::field_ttl::{self, FieldTtls};
 use super::list::codec;
 use super::list::{Elem, Needle};
 use super::value::EncodingLimits;
@@ -393,6 +394,8 @@ pub struct Table {
     depth: u32,
     subs: Vec<Sub>,
     len: usize,
+    /// Field TTLs, once the hash has had one (see [`FieldTtls`]).
+    ttl: Option<Box<FieldTtls>>,
 }
 
 /// A pair with its field's hash, while a sub-table splits.
@@ -413,6 +416,7 @@ impl Table {
                 depth: 0,
             }],
             len: 0,
+            ttl: None,
         }
     }
 
@@ -475,6 +479,14 @@ impl Table {
         let start = prefix << (self.depth - d);
         for slot in &mut self.dir[start + span / 2..start + span] {
             *slot = new;
+        }
+    }
+
+    /// A hash with field TTLs that Redis would now convert from
+    /// `listpackex` to a hashtable.
+    fn outgrow_listpack(&mut self) {
+        if let Some(ttl) = self.ttl.as_mut() {
+            ttl.small = false;
         }
     }
 
@@ -689,6 +701,7 @@ impl Hash {
                     })
                     .sum();
                 size_class(std::mem::size_of::<Table>())
+                    + t.ttl.as_ref().map_or(0, |ttl| ttl.heap_size())
                     + t.dir.capacity() * 4
                     + t.subs.capacity() * std::mem::size_of::<Sub>()
                     + subs
@@ -700,6 +713,7 @@ impl Hash {
     pub fn encoding(&self) -> &'static str {
         match self {
             Hash::Listpack(_) => "listpack",
+            Hash::Table(t) if t.ttl.as_ref().is_some_and(|ttl| ttl.small) => "listpackex",
             Hash::Table(_) => "hashtable",
         }
     }
@@ -743,13 +757,33 @@ impl Hash {
     /// longest being `longest`, if the listpack could not hold them
     /// (Redis's hashTypeTryConversion).
     pub fn prepare(&mut self, longest: usize, sum: usize, limits: &EncodingLimits) {
-        if let Hash::Listpack(lp) = self {
-            if longest > limits.hash_max_listpack_value
-                || lp.bytes().len() + sum > LISTPACK_SAFETY_LIMIT
-            {
-                self.convert();
+        match self {
+            Hash::Listpack(lp) => {
+                if longest > limits.hash_max_listpack_value
+                    || lp.bytes().len() + sum > LISTPACK_SAFETY_LIMIT
+                {
+                    self.convert();
+                }
+            }
+            Hash::Table(t) => {
+                if longest > limits.hash_max_listpack_value {
+                    t.outgrow_listpack();
+                }
             }
         }
+    }
+
+    /// Sets `field` to `value` keeping its TTL (HINCRBY, HINCRBYFLOAT);
+    /// true if the field is new.
+    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: &EncodingLimits) -> bool {
+        let at = self.field_expiry(field);
+        let created = self.set(field, value, limits);
+        if let (Some(at), Hash::Table(t)) = (at, self) {
+            if let Some(ttl) = t.ttl.as_mut() {
+                ttl.set(field, at);
+            }
+        }
+        created
     }
 
     /// Sets `field` to `value`; true if the field is new. Converts to a
@@ -770,7 +804,23 @@ impl Hash {
                 }
                 created
             }
-            Hash::Table(t) => t.set(field, value),
+            Hash::Table(t) => {
+                if let Some(ttl) = t.ttl.as_mut() {
+                    // A value set anew has no TTL (HSET), as Redis.
+                    ttl.remove(field);
+                    if ttl.small
+                        && (field.len() > limits.hash_max_listpack_value
+                            || value.len() > limits.hash_max_listpack_value)
+                    {
+                        ttl.small = false;
+                    }
+                }
+                let created = t.set(field, value);
+                if t.len > limits.hash_max_listpack_entries {
+                    t.outgrow_listpack();
+                }
+                created
+            }
         }
     }
 
@@ -778,7 +828,75 @@ impl Hash {
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match self {
             Hash::Listpack(lp) => lp.remove(field),
-            Hash::Table(t) => t.remove(field),
+            Hash::Table(t) => {
+                if let Some(ttl) = t.ttl.as_mut() {
+                    ttl.remove(field);
+                }
+                t.remove(field)
+            }
+        }
+    }
+
+    /// The field TTLs, if the hash has had any.
+    #[inline]
+    pub fn ttls(&self) -> Option<&FieldTtls> {
+        match self {
+            Hash::Table(t) => t.ttl.as_deref(),
+            Hash::Listpack(_) => None,
+        }
+    }
+
+    /// Whether some field has a TTL.
+    #[inline]
+    pub fn has_field_ttls(&self) -> bool {
+        self.ttls().is_some_and(|t| !t.is_empty())
+    }
+
+    /// The expiry time of `field` (unix ms), if it has one.
+    #[inline]
+    pub fn field_expiry(&self, field: &[u8]) -> Option<u64> {
+        self.ttls().and_then(|t| t.get(field))
+    }
+
+    /// Whether `field` is stored but past its expiry time at `now`.
+    #[inline]
+    pub fn field_expired(&self, field: &[u8], now: u64) -> bool {
+        self.field_expiry(field)
+            .is_some_and(|at| field_ttl::is_expired(at, now))
+    }
+
+    /// The earliest field expiry time.
+    pub fn min_field_expiry(&self) -> Option<u64> {
+        self.ttls().and_then(|t| t.min())
+    }
+
+    /// The TTLs of a hash that may take them: a listpack becomes a
+    /// hashtable remembered as small (`listpackex`).
+    fn ttls_mut(&mut self) -> &mut FieldTtls {
+        let small = matches!(self, Hash::Listpack(_));
+        self.convert();
+        let Hash::Table(t) = self else {
+            unreachable!("converted above")
+        };
+        t.ttl.get_or_insert_with(|| Box::new(FieldTtls::new(small)))
+    }
+
+    /// Sets the expiry time of `field` (which the caller checked exists).
+    pub fn set_field_expiry(&mut self, field: &[u8], at: u64) {
+        self.ttls_mut().set(field, at);
+    }
+
+    /// Marks a hash loaded from a `listpackex` (RDB type 25) as Redis
+    /// would hold it, even with no TTL left in it.
+    pub fn mark_listpack_ex(&mut self) {
+        self.ttls_mut();
+    }
+
+    /// Removes `field`'s TTL; returns it.
+    pub fn persist_field(&mut self, field: &[u8]) -> Option<u64> {
+        match self {
+            Hash::Table(t) => t.ttl.as_mut().and_then(|ttl| ttl.remove(field)),
+            Hash::Listpack(_) => None,
         }
     }
 
@@ -814,6 +932,14 @@ impl Hash {
             Hash::Listpack(lp) => {
                 for (k, v) in lp.iter() {
                     k.with_bytes(|k| v.with_bytes(|v| f(k, v)));
+                }
+                0
+            }
+            // A listpackex is returned whole too.
+            Hash::Table(t) if t.ttl.as_ref().is_some_and(|ttl| ttl.small) => {
+                for p in t.iter() {
+                    let (k, v) = p.parts();
+                    f(k, v);
                 }
                 0
             }

@@ -14,6 +14,7 @@
 //!
 //! This module knows nothing of RESP or connections.
 
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -77,6 +78,54 @@ pub struct ShardDb {
     /// Estimated mean time to live of the keys with one, in ms: the
     /// active expiry cycle's running average (Redis's db->avg_ttl).
     avg_ttl: u64,
+    /// Hashes with field TTLs, for active field expiry.
+    hashes_with_ttls: FieldExpiryIndex,
+}
+
+/// The hashes of one shard's database that have field TTLs, by the
+/// earliest field TTL each had when last registered. An entry can be
+/// stale (the hash overwritten, its TTLs persisted, its key expired):
+/// active expiry judges the hash it finds under the key, and registers it
+/// again by its real earliest TTL or drops it.
+#[derive(Default)]
+struct FieldExpiryIndex {
+    by_time: std::collections::BTreeSet<(u64, Vec<u8>)>,
+    by_key: HashMap<Vec<u8>, u64, ahash::RandomState>,
+}
+
+impl FieldExpiryIndex {
+    /// Registers `key` as due at `at`, unless it is already due earlier.
+    fn note(&mut self, key: &[u8], at: u64) {
+        match self.by_key.get(key) {
+            Some(&old) if old <= at => {}
+            Some(&old) => {
+                self.by_time.remove(&(old, key.to_vec()));
+                self.by_time.insert((at, key.to_vec()));
+                self.by_key.insert(key.to_vec(), at);
+            }
+            None => {
+                self.by_time.insert((at, key.to_vec()));
+                self.by_key.insert(key.to_vec(), at);
+            }
+        }
+    }
+
+    fn forget(&mut self, key: &[u8]) {
+        if let Some(at) = self.by_key.remove(key) {
+            self.by_time.remove(&(at, key.to_vec()));
+        }
+    }
+
+    /// The first key due by `now`, taken out of the index.
+    fn pop_due(&mut self, now: u64) -> Option<Vec<u8>> {
+        let (at, _) = self.by_time.first()?;
+        if *at > now {
+            return None;
+        }
+        let (_, key) = self.by_time.pop_first()?;
+        self.by_key.remove(&key);
+        Some(key)
+    }
 }
 
 impl ShardDb {
@@ -134,6 +183,8 @@ pub struct Keyspace {
 pub struct DbStats {
     pub keys: usize,
     pub volatile: usize,
+    /// Hashes with field TTLs (INFO keyspace's `subexpiry`).
+    pub hashes_with_ttls: usize,
     /// Milliseconds (Redis's estimate; 0 when unknown).
     pub avg_ttl: u64,
 }
@@ -399,6 +450,75 @@ impl Keyspace {
         (examined, expired)
     }
 
+    /// Runs one step of active hash-field expiry on one shard: fields due
+    /// by `now_ms` (at most `budget`) are removed, and
+    /// `on_expired(db, key, fields, key_deleted)` told of each hash's
+    /// (a hash left empty is deleted). Returns the fields expired.
+    pub fn active_expire_fields_shard(
+        &self,
+        shard: usize,
+        now_ms: u64,
+        budget: usize,
+        mut on_expired: impl FnMut(usize, &[u8], &[Vec<u8>], bool),
+    ) -> usize {
+        let Some(mut guard) = self.shards[shard].try_lock() else {
+            return 0;
+        };
+        let shard = &mut *guard;
+        let mut expired = 0;
+        for (db_index, db) in shard.dbs.iter_mut().enumerate() {
+            while expired < budget {
+                let Some(key) = db.hashes_with_ttls.pop_due(now_ms) else {
+                    break;
+                };
+                let slot = key_slot(&key);
+                let Some(map) = db.slots.get_mut(slot / SHARDS) else {
+                    continue;
+                };
+                let Some(e) = map.get_mut(&key) else {
+                    continue;
+                };
+                if e.is_expired(now_ms) {
+                    // The key's own expiry deletes it whole.
+                    continue;
+                }
+                let h = match &mut *e.value {
+                    Value::Hash(h) => h,
+                    Value::Spilled(_) => {
+                        // On disk: expired once read back; looked at
+                        // again in a second.
+                        db.hashes_with_ttls.note(&key, now_ms + 1000);
+                        continue;
+                    }
+                    _ => continue,
+                };
+                let fields = h
+                    .ttls()
+                    .map_or_else(Vec::new, |t| t.due(now_ms, budget - expired));
+                for f in &fields {
+                    h.remove(f);
+                }
+                expired += fields.len();
+                let emptied = h.is_empty();
+                if let Some(next) = h.min_field_expiry() {
+                    db.hashes_with_ttls.note(&key, next);
+                }
+                if emptied {
+                    if let Some(old) = map.remove(&key) {
+                        db.keys -= 1;
+                        if old.expire_at != 0 {
+                            db.volatile -= 1;
+                        }
+                    }
+                }
+                if !fields.is_empty() {
+                    on_expired(db_index, &key, &fields, emptied);
+                }
+            }
+        }
+        expired
+    }
+
     /// Calls `f` with every shard in turn: through `held` for a shard it
     /// holds (locking it again would deadlock), else under the shard's
     /// lock for the call. `held` must hold every shard or none: waiting
@@ -430,6 +550,7 @@ impl Keyspace {
             for (i, db) in s.dbs.iter().enumerate() {
                 dbs[i].keys += db.keys;
                 dbs[i].volatile += db.volatile;
+                dbs[i].hashes_with_ttls += db.hashes_with_ttls.by_key.len();
                 if db.avg_ttl > 0 {
                     weighted[i].0 += db.avg_ttl as u128 * db.volatile as u128;
                     weighted[i].1 += db.volatile as u128;
@@ -798,6 +919,13 @@ impl<'a> View<'a> {
             .is_some_and(|e| !e.value.is_spilled())
     }
 
+    /// How this view treats what has expired (keys, and hash fields by
+    /// the same rule).
+    #[inline]
+    pub fn expiry_mode(&self) -> Expiry {
+        self.expiry
+    }
+
     /// This view applies a primary's stream: expired keys are still there
     /// (see [`Expiry::Ignore`]).
     pub fn obey_primary(&mut self) {
@@ -830,6 +958,11 @@ impl<'a> View<'a> {
         let slot = self.slot_of(key);
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
+        if let Value::Hash(h) = &value {
+            if let Some(at) = h.min_field_expiry() {
+                sdb.hashes_with_ttls.note(key, at);
+            }
+        }
         let entry = Entry {
             value,
             expire_at,
@@ -860,6 +993,14 @@ impl<'a> View<'a> {
             }
         }
         old
+    }
+
+    /// Registers the hash at `key` for active field expiry at `at` (its
+    /// earliest field TTL, or earlier): HEXPIRE and its family.
+    pub fn note_field_expiry(&mut self, db: usize, key: &[u8], at: u64) {
+        let slot = self.slot_of(key);
+        let shard = self.shard(shard_of(slot));
+        shard.dbs[db].hashes_with_ttls.note(key, at);
     }
 
     /// Records the keys [`View::set`] adds from now on (the `new` keyspace
@@ -894,6 +1035,9 @@ impl<'a> View<'a> {
         let shard = self.shard(shard_of(slot));
         let sdb = &mut shard.dbs[db];
         let old = sdb.slots.get_mut(slot / SHARDS)?.remove(key)?;
+        if matches!(&old.value, Value::Hash(h) if h.ttls().is_some()) {
+            sdb.hashes_with_ttls.forget(key);
+        }
         sdb.keys -= 1;
         if old.expire_at != 0 {
             sdb.volatile -= 1;
@@ -1179,6 +1323,7 @@ impl<'a> View<'a> {
                 let sdb = &mut s.dbs[db];
                 sdb.keys = 0;
                 sdb.volatile = 0;
+                sdb.hashes_with_ttls = FieldExpiryIndex::default();
                 std::mem::take(&mut sdb.slots)
             })
             .collect()

@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod bitmap;
+pub mod field_ttl;
 pub mod geohash;
 pub mod hash;
 pub mod hll;
