@@ -239,6 +239,15 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     net.reads,
                     net.writes,
                 );
+                if crate::redis_version_num() >= 0x0007_0400 {
+                    if let Some(at) = o.rfind("expired_keys:") {
+                        let line = format!(
+                            "expired_subkeys:{}\r\n",
+                            server.expired_subkeys.load(Relaxed)
+                        );
+                        o.insert_str(at, &line);
+                    }
+                }
             }
             "replication" => {
                 let _ = write!(o, "{}", crate::replication::info::section(server),);
@@ -295,9 +304,13 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     if db.keys > 0 {
                         let _ = write!(
                             o,
-                            "db{i}:keys={},expires={},avg_ttl={}\r\n",
+                            "db{i}:keys={},expires={},avg_ttl={}",
                             db.keys, db.volatile, db.avg_ttl
                         );
+                        if crate::redis_version_num() >= 0x0007_0400 {
+                            let _ = write!(o, ",subexpiry={}", db.hashes_with_ttls);
+                        }
+                        o.push_str("\r\n");
                     }
                 }
             }
@@ -557,6 +570,7 @@ fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.server.keyspace.reset_stats(&mut cx.view);
     cx.server.memory.reset_stats();
     cx.server.expired_stale_perc.store(0, Relaxed);
+    cx.server.expired_subkeys.store(0, Relaxed);
     cx.server.expire_cycle.time_cap_reached.store(0, Relaxed);
     cx.server.expire_cycle.cpu_us.store(0, Relaxed);
     cx.ok();

@@ -28,6 +28,17 @@ pub fn collection(buf: &mut Vec<u8>, key: &[u8], value: &Value) {
                 key,
                 pairs.iter().map(|(f, v)| vec![f.as_slice(), v.as_slice()]),
             );
+            // Field TTLs after the fields, one HPEXPIREAT each (Redis
+            // writes HMSET + HPEXPIREAT per field for such a hash).
+            if let Some(ttls) = h.ttls() {
+                for (f, at) in ttls.iter() {
+                    let at = itoa::Buffer::new().format(at).as_bytes().to_vec();
+                    encode::command(
+                        buf,
+                        &[b"HPEXPIREAT".as_slice(), key, &at, b"FIELDS", b"1", f],
+                    );
+                }
+            }
         }
         Value::Set(s) => {
             let members: Vec<Vec<u8>> = s.iter().map(|e| e.to_vec()).collect();

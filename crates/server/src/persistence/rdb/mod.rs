@@ -2,9 +2,10 @@
 //! what an AOF base (`aof-use-rdb-preamble`) holds, and what the server
 //! loads at start.
 //!
-//! keel writes RDB version 10 (Redis 7.0), so a Redis 7.0 server loads
+//! keel writes RDB version 10 (Redis 7.0) or 12 (Redis 7.4), as
+//! `redis-version` presents, so a Redis server of that version loads
 //! keel's files and keel loads Redis's: it reads every type and encoding
-//! Redis 2.x to 7.2 write (strings raw, integer and LZF; lists, sets,
+//! Redis 2.x to 7.4 write (hash-field TTLs included) (strings raw, integer and LZF; lists, sets,
 //! sorted sets and hashes in their plain, ziplist, zipmap, intset,
 //! quicklist and listpack forms; streams with consumer groups) and every
 //! opcode but module data.
@@ -35,10 +36,26 @@ pub use read::{
 };
 pub use write::{dump_payload, functions_payload, seal_payload, tier_payload, Writer};
 
-/// The version keel writes (Redis 7.0's).
-const VERSION_WRITTEN: u32 = 10;
-/// The newest version keel reads (Redis 7.2's).
-const VERSION_READ_MAX: u32 = 11;
+/// The version keel writes when it presents Redis 7.0 (`redis-version`).
+const VERSION_7_0: u32 = 10;
+/// The version Redis 7.4 writes (hash-field TTLs came with it).
+const VERSION_7_4: u32 = 12;
+/// The newest version keel reads (Redis 7.4's).
+const VERSION_READ_MAX: u32 = 12;
+
+/// The version written in a file's header and a DUMP payload's footer:
+/// that of the Redis version presented, so a Redis 7.0 replica or
+/// RESTORE takes keel's images while keel presents 7.0. A hash with field
+/// TTLs has no 7.0 encoding: its payload says 12 whatever is presented,
+/// and in a file it is written as Redis 7.4 writes it (types 24, 25),
+/// which a 7.0 reader refuses rather than losing the TTLs.
+fn version_written() -> u32 {
+    if crate::redis_version_num() >= 0x0007_0400 {
+        VERSION_7_4
+    } else {
+        VERSION_7_0
+    }
+}
 
 // Value types.
 const TYPE_STRING: u8 = 0;
@@ -62,6 +79,10 @@ const TYPE_LIST_QUICKLIST_2: u8 = 18;
 const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 const TYPE_SET_LISTPACK: u8 = 20;
 const TYPE_STREAM_LISTPACKS_3: u8 = 21;
+const TYPE_HASH_METADATA_PRE_GA: u8 = 22;
+const TYPE_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
+const TYPE_HASH_METADATA: u8 = 24;
+const TYPE_HASH_LISTPACK_EX: u8 = 25;
 
 // Opcodes.
 const OP_FUNCTION_2: u8 = 245;

@@ -14,6 +14,10 @@ use crate::storage::stream::{Consumer, Group, Nack, NodeLimits, Stream, StreamId
 use crate::storage::value::{EncodingLimits, Hash, List, Set, Str, Value, ZSet};
 use crate::storage::zset::ZLimits;
 
+/// The largest field expiry time an image may hold (Redis's
+/// `EB_EXPIRE_TIME_MAX`).
+const FIELD_EXPIRE_MAX: u64 = 0x0000_FFFF_FFFF_FFFF;
+
 /// A malformed image: what was wrong, and where.
 #[derive(Debug)]
 pub struct RdbError {
@@ -111,7 +115,7 @@ pub fn verify_payload(payload: &[u8]) -> Result<(), PayloadError> {
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let mut crc = [0u8; 8];
     crc.copy_from_slice(&footer[2..]);
-    if u32::from(version) > VERSION_WRITTEN
+    if u32::from(version) > VERSION_READ_MAX
         || CRC64.checksum(&payload[..body_len + 2]) != u64::from_le_bytes(crc)
     {
         return Err(PayloadError::VersionOrChecksum);
@@ -619,6 +623,73 @@ impl<'a> Reader<'a> {
                     if !h.set(f, v, &limits) {
                         return Err(bad(self, "Duplicate hash fields detected"));
                     }
+                }
+                Value::Hash(h)
+            }
+            TYPE_HASH_METADATA | TYPE_HASH_METADATA_PRE_GA => {
+                // 7.4's: relative TTLs after the earliest; the release
+                // candidates': absolute TTLs, no earliest.
+                let min = if t == TYPE_HASH_METADATA {
+                    self.u64le()?
+                } else {
+                    1
+                };
+                let n = self.count()?;
+                let mut h = Hash::new();
+                let mut ttls = Vec::new();
+                for _ in 0..n {
+                    let ttl = self.len()?;
+                    let at = match ttl {
+                        0 => 0,
+                        ttl => ttl
+                            .checked_add(min - 1)
+                            .filter(|&at| at <= FIELD_EXPIRE_MAX)
+                            .ok_or_else(|| bad(self, "invalid expireAt time"))?,
+                    };
+                    let f = self.string()?;
+                    let v = self.string()?;
+                    if !h.set(&f, &v, &limits) {
+                        return Err(bad(self, "Duplicate hash fields detected"));
+                    }
+                    if at != 0 {
+                        ttls.push((f.into_owned(), at));
+                    }
+                }
+                for (f, at) in ttls {
+                    h.set_field_expiry(&f, at);
+                }
+                Value::Hash(h)
+            }
+            TYPE_HASH_LISTPACK_EX | TYPE_HASH_LISTPACK_EX_PRE_GA => {
+                if t == TYPE_HASH_LISTPACK_EX {
+                    // The earliest TTL, which the triples say again.
+                    self.u64le()?;
+                }
+                let blob = self.blob()?;
+                let items = packed::listpack(&blob).map_err(|m| bad(self, m))?;
+                if items.len() % 3 != 0 {
+                    return Err(bad(self, "Hash listpack integrity check failed."));
+                }
+                let mut h = Hash::new();
+                let mut ttls = Vec::new();
+                for triple in items.chunks_exact(3) {
+                    let (f, v) = (triple[0].to_vec(), triple[1].to_vec());
+                    let at = match triple[2] {
+                        Item::Int(n) if (0..=FIELD_EXPIRE_MAX as i64).contains(&n) => n as u64,
+                        _ => return Err(bad(self, "Hash listpack integrity check failed.")),
+                    };
+                    if !h.set(&f, &v, &limits) {
+                        return Err(bad(self, "Duplicate hash fields detected"));
+                    }
+                    if at != 0 {
+                        ttls.push((f, at));
+                    }
+                }
+                if !h.is_empty() {
+                    h.mark_listpack_ex();
+                }
+                for (f, at) in ttls {
+                    h.set_field_expiry(&f, at);
                 }
                 Value::Hash(h)
             }

@@ -40,7 +40,7 @@ impl<W: Write> Writer<W> {
             packed: Vec::new(),
         };
         w.buf
-            .extend_from_slice(format!("REDIS{VERSION_WRITTEN:04}").as_bytes());
+            .extend_from_slice(format!("REDIS{:04}", version_written()).as_bytes());
         w.flush_item()?;
         let ctime = crate::command::unix_ms() / 1000;
         w.aux(b"redis-ver", crate::redis_version().as_bytes())?;
@@ -120,6 +120,50 @@ impl<W: Write> Writer<W> {
                     }
                 }
             },
+            Value::Hash(h) if h.encoding() == "listpackex" => {
+                // Redis's listpackex: the earliest TTL (0: none), then a
+                // listpack of (field, value, TTL or 0) triples, the fields
+                // with a TTL first in time order (Redis checks the order).
+                self.buf
+                    .extend_from_slice(&h.min_field_expiry().unwrap_or(0).to_le_bytes());
+                let mut lp = ListpackWriter::default();
+                let mut triple = |f: &[u8], at: u64| {
+                    lp.push(f);
+                    if let Some(v) = h.get(f) {
+                        v.with_bytes(|b| lp.push(b));
+                    }
+                    lp.push(itoa::Buffer::new().format(at).as_bytes());
+                };
+                if let Some(ttls) = h.ttls() {
+                    for (f, at) in ttls.iter() {
+                        triple(f, at);
+                    }
+                }
+                for (f, _) in h.iter() {
+                    f.with_bytes(|b| {
+                        if h.field_expiry(b).is_none() {
+                            triple(b, 0);
+                        }
+                    });
+                }
+                self.string(&lp.finish());
+            }
+            Value::Hash(h) if h.has_field_ttls() => {
+                // Redis's hash with metadata: the earliest TTL, then each
+                // field's TTL relative to it (+1; 0: none), field, value.
+                let min = h.min_field_expiry().unwrap_or(0);
+                self.buf.extend_from_slice(&min.to_le_bytes());
+                self.len(h.len() as u64);
+                for (f, v) in h.iter() {
+                    f.with_bytes(|b| {
+                        let ttl = h.field_expiry(b).map_or(0, |at| at - min + 1);
+                        self.len(ttl);
+                        self.string(b);
+                    });
+                    v.with_bytes(|b| self.string(b));
+                    self.spill()?;
+                }
+            }
             Value::Hash(h) => {
                 if h.encoding() == "listpack" {
                     let mut lp = ListpackWriter::default();
@@ -466,7 +510,11 @@ pub fn dump_payload(value: &Value, compress: bool, list_fill: i64) -> Vec<u8> {
     // Writing to a Vec cannot fail.
     let _ = w.value(value);
     let _ = w.flush_item();
-    seal_payload(w.out)
+    let version = match w.out.first() {
+        Some(&(TYPE_HASH_METADATA | TYPE_HASH_LISTPACK_EX)) => VERSION_7_4,
+        _ => version_written(),
+    };
+    seal_payload_as(w.out, version)
 }
 
 /// [`dump_payload`] with the RDB version and a zero checksum in its footer:
@@ -481,7 +529,7 @@ pub fn tier_payload(value: &Value, list_fill: i64) -> Vec<u8> {
     let _ = w.value(value);
     let _ = w.flush_item();
     let mut out = w.out;
-    out.extend_from_slice(&(VERSION_WRITTEN as u16).to_le_bytes());
+    out.extend_from_slice(&(VERSION_READ_MAX as u16).to_le_bytes());
     out.extend_from_slice(&[0; 8]);
     out
 }
@@ -510,8 +558,12 @@ fn bare_writer(compress: bool) -> Writer<Vec<u8>> {
 }
 
 /// Appends the DUMP footer (RDB version, CRC64) to a payload's body.
-pub fn seal_payload(mut out: Vec<u8>) -> Vec<u8> {
-    out.extend_from_slice(&(VERSION_WRITTEN as u16).to_le_bytes());
+pub fn seal_payload(out: Vec<u8>) -> Vec<u8> {
+    seal_payload_as(out, version_written())
+}
+
+fn seal_payload_as(mut out: Vec<u8>, version: u32) -> Vec<u8> {
+    out.extend_from_slice(&(version as u16).to_le_bytes());
     let crc = CRC64.checksum(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
@@ -527,6 +579,8 @@ fn value_type(value: &Value) -> u8 {
             Set::Hash(_) => TYPE_SET,
         },
         Value::Hash(h) if h.encoding() == "listpack" => TYPE_HASH_LISTPACK,
+        Value::Hash(h) if h.encoding() == "listpackex" => TYPE_HASH_LISTPACK_EX,
+        Value::Hash(h) if h.has_field_ttls() => TYPE_HASH_METADATA,
         Value::Hash(_) => TYPE_HASH,
         Value::ZSet(z) if z.encoding() == "listpack" => TYPE_ZSET_LISTPACK,
         Value::ZSet(_) => TYPE_ZSET_2,
