@@ -33,6 +33,7 @@ mod monitor;
 mod observability;
 mod propagation;
 mod protocol;
+mod redis74;
 mod replication;
 mod scripting;
 mod server;
