@@ -21,6 +21,7 @@ mod disk_errors;
 mod dump;
 mod durability;
 mod expiry;
+mod field_expiry;
 mod geo;
 mod hashes;
 mod hll;
