@@ -396,6 +396,10 @@ pub struct Table {
     len: usize,
     /// Field TTLs, once the hash has had one (see [`FieldTtls`]).
     ttl: Option<Box<FieldTtls>>,
+    /// A `listpackex`: the fields are in this listpack (the table's own
+    /// structures stay empty) while the hash is within the listpack
+    /// limits; the box only gives the TTLs a place beside it.
+    compact: Option<Listpack>,
 }
 
 /// A pair with its field's hash, while a sub-table splits.
@@ -407,6 +411,18 @@ fn hasher(p: &Pair) -> u64 {
 }
 
 impl Table {
+    /// A `listpackex`'s box: the listpack, no table structures.
+    fn compact(lp: Listpack) -> Table {
+        Table {
+            dir: Vec::new(),
+            depth: 0,
+            subs: Vec::new(),
+            len: 0,
+            ttl: None,
+            compact: Some(lp),
+        }
+    }
+
     fn with_capacity(n: usize) -> Table {
         Table {
             dir: vec![0],
@@ -417,6 +433,7 @@ impl Table {
             }],
             len: 0,
             ttl: None,
+            compact: None,
         }
     }
 
@@ -479,14 +496,6 @@ impl Table {
         let start = prefix << (self.depth - d);
         for slot in &mut self.dir[start + span / 2..start + span] {
             *slot = new;
-        }
-    }
-
-    /// A hash with field TTLs that Redis would now convert from
-    /// `listpackex` to a hashtable.
-    fn outgrow_listpack(&mut self) {
-        if let Some(ttl) = self.ttl.as_mut() {
-            ttl.small = false;
         }
     }
 
@@ -680,13 +689,34 @@ impl Hash {
         Hash::default()
     }
 
+    /// The listpack holding the fields, for a hash in either listpack
+    /// encoding (`listpack`, or `listpackex` inside a table's box).
+    #[inline]
+    fn lp(&self) -> Option<&Listpack> {
+        match self {
+            Hash::Listpack(lp) => Some(lp),
+            Hash::Table(t) => t.compact.as_ref(),
+        }
+    }
+
+    #[inline]
+    fn lp_mut(&mut self) -> Option<&mut Listpack> {
+        match self {
+            Hash::Listpack(lp) => Some(lp),
+            Hash::Table(t) => t.compact.as_mut(),
+        }
+    }
+
     /// Bytes the hash holds on the heap, in the allocator's size classes
     /// (MEMORY USAGE).
     pub fn heap_size(&self) -> usize {
         use crate::memory::alloc::size_class;
+        let lp_size = |lp: &Listpack| match lp.len {
+            0 => 0,
+            n => size_class(n as usize),
+        };
         match self {
-            Hash::Listpack(lp) if lp.len == 0 => 0,
-            Hash::Listpack(lp) => size_class(lp.len as usize),
+            Hash::Listpack(lp) => lp_size(lp),
             Hash::Table(t) => {
                 let subs: usize = t
                     .subs
@@ -701,6 +731,7 @@ impl Hash {
                     })
                     .sum();
                 size_class(std::mem::size_of::<Table>())
+                    + t.compact.as_ref().map_or(0, lp_size)
                     + t.ttl.as_ref().map_or(0, |ttl| ttl.heap_size())
                     + t.dir.capacity() * 4
                     + t.subs.capacity() * std::mem::size_of::<Sub>()
@@ -713,15 +744,18 @@ impl Hash {
     pub fn encoding(&self) -> &'static str {
         match self {
             Hash::Listpack(_) => "listpack",
-            Hash::Table(t) if t.ttl.as_ref().is_some_and(|ttl| ttl.small) => "listpackex",
+            Hash::Table(t) if t.compact.is_some() => "listpackex",
             Hash::Table(_) => "hashtable",
         }
     }
 
     pub fn len(&self) -> usize {
-        match self {
-            Hash::Listpack(lp) => lp.count() as usize,
-            Hash::Table(t) => t.len,
+        match self.lp() {
+            Some(lp) => lp.count() as usize,
+            None => match self {
+                Hash::Table(t) => t.len,
+                Hash::Listpack(_) => unreachable!("a listpack has lp()"),
+            },
         }
     }
 
@@ -734,7 +768,10 @@ impl Hash {
     pub fn get(&self, field: &[u8]) -> Option<Elem<'_>> {
         match self {
             Hash::Listpack(lp) => lp.get(field),
-            Hash::Table(t) => t.get(field).map(|p| Elem::Str(p.value())),
+            Hash::Table(t) => match &t.compact {
+                Some(lp) => lp.get(field),
+                None => t.get(field).map(|p| Elem::Str(p.value())),
+            },
         }
     }
 
@@ -742,55 +779,47 @@ impl Hash {
         self.get(field).is_some()
     }
 
-    /// Converts to the hashtable encoding (one way).
+    /// Converts to the hashtable encoding (one way), from either listpack
+    /// encoding; a `listpackex` keeps its TTLs.
     fn convert(&mut self) {
-        if let Hash::Listpack(lp) = self {
-            let mut t = Table::with_capacity(lp.count() as usize);
-            for (f, v) in lp.iter() {
-                f.with_bytes(|f| v.with_bytes(|v| t.set(f, v)));
-            }
-            *self = Hash::Table(Box::new(t));
+        let ttl = match self {
+            Hash::Table(t) if t.compact.is_none() => return,
+            Hash::Table(t) => t.ttl.take(),
+            Hash::Listpack(_) => None,
+        };
+        let Some(lp) = self.lp() else { return };
+        let mut t = Table::with_capacity(lp.count() as usize);
+        for (f, v) in lp.iter() {
+            f.with_bytes(|f| v.with_bytes(|v| t.set(f, v)));
         }
+        t.ttl = ttl;
+        *self = Hash::Table(Box::new(t));
     }
 
     /// Converts before a write of fields/values of total `sum` bytes, the
     /// longest being `longest`, if the listpack could not hold them
     /// (Redis's hashTypeTryConversion).
     pub fn prepare(&mut self, longest: usize, sum: usize, limits: &EncodingLimits) {
-        match self {
-            Hash::Listpack(lp) => {
-                if longest > limits.hash_max_listpack_value
-                    || lp.bytes().len() + sum > LISTPACK_SAFETY_LIMIT
-                {
-                    self.convert();
-                }
-            }
-            Hash::Table(t) => {
-                if longest > limits.hash_max_listpack_value {
-                    t.outgrow_listpack();
-                }
+        if let Some(lp) = self.lp() {
+            if longest > limits.hash_max_listpack_value
+                || lp.bytes().len() + sum > LISTPACK_SAFETY_LIMIT
+            {
+                self.convert();
             }
         }
     }
 
-    /// Sets `field` to `value` keeping its TTL (HINCRBY, HINCRBYFLOAT);
-    /// true if the field is new.
-    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: &EncodingLimits) -> bool {
-        let at = self.field_expiry(field);
-        let created = self.set(field, value, limits);
-        if let (Some(at), Hash::Table(t)) = (at, self) {
-            if let Some(ttl) = t.ttl.as_mut() {
-                ttl.set(field, at);
-            }
-        }
-        created
-    }
-
-    /// Sets `field` to `value`; true if the field is new. Converts to a
-    /// hashtable when the listpack limits are exceeded.
+    /// Sets `field` to `value`; true if the field is new. A value set
+    /// anew has no TTL (HSET), as Redis. Converts to a hashtable when the
+    /// listpack limits are exceeded.
     pub fn set(&mut self, field: &[u8], value: &[u8], limits: &EncodingLimits) -> bool {
-        match self {
-            Hash::Listpack(lp) => {
+        if let Hash::Table(t) = self {
+            if let Some(ttl) = t.ttl.as_mut() {
+                ttl.remove(field);
+            }
+        }
+        match self.lp_mut() {
+            Some(lp) => {
                 if field.len() > limits.hash_max_listpack_value
                     || value.len() > limits.hash_max_listpack_value
                     || lp.bytes().len() + field.len() + value.len() + 18 > LISTPACK_SAFETY_LIMIT
@@ -804,36 +833,37 @@ impl Hash {
                 }
                 created
             }
-            Hash::Table(t) => {
-                if let Some(ttl) = t.ttl.as_mut() {
-                    // A value set anew has no TTL (HSET), as Redis.
-                    ttl.remove(field);
-                    if ttl.small
-                        && (field.len() > limits.hash_max_listpack_value
-                            || value.len() > limits.hash_max_listpack_value)
-                    {
-                        ttl.small = false;
-                    }
-                }
-                let created = t.set(field, value);
-                if t.len > limits.hash_max_listpack_entries {
-                    t.outgrow_listpack();
-                }
-                created
-            }
+            None => match self {
+                Hash::Table(t) => t.set(field, value),
+                Hash::Listpack(_) => unreachable!("a listpack has lp_mut()"),
+            },
         }
+    }
+
+    /// Sets `field` to `value` keeping its TTL (HINCRBY, HINCRBYFLOAT);
+    /// true if the field is new.
+    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: &EncodingLimits) -> bool {
+        let at = self.field_expiry(field);
+        let created = self.set(field, value, limits);
+        if let Some(at) = at {
+            self.set_field_expiry(field, at);
+        }
+        created
     }
 
     /// Removes `field`; true if it existed.
     pub fn remove(&mut self, field: &[u8]) -> bool {
-        match self {
-            Hash::Listpack(lp) => lp.remove(field),
-            Hash::Table(t) => {
-                if let Some(ttl) = t.ttl.as_mut() {
-                    ttl.remove(field);
-                }
-                t.remove(field)
+        if let Hash::Table(t) = self {
+            if let Some(ttl) = t.ttl.as_mut() {
+                ttl.remove(field);
             }
+        }
+        match self.lp_mut() {
+            Some(lp) => lp.remove(field),
+            None => match self {
+                Hash::Table(t) => t.remove(field),
+                Hash::Listpack(_) => unreachable!("a listpack has lp_mut()"),
+            },
         }
     }
 
@@ -871,14 +901,16 @@ impl Hash {
     }
 
     /// The TTLs of a hash that may take them: a listpack becomes a
-    /// hashtable remembered as small (`listpackex`).
+    /// `listpackex` (the same listpack, in a table's box beside its TTLs).
     fn ttls_mut(&mut self) -> &mut FieldTtls {
-        let small = matches!(self, Hash::Listpack(_));
-        self.convert();
+        if let Hash::Listpack(lp) = self {
+            let lp = std::mem::take(lp);
+            *self = Hash::Table(Box::new(Table::compact(lp)));
+        }
         let Hash::Table(t) = self else {
-            unreachable!("converted above")
+            unreachable!("a table by now")
         };
-        t.ttl.get_or_insert_with(|| Box::new(FieldTtls::new(small)))
+        t.ttl.get_or_insert_with(Box::default)
     }
 
     /// Sets the expiry time of `field` (which the caller checked exists).
@@ -886,8 +918,8 @@ impl Hash {
         self.ttls_mut().set(field, at);
     }
 
-    /// Marks a hash loaded from a `listpackex` (RDB type 25) as Redis
-    /// would hold it, even with no TTL left in it.
+    /// Makes a listpack hash a `listpackex` even with no TTL in it (as
+    /// Redis loads RDB type 25).
     pub fn mark_listpack_ex(&mut self) {
         self.ttls_mut();
     }
@@ -901,49 +933,34 @@ impl Hash {
     }
 
     pub fn iter(&self) -> Iter<'_> {
-        match self {
-            Hash::Listpack(lp) => Iter::Listpack(lp.iter()),
-            Hash::Table(t) => Iter::Table(Box::new(t.iter())),
+        match (self, self.lp()) {
+            (_, Some(lp)) => Iter::Listpack(lp.iter()),
+            (Hash::Table(t), None) => Iter::Table(Box::new(t.iter())),
+            (Hash::Listpack(_), None) => unreachable!("a listpack has lp()"),
         }
     }
 
     /// Calls `f` for every (field, value).
     pub fn for_each(&self, mut f: impl FnMut(Elem, Elem)) {
-        match self {
-            Hash::Listpack(lp) => {
-                for (k, v) in lp.iter() {
-                    f(k, v)
-                }
-            }
-            Hash::Table(t) => {
-                for p in t.iter() {
-                    let (k, v) = p.parts();
-                    f(Elem::Str(k), Elem::Str(v))
-                }
-            }
+        for (k, v) in self.iter() {
+            f(k, v)
         }
     }
 
     /// One HSCAN step from `cursor`, calling `f` for at least `count`
     /// fields (when that many remain); returns the next cursor, 0 at the
-    /// end. A listpack is returned whole with cursor 0, as Redis.
+    /// end. A listpack (or listpackex) is returned whole with cursor 0,
+    /// as Redis.
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &[u8])) -> u64 {
-        match self {
-            Hash::Listpack(lp) => {
+        match (self, self.lp()) {
+            (_, Some(lp)) => {
                 for (k, v) in lp.iter() {
                     k.with_bytes(|k| v.with_bytes(|v| f(k, v)));
                 }
                 0
             }
-            // A listpackex is returned whole too.
-            Hash::Table(t) if t.ttl.as_ref().is_some_and(|ttl| ttl.small) => {
-                for p in t.iter() {
-                    let (k, v) = p.parts();
-                    f(k, v);
-                }
-                0
-            }
-            Hash::Table(t) => t.scan(cursor, count.max(1), &mut f),
+            (Hash::Table(t), None) => t.scan(cursor, count.max(1), &mut f),
+            (Hash::Listpack(_), None) => unreachable!("a listpack has lp()"),
         }
     }
 
@@ -952,8 +969,8 @@ impl Hash {
         if self.is_empty() {
             return;
         }
-        match self {
-            Hash::Listpack(lp) => {
+        match (self, self.lp()) {
+            (_, Some(lp)) => {
                 let offsets = lp_offsets(lp);
                 for _ in 0..n {
                     let pos = offsets[rng.gen_range(0..offsets.len())];
@@ -962,7 +979,7 @@ impl Hash {
                     f(k, v);
                 }
             }
-            Hash::Table(t) => {
+            (Hash::Table(t), None) => {
                 let sums = t.running_sizes();
                 for _ in 0..n {
                     if let Some(p) = t.random(&sums, rng) {
@@ -971,6 +988,7 @@ impl Hash {
                     }
                 }
             }
+            (Hash::Listpack(_), None) => unreachable!("a listpack has lp()"),
         }
     }
 
@@ -980,8 +998,8 @@ impl Hash {
     pub fn random_distinct<R: Rng>(&self, n: usize, rng: &mut R, mut f: impl FnMut(Elem, Elem)) {
         let len = self.len();
         let n = n.min(len);
-        match self {
-            Hash::Listpack(lp) => {
+        match (self, self.lp()) {
+            (_, Some(lp)) => {
                 // Selection sampling (Knuth's algorithm S): order kept.
                 let mut need = n;
                 let mut left = len;
@@ -996,7 +1014,7 @@ impl Hash {
                     left -= 1;
                 }
             }
-            Hash::Table(t) => {
+            (Hash::Table(t), None) => {
                 if n * 3 > len {
                     // Most of the hash: shuffle references to all, take n.
                     let mut all: Vec<&Pair> = t.iter().collect();
@@ -1020,11 +1038,11 @@ impl Hash {
                     }
                 }
             }
+            (Hash::Listpack(_), None) => unreachable!("a listpack has lp()"),
         }
     }
 }
 
-/// Offsets of every field entry of a listpack.
 fn lp_offsets(lp: &Listpack) -> Vec<usize> {
     let buf = lp.bytes();
     let mut out = Vec::with_capacity(lp.count() as usize);

@@ -89,8 +89,8 @@ pub struct ShardDb {
 /// again by its real earliest TTL or drops it.
 #[derive(Default)]
 struct FieldExpiryIndex {
-    by_time: std::collections::BTreeSet<(u64, Vec<u8>)>,
-    by_key: HashMap<Vec<u8>, u64, ahash::RandomState>,
+    by_time: std::collections::BTreeSet<(u64, Box<[u8]>)>,
+    by_key: HashMap<Box<[u8]>, u64, ahash::RandomState>,
 }
 
 impl FieldExpiryIndex {
@@ -99,25 +99,25 @@ impl FieldExpiryIndex {
         match self.by_key.get(key) {
             Some(&old) if old <= at => {}
             Some(&old) => {
-                self.by_time.remove(&(old, key.to_vec()));
-                self.by_time.insert((at, key.to_vec()));
-                self.by_key.insert(key.to_vec(), at);
+                self.by_time.remove(&(old, key.into()));
+                self.by_time.insert((at, key.into()));
+                self.by_key.insert(key.into(), at);
             }
             None => {
-                self.by_time.insert((at, key.to_vec()));
-                self.by_key.insert(key.to_vec(), at);
+                self.by_time.insert((at, key.into()));
+                self.by_key.insert(key.into(), at);
             }
         }
     }
 
     fn forget(&mut self, key: &[u8]) {
         if let Some(at) = self.by_key.remove(key) {
-            self.by_time.remove(&(at, key.to_vec()));
+            self.by_time.remove(&(at, key.into()));
         }
     }
 
     /// The first key due by `now`, taken out of the index.
-    fn pop_due(&mut self, now: u64) -> Option<Vec<u8>> {
+    fn pop_due(&mut self, now: u64) -> Option<Box<[u8]>> {
         let (at, _) = self.by_time.first()?;
         if *at > now {
             return None;

@@ -4937,9 +4937,23 @@ fn protocol_errors_match_redis() {
 // ---------------------------------------------------------------------------
 // COMMAND INFO / COMMAND DOCS metadata against Redis's.
 
-/// Subcommands newer than Redis 7.0 (CLIENT SETINFO and CLIENT NO-TOUCH
-/// are Redis 7.2's).
-const NEWER_THAN_7_0: &[&str] = &["client|setinfo", "client|no-touch", "waitaof"];
+/// Commands and subcommands newer than Redis 7.0 (CLIENT SETINFO, CLIENT
+/// NO-TOUCH and WAITAOF are Redis 7.2's, hash-field expiry 7.4's): their
+/// metadata was recorded from a 7.4.1 server (keel_commands.json).
+const NEWER_THAN_7_0: &[&str] = &[
+    "client|setinfo",
+    "client|no-touch",
+    "waitaof",
+    "hexpire",
+    "hpexpire",
+    "hexpireat",
+    "hpexpireat",
+    "httl",
+    "hpttl",
+    "hexpiretime",
+    "hpexpiretime",
+    "hpersist",
+];
 
 fn bulk_text(v: &Value) -> String {
     match v {

@@ -1609,3 +1609,76 @@ pairs! {
     failover,
     backlog_ttl,
 }
+
+/// Hash-field TTLs on a keel replica of a keel primary (Redis 7.4's
+/// rules): the TTLs arrive by the stream and by a full sync; a field past
+/// its TTL reads as gone on the replica but stays there until the
+/// primary's `HDEL` comes (lazy on the primary, or its cron).
+#[test]
+fn hash_field_ttls_replicate() {
+    let v74 = ["--redis-version", "7.4.1"];
+    let m = Node::start(Kind::Keel, &v74);
+    let r = Node::start(Kind::Keel, &v74);
+    let mut mc = m.raw();
+    let mut rc = r.raw();
+    line(&mut mc, "DEBUG SET-ACTIVE-EXPIRE 0");
+    line(&mut mc, "HSET before a 1 b 2");
+    eqb!(
+        mc.cmd(&["HPEXPIREAT", "before", "4102444800000", "FIELDS", "1", "a"]),
+        b"*1\r\n:1\r\n"
+    );
+    // A full sync carries the TTL.
+    r.replicate(&m);
+    wait_in_sync(&m, &[&r]);
+    eqb!(
+        rc.cmd(&["HPEXPIRETIME", "before", "FIELDS", "2", "a", "b"]),
+        b"*2\r\n:4102444800000\r\n:-1\r\n"
+    );
+    // The stream: HEXPIRE arrives as an absolute HPEXPIREAT.
+    line(&mut mc, "HSET h keep 1 lazy 2 active 3");
+    eqb!(
+        mc.cmd(&["HEXPIRE", "h", "100000", "FIELDS", "1", "keep"]),
+        b"*1\r\n:1\r\n"
+    );
+    let on_master = mc.cmd(&["HPEXPIRETIME", "h", "FIELDS", "1", "keep"]);
+    eqb!(
+        mc.cmd(&["HPEXPIRE", "h", "1", "FIELDS", "2", "lazy", "active"]),
+        b"*2\r\n:1\r\n:1\r\n"
+    );
+    wait_in_sync(&m, &[&r]);
+    eqb!(
+        rc.cmd(&["HPEXPIRETIME", "h", "FIELDS", "1", "keep"]),
+        on_master
+    );
+    wait_for("the fields to expire logically on the replica", || match rc
+        .cmd(&["HMGET", "h", "lazy", "active"])
+        .as_slice()
+    {
+        b"*2\r\n$-1\r\n$-1\r\n" => Ok(()),
+        other => Err(escape(other)),
+    });
+    // Hidden, not deleted.
+    eqb!(rc.cmd(&["HLEN", "h"]), b":3\r\n");
+    eqb!(
+        rc.cmd(&["HGETALL", "h"]),
+        b"*2\r\n$4\r\nkeep\r\n$1\r\n1\r\n"
+    );
+    // A read on the primary deletes `lazy` there: an HDEL follows.
+    eqb!(mc.cmd(&["HGET", "h", "lazy"]), b"$-1\r\n");
+    wait_for("the HDEL of `lazy` on the replica", || {
+        match rc.cmd(&["HLEN", "h"]).as_slice() {
+            b":2\r\n" => Ok(()),
+            other => Err(escape(other)),
+        }
+    });
+    // The primary's cron deletes `active`.
+    line(&mut mc, "DEBUG SET-ACTIVE-EXPIRE 1");
+    wait_for("the HDEL of `active` on the replica", || {
+        match rc.cmd(&["HLEN", "h"]).as_slice() {
+            b":1\r\n" => Ok(()),
+            other => Err(escape(other)),
+        }
+    });
+    wait_in_sync(&m, &[&r]);
+    eqb!(mc.cmd(&["HGETALL", "h"]), rc.cmd(&["HGETALL", "h"]));
+}
