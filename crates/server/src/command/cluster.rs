@@ -19,6 +19,7 @@ use keel_cluster::{Node, SLOTS};
 pub(super) fn register(r: &mut Registry) {
     r.add("cluster|info", info);
     r.add("cluster|myid", myid);
+    r.add("cluster|myshardid", myshardid);
     r.add("cluster|nodes", nodes);
     r.add("cluster|slots", slots);
     r.add("cluster|shards", shards);
@@ -95,6 +96,20 @@ fn readwrite(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 fn myid(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     enabled(cx)?;
     let id = cx.server.cluster.myself().id;
+    cx.bulk(id.as_bytes());
+    Ok(())
+}
+
+/// CLUSTER MYSHARDID (Redis 7.2): the id of the shard this node serves
+/// in (the topology's shard id, 40 hex characters).
+fn myshardid(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    enabled(cx)?;
+    let view = cx.server.cluster.view();
+    let Some((i, _)) = view.me else {
+        return Err(CmdError::new("ERR No shard ID yet"));
+    };
+    let id = view.topology().shards[i].id.clone();
+    drop(view);
     cx.bulk(id.as_bytes());
     Ok(())
 }

@@ -634,6 +634,25 @@ fn replies_and_errors_match_a_redis_cluster() {
     }
     let keel_addrs = addr_list(&c.ips, &c.ports);
 
+    // CLUSTER MYSHARDID (Redis 7.2): each primary its own shard's id, 40
+    // hex characters, as Redis's.
+    let shard_ids: Vec<String> = (0..3)
+        .map(|i| match c.raw(i).call(&["CLUSTER", "MYSHARDID"]) {
+            Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("CLUSTER MYSHARDID on node {i}: {other:?}"),
+        })
+        .collect();
+    for id in &shard_ids {
+        assert!(
+            id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+    }
+    let mut distinct = shard_ids.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "{shard_ids:?}");
+
     // CLUSTER SLOTS and SHARDS, RESP2 and RESP3: same shapes, same slots.
     for hello in [None, Some("3")] {
         let mut k = c.raw(0);

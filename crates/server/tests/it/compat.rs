@@ -4943,6 +4943,7 @@ fn protocol_errors_match_redis() {
 const NEWER_THAN_7_0: &[&str] = &[
     "client|setinfo",
     "client|no-touch",
+    "cluster|myshardid",
     "waitaof",
     "hexpire",
     "hpexpire",

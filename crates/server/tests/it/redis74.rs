@@ -186,6 +186,10 @@ HPEXPIRETIME fk FIELDS 1 a
 PERSIST fk
 HPEXPIRETIME fk FIELDS 1 a
 
+# ------------------------------------------------ CLUSTER MYSHARDID (7.2)
+CLUSTER MYSHARDID
+CLUSTER MYSHARDID x
+
 # ------------------------------------------------ WAITAOF (7.2)
 WAITAOF
 WAITAOF 0 0
