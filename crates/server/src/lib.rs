@@ -64,6 +64,12 @@ pub fn redis_version_num() -> u32 {
     PRESENTED.get().map_or(REDIS_VERSIONS[0].1, |v| v.1)
 }
 
+/// Whether the version presented is Redis 7.4's: replies and errors that
+/// 7.2 or 7.4 changed follow it (docs/compatibility.md lists which).
+pub fn speaks_7_4() -> bool {
+    redis_version_num() >= 0x0007_0400
+}
+
 /// Sets what [`redis_version`] answers (once, at start; later calls and
 /// unknown versions change nothing).
 pub fn present_redis_version(version: &str) {

@@ -31,8 +31,20 @@ pub(super) fn register(r: &mut Registry) {
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
-/// The NOPERM reply of a command refused by dispatch's gate.
-pub fn denied_error(cmd: &Command, d: Denied) -> CmdError {
+/// The NOPERM reply of a command refused by dispatch's gate (`user`: the
+/// client's user, which Redis 7.2 names).
+pub fn denied_error(cmd: &Command, d: Denied, user: &[u8]) -> CmdError {
+    if crate::speaks_7_4() {
+        return CmdError::new(match d {
+            Denied::Command => format!(
+                "NOPERM User {} has no permissions to run the '{}' command",
+                args::lossy(user),
+                cmd.name
+            ),
+            Denied::Key(_) => "NOPERM No permissions to access a key".to_string(),
+            Denied::Channel(_) => "NOPERM No permissions to access a channel".to_string(),
+        });
+    }
     match d {
         Denied::Command => CmdError::new(format!(
             "NOPERM this user has no permissions to run the '{}' command",
@@ -566,25 +578,26 @@ fn dryrun(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             )))
         }
     };
+    // Redis 7.2 names the user where 7.0 said "This user".
+    let who = if crate::speaks_7_4() {
+        format!("User {}", args::lossy(argv[2]))
+    } else {
+        "This user".to_string()
+    };
     match cell.rules().check(cmd, cmd_argv) {
         Ok(()) => cx.ok(),
-        Err(Denied::Command) => cx.bulk(
-            format!(
-                "This user has no permissions to run the '{}' command",
-                cmd.name
-            )
-            .as_bytes(),
-        ),
+        Err(Denied::Command) => cx
+            .bulk(format!("{who} has no permissions to run the '{}' command", cmd.name).as_bytes()),
         Err(Denied::Key(p)) => cx.bulk(
             format!(
-                "This user has no permissions to access the '{}' key",
+                "{who} has no permissions to access the '{}' key",
                 args::lossy(cmd_argv[p])
             )
             .as_bytes(),
         ),
         Err(Denied::Channel(p)) => cx.bulk(
             format!(
-                "This user has no permissions to access the '{}' channel",
+                "{who} has no permissions to access the '{}' channel",
                 args::lossy(cmd_argv[p])
             )
             .as_bytes(),

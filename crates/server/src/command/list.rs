@@ -415,7 +415,12 @@ fn lpos(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     while a.more() {
         if let Some(r) = a.option("RANK") {
             rank = a.check(args::int(r)).unwrap_or(1);
-            if rank == 0 {
+            // Redis 7.2 refuses the one rank it cannot negate.
+            if rank == i64::MIN && crate::speaks_7_4() {
+                a.fail(CmdError::new(
+                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+                ));
+            } else if rank == 0 {
                 a.fail(CmdError::new(
                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
                 ));

@@ -523,7 +523,7 @@ impl gates::World for Gates<'_> {
         };
         acl::check(self.server, self.client, cmd, argv, context)
             .err()
-            .map(|d| acl::denied_error(cmd, d))
+            .map(|d| acl::denied_error(cmd, d, &self.client.info.user.lock()))
     }
 
     #[inline]

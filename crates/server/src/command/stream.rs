@@ -646,6 +646,12 @@ fn xsetid(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let Some(s) = cx.read::<Stream>(argv[1])? else {
         return Err(error::NO_SUCH_KEY);
     };
+    // Redis 7.4 checks the stream's own max deleted ID first.
+    if crate::speaks_7_4() && id < s.max_deleted_id {
+        return Err(err(
+            "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id",
+        ));
+    }
     if !s.is_empty() {
         if id < s.last_valid_id() {
             return Err(err(
@@ -725,10 +731,16 @@ fn read_generic(cx: &mut Ctx, argv: &[&[u8]], group_cmd: bool) -> CmdResult {
             streams_arg = args.position();
             streams = args.rest().len();
             if streams % 2 != 0 {
-                // Redis 7.0 words it so for XREADGROUP too.
-                args.fail(err(
-                    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
-                ));
+                // Redis 7.0 words it so for XREADGROUP too; 7.2 names
+                // the command and XREADGROUP's `>`.
+                args.fail(if crate::speaks_7_4() {
+                    let (name, symbol) = if group_cmd { ("xreadgroup", '>') } else { ("xread", '$') };
+                    CmdError::new(format!(
+                        "ERR Unbalanced '{name}' list of streams: for each stream key an ID or '{symbol}' must be specified."
+                    ))
+                } else {
+                    err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+                });
             }
             streams /= 2;
         } else if is(o, "group") && more >= 2 {

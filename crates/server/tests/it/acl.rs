@@ -28,8 +28,30 @@ fn expect(r: &mut Raw, line: &str, want: &[u8]) {
 /// A rule description with its single-command rules sorted: `+@all`/
 /// `-@all` and the categories keep their places (Redis picks them in a
 /// fixed order), the `+cmd`/`-cmd` tokens after them are sorted.
+/// Commands keel knows that Redis 7.0 does not (Redis 7.2 and 7.4's): a
+/// category rule expands to them in keel's descriptions only, so they are
+/// left out before comparing with a 7.0 server.
+const NEWER_COMMANDS: &[&str] = &[
+    "+hexpire",
+    "+hpexpire",
+    "+hexpireat",
+    "+hpexpireat",
+    "+httl",
+    "+hpttl",
+    "+hexpiretime",
+    "+hpexpiretime",
+    "+hpersist",
+    "+waitaof",
+    "+cluster|myshardid",
+    "+client|no-touch",
+    "+client|setinfo",
+];
+
 fn normalise_rules(rules: &str) -> String {
-    let tokens: Vec<&str> = rules.split(' ').collect();
+    let tokens: Vec<&str> = rules
+        .split(' ')
+        .filter(|t| !NEWER_COMMANDS.contains(t))
+        .collect();
     let split_at = tokens
         .iter()
         .position(|t| !t.starts_with("+@") && !t.starts_with("-@"))

@@ -186,6 +186,29 @@ HPEXPIRETIME fk FIELDS 1 a
 PERSIST fk
 HPEXPIRETIME fk FIELDS 1 a
 
+# ------------------------------------------------ 7.2's error texts
+XADD xs 1-1 f v
+XADD xs 2-1 f v
+XDEL xs 2-1
+XSETID xs 1-5
+XREAD STREAMS xs xs 0
+XGROUP CREATE xs g 0
+XREADGROUP GROUP g c STREAMS xs xs >
+RPUSH lp a b a
+LPOS lp a RANK -9223372036854775808
+LPOS lp a RANK -9223372036854775807
+ACL SETUSER t74 on nopass +get ~k*
+ACL DRYRUN t74 set k v
+ACL DRYRUN t74 get other
+ACL DRYRUN t74 get k
+AUTH t74 x
+GET other
+SET k v
+GET k
+AUTH default x
+ACL DELUSER t74
+DEL xs lp
+
 # ------------------------------------------------ CLUSTER MYSHARDID (7.2)
 CLUSTER MYSHARDID
 CLUSTER MYSHARDID x

@@ -43,12 +43,13 @@ const VERSION_7_4: u32 = 12;
 /// The newest version keel reads (Redis 7.4's).
 const VERSION_READ_MAX: u32 = 12;
 
-/// The version written in a file's header and a DUMP payload's footer:
-/// that of the Redis version presented, so a Redis 7.0 replica or
-/// RESTORE takes keel's images while keel presents 7.0. A hash with field
-/// TTLs has no 7.0 encoding: its payload says 12 whatever is presented,
-/// and in a file it is written as Redis 7.4 writes it (types 24, 25),
-/// which a 7.0 reader refuses rather than losing the TTLs.
+/// The version written in a file's header and a DUMP payload's footer,
+/// and the newest a RESTORE accepts: that of the Redis version presented,
+/// so a Redis 7.0 replica or RESTORE takes keel's images while keel
+/// presents 7.0, and keel refuses what Redis 7.0 refuses. A hash with
+/// field TTLs has no 7.0 encoding: it is written as Redis 7.4 writes it
+/// (types 24, 25) whatever the version, which a 7.0 reader refuses rather
+/// than losing the TTLs.
 fn version_written() -> u32 {
     if crate::redis_version_num() >= 0x0007_0400 {
         VERSION_7_4

@@ -115,7 +115,7 @@ pub fn verify_payload(payload: &[u8]) -> Result<(), PayloadError> {
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let mut crc = [0u8; 8];
     crc.copy_from_slice(&footer[2..]);
-    if u32::from(version) > VERSION_READ_MAX
+    if u32::from(version) > version_written()
         || CRC64.checksum(&payload[..body_len + 2]) != u64::from_le_bytes(crc)
     {
         return Err(PayloadError::VersionOrChecksum);

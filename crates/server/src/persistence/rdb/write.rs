@@ -510,11 +510,7 @@ pub fn dump_payload(value: &Value, compress: bool, list_fill: i64) -> Vec<u8> {
     // Writing to a Vec cannot fail.
     let _ = w.value(value);
     let _ = w.flush_item();
-    let version = match w.out.first() {
-        Some(&(TYPE_HASH_METADATA | TYPE_HASH_LISTPACK_EX)) => VERSION_7_4,
-        _ => version_written(),
-    };
-    seal_payload_as(w.out, version)
+    seal_payload(w.out)
 }
 
 /// [`dump_payload`] with the RDB version and a zero checksum in its footer:
@@ -558,12 +554,8 @@ fn bare_writer(compress: bool) -> Writer<Vec<u8>> {
 }
 
 /// Appends the DUMP footer (RDB version, CRC64) to a payload's body.
-pub fn seal_payload(out: Vec<u8>) -> Vec<u8> {
-    seal_payload_as(out, version_written())
-}
-
-fn seal_payload_as(mut out: Vec<u8>, version: u32) -> Vec<u8> {
-    out.extend_from_slice(&(version as u16).to_le_bytes());
+pub fn seal_payload(mut out: Vec<u8>) -> Vec<u8> {
+    out.extend_from_slice(&(version_written() as u16).to_le_bytes());
     let crc = CRC64.checksum(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
