@@ -248,31 +248,45 @@ impl Ctx<'_, '_> {
         }
     }
 
+    /// The `HDEL`s of hash fields this command deleted for their TTL,
+    /// ahead of the command's own `records` (one transaction when there
+    /// are several).
+    #[cold]
+    fn propagate_field_deletions(&mut self, own: Vec<Record>) {
+        let deletions = std::mem::take(&mut self.field_deletions);
+        if !records_wanted(self.server) || self.client.skip_records {
+            return;
+        }
+        let db = self.client.db;
+        let mut records: Vec<Record> = deletions.into_iter().map(|c| (db, c)).collect();
+        records.extend(own);
+        emit(self.server, Some(&mut *self.client), records);
+    }
+
     /// The end of every command run through `execute`, shards still held:
     /// first the keys it found expired (it ran on a keyspace without
     /// them), then, if it succeeded and wrote, its records and changed
     /// keys.
     pub(super) fn propagate(&mut self, argv: &[&[u8]], failed: bool) {
         self.propagate_expired();
-        let wanted = records_wanted(self.server) && !self.client.skip_records;
-        let db = self.client.db;
-        let mut records: Vec<Record> = std::mem::take(&mut self.field_deletions)
-            .into_iter()
-            .map(|c| (db, c))
-            .collect();
         if self.dirty == 0 || failed {
-            if wanted && !records.is_empty() {
-                emit(self.server, Some(&mut *self.client), records);
+            if !self.field_deletions.is_empty() {
+                self.propagate_field_deletions(Vec::new());
             }
             return;
         }
         self.server.dirty.fetch_add(self.dirty, Relaxed);
-        if wanted {
-            match self.propagate_as.take() {
-                Some(cmds) => records.extend(cmds.into_iter().map(|c| (db, c))),
-                None => records.push((db, argv.iter().map(|a| a.to_vec()).collect())),
+        if records_wanted(self.server) && !self.client.skip_records {
+            let db = self.client.db;
+            let records = match self.propagate_as.take() {
+                Some(cmds) => cmds.into_iter().map(|c| (db, c)).collect(),
+                None => vec![(db, argv.iter().map(|a| a.to_vec()).collect())],
+            };
+            if self.field_deletions.is_empty() {
+                emit(self.server, Some(&mut *self.client), records);
+            } else {
+                self.propagate_field_deletions(records);
             }
-            emit(self.server, Some(&mut *self.client), records);
         }
         if self.server.watches.any()
             || self.server.blocking.blocked_clients() > 0
