@@ -105,14 +105,7 @@ fn expire_named_fields(cx: &mut Ctx, key: &[u8], fields: &[&[u8]]) -> bool {
         return false;
     }
     let emptied = h.is_empty();
-    if emptied {
-        cx.view.remove(db, key, now);
-    }
-    fields_deleted(cx, key, &expired);
-    cx.notify(notify::HASH, "hexpired", key);
-    if emptied {
-        cx.notify(notify::GENERIC, "del", key);
-    }
+    fields_expired(cx, key, &expired, emptied);
     emptied
 }
 
@@ -139,20 +132,29 @@ fn expire_all_fields(cx: &mut Ctx, key: &[u8]) {
         h.remove(f);
     }
     let emptied = h.is_empty();
+    let names: Vec<&[u8]> = due.iter().map(Vec::as_slice).collect();
+    fields_expired(cx, key, &names, emptied);
+}
+
+/// What follows fields deleted on access for their TTL: the key deleted
+/// if they were its last, an `HDEL` record each ahead of the command's,
+/// the counter, WATCH and tracking, `hexpired` (and `del`).
+fn fields_expired(cx: &mut Ctx, key: &[u8], fields: &[&[u8]], emptied: bool) {
+    let (db, now) = (cx.db(), cx.now_ms);
     if emptied {
         cx.view.remove(db, key, now);
     }
-    let names: Vec<&[u8]> = due.iter().map(Vec::as_slice).collect();
-    fields_deleted(cx, key, &names);
+    log_field_deletions(cx, key, fields);
+    cx.touch(db, key);
     cx.notify(notify::HASH, "hexpired", key);
     if emptied {
         cx.notify(notify::GENERIC, "del", key);
     }
 }
 
-/// The bookkeeping of fields deleted for their TTL: `HDEL` records
-/// ahead of the command's, the counter, WATCH and tracking.
-fn fields_deleted(cx: &mut Ctx, key: &[u8], fields: &[&[u8]]) {
+/// An `HDEL` record for each of `fields` (deleted for their TTL), ahead
+/// of the command's own, and INFO's `expired_subkeys`.
+fn log_field_deletions(cx: &mut Ctx, key: &[u8], fields: &[&[u8]]) {
     for f in fields {
         cx.field_deletions
             .push(vec![b"HDEL".to_vec(), key.to_vec(), f.to_vec()]);
@@ -160,8 +162,14 @@ fn fields_deleted(cx: &mut Ctx, key: &[u8], fields: &[&[u8]]) {
     cx.server
         .expired_subkeys
         .fetch_add(fields.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    let db = cx.db();
-    cx.touch(db, key);
+}
+
+/// An array reply of integers.
+fn int_array(cx: &mut Ctx, items: &[i64]) {
+    cx.array(items.len());
+    for &n in items {
+        cx.int(n);
+    }
 }
 
 /// Bulk reply of an element, integers formatted on the stack.
@@ -636,10 +644,7 @@ fn hexpire(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         "Parameter `numFields` should be greater than 0",
     )?;
     if !exists {
-        cx.array(fields.len());
-        for _ in fields {
-            cx.int(NO_FIELD);
-        }
+        int_array(cx, &vec![NO_FIELD; fields.len()]);
         return Ok(());
     }
     let gone_at_once = cx.already_expired(at as i64);
@@ -681,22 +686,13 @@ fn hexpire(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if !set_fields.is_empty() {
         cx.view.note_field_expiry(db, key, at);
     }
-    cx.array(results.len());
-    for r in &results {
-        cx.int(*r);
-    }
+    int_array(cx, &results);
     if set_fields.is_empty() && deleted.is_empty() {
         return Ok(());
     }
     cx.dirty += (set_fields.len() + deleted.len()) as u64;
     if !deleted.is_empty() {
-        for f in &deleted {
-            cx.field_deletions
-                .push(vec![b"HDEL".to_vec(), key.to_vec(), f.to_vec()]);
-        }
-        cx.server
-            .expired_subkeys
-            .fetch_add(deleted.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        log_field_deletions(cx, key, &deleted);
     }
     if emptied {
         cx.view.remove(db, key, now);
@@ -769,10 +765,7 @@ fn httl(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     } else {
         results.resize(fields.len(), NO_FIELD);
     }
-    cx.array(results.len());
-    for r in results {
-        cx.int(r);
-    }
+    int_array(cx, &results);
     Ok(())
 }
 
@@ -806,10 +799,7 @@ fn hpersist(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         results.resize(fields.len(), NO_FIELD);
     }
     let changed = results.contains(&1);
-    cx.array(results.len());
-    for r in results {
-        cx.int(r);
-    }
+    int_array(cx, &results);
     if changed {
         cx.dirty += 1;
         cx.notify(notify::HASH, "hpersist", key);
