@@ -209,6 +209,24 @@ AUTH default x
 ACL DELUSER t74
 DEL xs lp
 
+# ------------------------------------------------ scores as 7.2 prints doubles
+ZADD zs 1.1 a 1e17 i 1.5e-7 j 123456789012345678 e 0.001 k 1e21 l -2.5 m 1e300 p 5e18 r 0.1 s
+ZSCORE zs a
+ZSCORE zs i
+ZSCORE zs j
+ZSCORE zs e
+ZSCORE zs l
+ZSCORE zs p
+ZSCORE zs r
+ZRANGE zs 0 -1 WITHSCORES
+ZINCRBY zs 0.2 s
+ZMSCORE zs a j nosuch
+ZADD zs INCR 1.5e-7 j
+ZRANGEBYSCORE zs 0 1 WITHSCORES
+ZADD zs -0.0 z
+ZSCORE zs z
+DEL zs
+
 # ------------------------------------------------ CLUSTER MYSHARDID (7.2)
 CLUSTER MYSHARDID
 CLUSTER MYSHARDID x
