@@ -77,7 +77,13 @@ pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
 /// number wraps (`-1` is 2^64 - 1), an empty string is 0, and a leading
 /// space, trailing garbage or a value beyond 64 bits is `invalid cursor`.
 pub fn scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    crate::num::strtol::strtoul_cursor(arg).ok_or_else(|| CmdError::new("ERR invalid cursor"))
+    // Redis 7.4 reads it with string2ull, 7.0 with strtoul.
+    let cursor = if crate::speaks_7_4() {
+        crate::num::strtol::string2ull(arg)
+    } else {
+        crate::num::strtol::strtoul_cursor(arg)
+    };
+    cursor.ok_or_else(|| CmdError::new("ERR invalid cursor"))
 }
 
 /// A cursor over a command's arguments, from a position on, that keeps

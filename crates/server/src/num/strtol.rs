@@ -1,6 +1,6 @@
 //! C's integer parsing as Redis relies on it: `atoi` (key specs' numkeys),
-//! `strtoll` over a whole argument (configuration values) and `strtoul`
-//! (SCAN cursors), with the
+//! `strtoll` over a whole argument (configuration values), `strtoul`
+//! (Redis 7.0's SCAN cursors) and Redis 7.4's `string2ull`, with the
 //! white space and sign rule `strtod` shares.
 
 /// C's leading white space and optional sign: whether the number is
@@ -97,4 +97,24 @@ mod tests {
         assert_eq!(strtoll_whole(b"1x"), None);
         assert_eq!(strtoll_whole(b"-99999999999999999999"), Some(i64::MIN));
     }
+}
+
+/// Redis 7.4's string2ull, how it reads a SCAN cursor: a strict integer
+/// must not be negative; anything else goes to C's strtoull, which skips
+/// leading white space, takes a sign (a negative number wraps) and must
+/// consume the whole, non-empty argument without overflowing.
+pub fn string2ull(arg: &[u8]) -> Option<u64> {
+    if let Some(n) = resp::parse_i64(arg) {
+        return u64::try_from(n).ok();
+    }
+    let (neg, start) = space_and_sign(arg);
+    let body = &arg[start..];
+    if body.is_empty() || !body.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in body {
+        n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(if neg { n.wrapping_neg() } else { n })
 }

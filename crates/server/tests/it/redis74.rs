@@ -227,6 +227,29 @@ ZADD zs -0.0 z
 ZSCORE zs z
 DEL zs
 
+# ------------------------------------------------ SCAN cursors as 7.4 reads them
+SET sc1 v
+SADD sc2 a
+HSET sc3 f v
+ZADD sc4 1 m
+SCAN " 0" COUNT 1000 MATCH sc1
+SCAN "+0" COUNT 1000 MATCH sc1
+SCAN "" COUNT 1000
+SCAN -1
+SCAN " -1" MATCH nothing
+SCAN 18446744073709551616
+SCAN 0x0
+SSCAN sc2 0
+SSCAN sc2 " 0"
+SSCAN sc2 -1
+SSCAN sc2 ""
+SSCAN nokey ""
+HSCAN sc3 -1
+HSCAN sc3 "" COUNT 1
+ZSCAN sc4 "01"
+ZSCAN nokey ""
+DEL sc1 sc2 sc3 sc4
+
 # ------------------------------------------------ CLUSTER MYSHARDID (7.2)
 CLUSTER MYSHARDID
 CLUSTER MYSHARDID x
