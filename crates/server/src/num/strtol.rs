@@ -82,23 +82,6 @@ pub fn strtoul_cursor(arg: &[u8]) -> Option<u64> {
     Some(if neg { n.wrapping_neg() } else { n })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integers_as_c_reads_them() {
-        assert_eq!(atoi(b"  -12abc"), -12);
-        assert_eq!(atoi(b"x"), 0);
-        assert_eq!(atoi(b"99999999999"), 99999999999i64 as i32);
-        assert_eq!(strtoll_whole(b" +42"), Some(42));
-        assert_eq!(strtoll_whole(b""), Some(0));
-        assert_eq!(strtoll_whole(b" "), None);
-        assert_eq!(strtoll_whole(b"1x"), None);
-        assert_eq!(strtoll_whole(b"-99999999999999999999"), Some(i64::MIN));
-    }
-}
-
 /// Redis 7.4's string2ull, how it reads a SCAN cursor: a strict integer
 /// must not be negative; anything else goes to C's strtoull, which skips
 /// leading white space, takes a sign (a negative number wraps) and must
@@ -117,4 +100,21 @@ pub fn string2ull(arg: &[u8]) -> Option<u64> {
         n = n.checked_mul(10)?.checked_add((c - b'0') as u64)?;
     }
     Some(if neg { n.wrapping_neg() } else { n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_as_c_reads_them() {
+        assert_eq!(atoi(b"  -12abc"), -12);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"99999999999"), 99999999999i64 as i32);
+        assert_eq!(strtoll_whole(b" +42"), Some(42));
+        assert_eq!(strtoll_whole(b""), Some(0));
+        assert_eq!(strtoll_whole(b" "), None);
+        assert_eq!(strtoll_whole(b"1x"), None);
+        assert_eq!(strtoll_whole(b"-99999999999999999999"), Some(i64::MIN));
+    }
 }
