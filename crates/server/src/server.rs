@@ -48,6 +48,8 @@ pub struct Server {
     pub acl: crate::acl::Acl,
     /// The TLS configuration of `tls-port` connections.
     pub tls: crate::net::tls::Tls,
+    /// The accept loops of `port` and `tls-port`.
+    pub listeners: crate::net::listeners::Listeners,
     pub clients: Clients,
     pub blocking: crate::clients::blocking::Blocking,
     pub watches: crate::clients::watch::Watches,
@@ -155,6 +157,7 @@ impl Server {
         let server = Server {
             acl,
             tls: Default::default(),
+            listeners: Default::default(),
             latency: aof.latency.clone(),
             aof,
             snapshots: Default::default(),
@@ -542,7 +545,7 @@ pub fn run(config: Config) -> Result<(), StartError> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let listeners = net::listen(&server).await?;
+        let bound = net::listen(&server)?;
         // Cluster mode needs the bound port to announce.
         crate::cluster::control::init(&server).map_err(StartError::Cluster)?;
         // `metrics-port`: the Prometheus endpoint, on a thread of its own.
@@ -557,8 +560,12 @@ pub fn run(config: Config) -> Result<(), StartError> {
             "keel {} ready to accept connections",
             env!("CARGO_PKG_VERSION")
         );
-        for l in listeners {
-            tokio::spawn(net::accept_loop(server.clone(), l));
+        let listeners = &server.listeners;
+        listeners.start(&server, net::listeners::Port::Plain, bound.plain);
+        listeners.start(&server, net::listeners::Port::Tls, bound.tls);
+        if let Some(unix) = bound.unix {
+            let server = server.clone();
+            tokio::spawn(async move { net::accept_loop(server, &unix).await });
         }
         tokio::spawn(supervise_cron(server.clone()));
         crate::replication::replica::start_link(&server);

@@ -482,7 +482,9 @@ fn apply_config(
     let mut first_error = None;
     let mut tls_done = false;
     for &name in changed {
-        let result = if crate::net::tls::PARAMS.contains(&name) {
+        let result = if matches!(name, "port" | "tls-port" | "bind") {
+            apply_listener(cx, name)
+        } else if crate::net::tls::PARAMS.contains(&name) {
             if tls_done {
                 continue;
             }
@@ -535,6 +537,40 @@ fn apply_config(
         }
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// `port`, `tls-port` or `bind` changed: the listening sockets follow
+/// (Redis's updatePort, applyTLSPort and applyBind), each in the order
+/// CONFIG SET named them, as Redis applies them.
+fn apply_listener(cx: &mut Ctx, name: &str) -> Result<(), String> {
+    use crate::net::listeners::Port;
+    let Some(server) = cx.server.arc() else {
+        return Ok(());
+    };
+    const PORT_FAILED: &str = "Unable to listen on this port. Check server logs.";
+    match name {
+        "bind" => server
+            .listeners
+            .change_bind(&server)
+            .map_err(|_| "Failed to bind to specified addresses.".to_string()),
+        "port" => server
+            .listeners
+            .change_port(&server, Port::Plain)
+            .map_err(|_| PORT_FAILED.to_string()),
+        _ => {
+            if server.tls.get().is_none() {
+                let config = server.config.read().clone();
+                server.tls.configure(&config).map_err(|e| {
+                    tracing::warn!("Failed to configure TLS: {e}");
+                    "Unable to update TLS configuration. Check server logs.".to_string()
+                })?;
+            }
+            server
+                .listeners
+                .change_port(&server, Port::Tls)
+                .map_err(|_| PORT_FAILED.to_string())
+        }
+    }
 }
 
 /// BGREWRITEAOF

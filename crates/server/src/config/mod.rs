@@ -95,15 +95,21 @@ const fn p(name: &'static str, kind: Kind, default: &'static str, mutable: bool)
 
 /// Parameters a pattern never matches, only their exact name (Redis's
 /// HIDDEN_CONFIG: test knobs).
-const HIDDEN: &[&str] = &["rdb-key-save-delay"];
+const HIDDEN: &[&str] = &[
+    "rdb-key-save-delay",
+    "key-load-delay",
+    "loading-process-events-interval-bytes",
+    "watchdog-period",
+    "use-exit-on-panic",
+];
 
 /// Every parameter keel knows. `threads` is keel's own; the rest are
 /// Redis's names with Redis's defaults (bind: loopback only, as asked of a
 /// server that "just works" on a developer machine).
 const PARAMS: &[Param] = &[
-    p("port", Kind::Int { min: 0, max: 65535 }, "6379", false),
+    p("port", Kind::Int { min: 0, max: 65535 }, "6379", true),
     // redis.conf's default: loopback only (protected mode covers the rest).
-    p("bind", Kind::Str, "127.0.0.1 -::1", false),
+    p("bind", Kind::Str, "127.0.0.1 -::1", true),
     p("unixsocket", Kind::Str, "", false),
     p("unixsocketperm", Kind::Octal, "0", false),
     p(
@@ -202,7 +208,7 @@ const PARAMS: &[Param] = &[
     // TLS (net::tls): the port, the server's certificate and what it asks
     // of clients. `tls-client-*`, `tls-dh-params-file`, `tls-cluster` and
     // `tls-replication` are accepted for configuration compatibility.
-    p("tls-port", Kind::Int { min: 0, max: 65535 }, "0", false),
+    p("tls-port", Kind::Int { min: 0, max: 65535 }, "0", true),
     p("tls-cert-file", Kind::Str, "", true),
     p("tls-key-file", Kind::Str, "", true),
     p("tls-key-file-pass", Kind::Str, "", true),
@@ -318,6 +324,39 @@ const PARAMS: &[Param] = &[
         "0",
         true,
     ),
+    // Microseconds the loader sleeps per key it loads (negative as above):
+    // Redis's test knob to keep a load running.
+    p(
+        "key-load-delay",
+        Kind::Int {
+            min: i32::MIN as i64,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    // Redis's other hidden knobs, known with their ranges: keel loads
+    // before it listens (no events to process while loading), keeps no
+    // SIGALRM watchdog and has no abort-on-assert path to turn into exit.
+    p(
+        "loading-process-events-interval-bytes",
+        Kind::Int {
+            min: 1024,
+            max: I32MAX,
+        },
+        "2097152",
+        true,
+    ),
+    p(
+        "watchdog-period",
+        Kind::Int {
+            min: 0,
+            max: I32MAX,
+        },
+        "0",
+        true,
+    ),
+    p("use-exit-on-panic", Kind::Bool, "no", true),
     p("rdbchecksum", Kind::Bool, "yes", true),
     p("stop-writes-on-bgsave-error", Kind::Bool, "yes", true),
     p(
@@ -1080,6 +1119,14 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                 return Err(format!("argument must be between 0 and {} inclusive", i64::MAX));
             }
             Ok(n.to_string())
+        }
+        // Redis's setConfigBindOption: at most CONFIG_BINDADDR_MAX words.
+        Kind::Str if p.name == "bind" => {
+            let words = split_spaces(value);
+            if words.len() > 16 {
+                return Err("Too many bind addresses specified.".into());
+            }
+            Ok(words.join(" "))
         }
         Kind::Str => Ok(value.to_string()),
         Kind::MemoryU64 => parse_memory(value)

@@ -357,6 +357,7 @@ settings! {
     rdbcompression: bool = "rdbcompression";
     rdbchecksum: bool = "rdbchecksum";
     rdb_key_save_delay: i64 = "rdb-key-save-delay";
+    key_load_delay: i64 = "key-load-delay";
     stop_writes_on_bgsave_error: bool = "stop-writes-on-bgsave-error";
     appendonly: bool = "appendonly";
     appendfsync: crate::persistence::aof::Fsync = "appendfsync";

@@ -6,15 +6,15 @@ pub mod buffer_pool;
 pub mod busy;
 pub mod connection;
 pub mod idle_poll;
+pub mod listeners;
 pub mod output_budget;
 pub mod tls;
 
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use tokio::net::{TcpListener, TcpSocket, TcpStream, UnixListener, UnixStream};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 use crate::server::{Server, StartError};
 
@@ -50,10 +50,16 @@ pub enum Incoming {
     },
 }
 
-/// Binds every address in `bind` on `port` (a leading `-` marks an address
-/// whose failure is not fatal, as in Redis; `*` means all IPv4, `::*` all
-/// IPv6), and `unixsocket` if set.
-pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
+/// The sockets a server starts with: `port` and `tls-port` on every
+/// `bind` address (see `listeners::bind`), and `unixsocket` if set.
+pub struct Bound {
+    pub plain: Vec<std::net::TcpListener>,
+    pub tls: Vec<std::net::TcpListener>,
+    pub unix: Option<Listener>,
+}
+
+/// Binds what the configuration asks for (see [`Bound`]).
+pub fn listen(server: &Server) -> Result<Bound, StartError> {
     let maxclients = server.settings().maxclients as u64;
     if let Err(fits) = fit_open_files(maxclients) {
         if fits == 0 {
@@ -68,88 +74,40 @@ pub async fn listen(server: &Server) -> Result<Vec<Listener>, StartError> {
             .set_many(&[(b"maxclients", fits.as_bytes())], false);
     }
     let cfg = server.config.read().clone();
-    let port = cfg.settings().port;
-    let backlog = cfg.settings().tcp_backlog.clamp(1, 65535);
-    let mut out = Vec::new();
-    let tls_port = cfg.settings().tls_port;
-    if tls_port != 0 {
+    let s = cfg.settings();
+    let backlog = s.tcp_backlog.clamp(1, 65535);
+    if s.tls_port != 0 {
         server
             .tls
             .configure(&cfg)
             .map_err(|e| StartError::Listen(format!("Failed to configure TLS: {e}")))?;
     }
-    for (port, tls) in [(port, false), (tls_port, true)] {
-        if port == 0 {
-            continue;
-        }
-        for addr in &cfg.settings().bind {
-            let (optional, addr) = match addr.strip_prefix('-') {
-                Some(a) => (true, a),
-                None => (false, addr.as_str()),
-            };
-            let ip = match addr {
-                "*" => "0.0.0.0",
-                "::*" => "::",
-                a => a,
-            };
-            let sock_addr: SocketAddr = match format!("{ip}:{port}")
-                .parse()
-                .or_else(|_| format!("[{ip}]:{port}").parse())
-            {
-                Ok(a) => a,
-                Err(_) => return Err(StartError::Listen(format!("Invalid bind address '{addr}'"))),
-            };
-            match bind_tcp(sock_addr, backlog) {
-                Ok(l) if tls => out.push(Listener::Tls(l)),
-                Ok(l) => {
-                    if let Ok(a) = l.local_addr() {
-                        server.tcp_port.store(a.port() as usize, Relaxed);
-                    }
-                    out.push(Listener::Tcp(l));
-                }
-                Err(e) if optional => tracing::warn!("could not bind {sock_addr}: {e}"),
-                Err(e) => {
-                    return Err(StartError::Listen(format!(
-                        "Could not create server TCP listening socket {sock_addr}: {e}"
-                    )))
-                }
-            }
-        }
-    }
-    if let Some(path) = &cfg.settings().unixsocket {
+    let plain = listeners::bind(&s.bind, s.port, backlog).map_err(StartError::Listen)?;
+    let tls = listeners::bind(&s.bind, s.tls_port, backlog).map_err(StartError::Listen)?;
+    let mut unix = None;
+    if let Some(path) = &s.unixsocket {
         let _ = std::fs::remove_file(path);
         let l = UnixListener::bind(path)
             .map_err(|e| StartError::Listen(format!("Failed opening Unix socket {path}: {e}")))?;
-        let perm = cfg.settings().unixsocketperm;
+        let perm = s.unixsocketperm;
         if perm != 0 {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
         }
-        out.push(Listener::Unix(l, path.clone()));
+        unix = Some(Listener::Unix(l, path.clone()));
     }
-    if out.is_empty() {
+    if plain.is_empty() && tls.is_empty() && unix.is_none() {
         return Err(StartError::Listen(
             "no listening socket configured (port 0 and no unixsocket)".into(),
         ));
     }
-    Ok(out)
-}
-
-fn bind_tcp(addr: SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
-    let sock = if addr.is_ipv4() {
-        TcpSocket::new_v4()?
-    } else {
-        TcpSocket::new_v6()?
-    };
-    sock.set_reuseaddr(true)?;
-    sock.bind(addr)?;
-    sock.listen(backlog)
+    Ok(Bound { plain, tls, unix })
 }
 
 /// Accepts forever, dealing connections to workers in turn.
-pub async fn accept_loop(server: Arc<Server>, listener: Listener) {
+pub async fn accept_loop(server: Arc<Server>, listener: &Listener) {
     loop {
-        let incoming = match &listener {
+        let incoming = match listener {
             Listener::Tcp(l) | Listener::Tls(l) => match l.accept().await {
                 Ok((s, peer)) => {
                     let local = s.local_addr().unwrap_or(peer);

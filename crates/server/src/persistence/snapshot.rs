@@ -541,6 +541,7 @@ pub fn load_into_releasing(
     // With a disk tier, what does not fit under maxmemory goes to disk as
     // it loads: an image larger than memory loads.
     let mut spill = crate::tier::active().map(|_| crate::tier::spill::WhileLoading::default());
+    let key_delay = server.settings().key_load_delay;
     let result = rdb::load(
         data,
         &limits,
@@ -549,6 +550,7 @@ pub fn load_into_releasing(
                 bad_db = Some(db);
                 return;
             }
+            super::capture::key_save_delay(key_delay, 1);
             // A replica keeps what its primary sent, expired or not: the
             // primary's DEL follows (as Redis, which skips expired keys
             // only as a primary).

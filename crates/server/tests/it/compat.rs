@@ -4418,6 +4418,19 @@ CONFIG SET proc-title-template "x {port}"
 %CONFIG GET proc-title-template
 CONFIG SET proc-title-template "{title} {listen-addr} {server-mode}"
 CONFIG SET cluster-announce-hostname a_b
+%CONFIG GET key-load-delay
+%CONFIG GET watchdog-period
+%CONFIG GET use-exit-on-panic
+%CONFIG GET loading-process-events-interval-bytes
+%CONFIG GET *delay*
+%CONFIG GET *watchdog*
+CONFIG SET watchdog-period -1
+CONFIG SET loading-process-events-interval-bytes 1023
+CONFIG SET loading-process-events-interval-bytes 1mb
+CONFIG SET use-exit-on-panic maybe
+CONFIG SET key-load-delay -2147483649
+CONFIG SET key-load-delay 0 watchdog-period 0 use-exit-on-panic no loading-process-events-interval-bytes 2097152
+CONFIG SET bind "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"
 CONFIG SET cluster-announce-hostname a.b-c
 %CONFIG GET cluster-announce-hostname
 CONFIG SET cluster-announce-hostname ""

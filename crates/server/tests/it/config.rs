@@ -198,3 +198,140 @@ fn config_rewrite_as_redis() {
         assert!(got.contains(want), "{name}: {got}");
     }
 }
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+fn accepts(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// CONFIG SET port, bind and tls-port take effect while the server runs
+/// (Redis 7's changeListenPort and changeBindAddr), on keel as on
+/// redis-server: the old sockets close, the new ones accept, a failure
+/// restores the old values and sockets, and the connection that asked
+/// stays open throughout.
+#[test]
+fn config_set_port_and_bind_rebind_as_redis_does() {
+    for server in [Server::keel(), Server::redis()] {
+        let name = server.name;
+        let old = server.port;
+        let mut c = server.raw();
+        let show = |r: Vec<u8>| String::from_utf8_lossy(&r).into_owned();
+        let new = free_port();
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "port", &new.to_string()])),
+            "+OK\r\n",
+            "{name}"
+        );
+        assert!(
+            accepts(new) && !accepts(old),
+            "{name}: moved from {old} to {new}"
+        );
+        assert_eq!(show(c.cmd(&["PING"])), "+PONG\r\n", "{name}");
+
+        // A port someone else holds: refused, and the server stays put.
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let taken_port = taken.local_addr().unwrap().port().to_string();
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "port", &taken_port])),
+            "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            c.call(&["CONFIG", "GET", "port"]),
+            parse(
+                format!(
+                    "*2\r\n$4\r\nport\r\n${}\r\n{new}\r\n",
+                    new.to_string().len()
+                )
+                .as_bytes()
+            ),
+            "{name}"
+        );
+        assert!(
+            accepts(new),
+            "{name}: still on {new} after the failed change"
+        );
+
+        // Both in one CONFIG SET, the port failing first: both restored.
+        let before_bind = c.call(&["CONFIG", "GET", "bind"]);
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "port", &taken_port, "bind", "127.0.0.1"])),
+            "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n",
+            "{name}"
+        );
+        assert_eq!(c.call(&["CONFIG", "GET", "bind"]), before_bind, "{name}");
+        assert!(accepts(new), "{name}");
+
+        // An address the machine does not have: refused unless optional.
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "bind", "127.0.0.1 192.0.2.1"])),
+            "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n",
+            "{name}"
+        );
+        assert_eq!(c.call(&["CONFIG", "GET", "bind"]), before_bind, "{name}");
+        assert!(accepts(new), "{name}");
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "bind", "127.0.0.1 -192.0.2.1"])),
+            "+OK\r\n",
+            "{name}"
+        );
+        assert!(accepts(new), "{name}");
+        let seventeen = (1..=17)
+            .map(|i| format!("10.0.0.{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "bind", &seventeen])),
+            "-ERR CONFIG SET failed (possibly related to argument 'bind') - Too many bind addresses specified.\r\n",
+            "{name}"
+        );
+
+        // No address at all: nothing listens, the connection still works.
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "bind", ""])),
+            "+OK\r\n",
+            "{name}"
+        );
+        assert!(!accepts(new), "{name}: bind \"\" listens nowhere");
+        assert_eq!(show(c.cmd(&["PING"])), "+PONG\r\n", "{name}");
+        assert_eq!(
+            show(c.cmd(&[
+                "CONFIG",
+                "SET",
+                "bind",
+                "127.0.0.1",
+                "port",
+                &old.to_string()
+            ])),
+            "+OK\r\n",
+            "{name}"
+        );
+        assert!(accepts(old) && !accepts(new), "{name}: back on {old}");
+
+        // Port 0 closes the TCP port.
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "port", "0"])),
+            "+OK\r\n",
+            "{name}"
+        );
+        assert!(!accepts(old), "{name}: port 0 listens nowhere");
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "port", &old.to_string()])),
+            "+OK\r\n",
+            "{name}"
+        );
+        assert!(accepts(old), "{name}");
+
+        // A TLS port needs TLS configured first.
+        assert_eq!(
+            show(c.cmd(&["CONFIG", "SET", "tls-port", &free_port().to_string()])),
+            "-ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to update TLS configuration. Check server logs.\r\n",
+            "{name}"
+        );
+        assert_eq!(
+            c.call(&["CONFIG", "GET", "tls-port"]),
+            parse(b"*2\r\n$8\r\ntls-port\r\n$1\r\n0\r\n"),
+            "{name}"
+        );
+    }
+}

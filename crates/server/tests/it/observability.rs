@@ -346,6 +346,43 @@ fn client_list_shows_the_query_buffer() {
     }
 }
 
+/// A client gone idle holds no query buffer: `qbuf=0 qbuf-free=0` in
+/// CLIENT LIST, on keel (which gives the buffer back as soon as the client
+/// waits) as on Redis (whose cron frees it after 2 s idle).
+#[test]
+fn an_idle_clients_query_buffer_is_given_back() {
+    for s in [Server::keel(), Server::redis()] {
+        let mut idle = s.raw();
+        idle.call(&["CLIENT", "SETNAME", "idler"]);
+        idle.call(&["SET", "k", "v".repeat(50_000).as_str()]);
+        let mut watcher = s.raw();
+        let fields = wait_for("the idle client's query buffer to go", || {
+            let list = match watcher.call(&["CLIENT", "LIST"]) {
+                Value::Bulk(b) => String::from_utf8(b).unwrap_or_default(),
+                other => panic!("{other:?}"),
+            };
+            let line = list
+                .lines()
+                .find(|l| l.contains(" name=idler "))
+                .unwrap_or("")
+                .to_string();
+            let field = |name: &str| {
+                line.split_whitespace()
+                    .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            let fields = (field("qbuf"), field("qbuf-free"));
+            if fields.1 == "0" {
+                Ok(fields)
+            } else {
+                Err(format!("{}: {line}", s.name))
+            }
+        });
+        assert_eq!(fields, ("0".to_string(), "0".to_string()), "{}", s.name);
+    }
+}
+
 /// LATENCY HISTOGRAM: the named commands (and subcommands) that have a
 /// histogram, unknown names skipped, each with its calls and a
 /// cumulative distribution ending at the number of calls.

@@ -389,3 +389,60 @@ fn replica_over_tls() {
     let list = String::from_utf8(m.cmd(&["CLIENT", "LIST", "TYPE", "replica"])).unwrap();
     assert!(list.contains("flags=S"), "{list}");
 }
+
+/// CONFIG SET tls-port moves the TLS port while the server runs, and sets
+/// one up on a server started without (its certificates set first).
+#[test]
+fn config_set_tls_port_at_run_time() {
+    require_tool("redis-cli", "redis-tools");
+    let dir = pki();
+    let s = Server::keel();
+    let mut plain = s.raw();
+    for (param, file) in [
+        ("tls-cert-file", "server.crt"),
+        ("tls-key-file", "server.key"),
+        ("tls-ca-cert-file", "ca.crt"),
+    ] {
+        eqb!(
+            plain.cmd(&["CONFIG", "SET", param, &p(&dir, file)]),
+            b"+OK\r\n"
+        );
+    }
+    let first = free_port();
+    eqb!(
+        plain.cmd(&["CONFIG", "SET", "tls-port", &first.to_string()]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cli(&dir, first, "ca.crt", Some("client"), &["PING"]).0,
+        "PONG"
+    );
+    let second = free_port();
+    eqb!(
+        plain.cmd(&["CONFIG", "SET", "tls-port", &second.to_string()]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cli(&dir, second, "ca.crt", Some("client"), &["PING"]).0,
+        "PONG"
+    );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", first)).is_err(),
+        "the old TLS port is closed"
+    );
+    // A new `bind` rebinds the TLS port too.
+    eqb!(
+        plain.cmd(&["CONFIG", "SET", "bind", "127.0.0.1"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        cli(&dir, second, "ca.crt", Some("client"), &["PING"]).0,
+        "PONG"
+    );
+    eqb!(plain.cmd(&["CONFIG", "SET", "tls-port", "0"]), b"+OK\r\n");
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", second)).is_err(),
+        "tls-port 0 closes it"
+    );
+    eqb!(plain.cmd(&["PING"]), b"+PONG\r\n");
+}
