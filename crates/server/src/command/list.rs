@@ -98,7 +98,9 @@ fn position(arg: &[u8]) -> Result<bool, CmdError> {
 fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) -> CmdResult {
     let key = argv[1];
     let values = &argv[2..];
+    let fill = cx.limits().list_max_listpack_size;
     let push = |l: &mut List| {
+        l.will_grow(values, fill);
         for v in values {
             l.push(v, front);
         }
@@ -113,7 +115,6 @@ fn push_generic(cx: &mut Ctx, argv: &[&[u8]], front: bool, only_existing: bool) 
             }
         }
     } else {
-        let fill = cx.limits().list_max_listpack_size;
         cx.create_or(key, || List::new(fill), push)?
     };
     cx.dirty += values.len() as u64;
@@ -154,6 +155,7 @@ fn pop_into(
     header: bool,
 ) -> Result<Option<usize>, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
+    let fill = cx.limits().list_max_listpack_size;
     let out = &mut *cx.out;
     let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         return Ok(None);
@@ -176,6 +178,8 @@ fn pop_into(
     let empty = l.is_empty();
     if empty {
         cx.view.remove(db, key, now);
+    } else if n > 0 {
+        l.shrunk(fill);
     }
     if n > 0 {
         cx.dirty += n as u64;
@@ -304,13 +308,18 @@ fn lindex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// LSET key index element
 fn lset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let fill = cx.limits().list_max_listpack_size;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
         return Err(error::NO_SUCH_KEY);
     };
     let index = args::int(argv[2])?;
+    // Redis 7.2 judges the encoding as if the element were added, even
+    // when the index turns out to be out of range.
+    l.will_grow(&argv[3..4], fill);
     let i = resolve_index(index, l.len()).ok_or(INDEX_OUT_OF_RANGE)?;
     l.set(i, argv[3]);
+    l.shrunk(fill);
     cx.dirty += 1;
     cx.notify(notify::LIST, "lset", key);
     cx.ok();
@@ -319,6 +328,7 @@ fn lset(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// LREM key count element
 fn lrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let fill = cx.limits().list_max_listpack_size;
     let count = args::int(argv[2])?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let Some(l) = typed::write::<List>(&mut cx.view, db, key, now)? else {
@@ -330,6 +340,8 @@ fn lrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let empty = l.is_empty();
     if empty {
         cx.view.remove(db, key, now);
+    } else if removed > 0 {
+        l.shrunk(fill);
     }
     if removed > 0 {
         cx.dirty += removed as u64;
@@ -344,6 +356,7 @@ fn lrem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// LTRIM key start stop
 fn ltrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let fill = cx.limits().list_max_listpack_size;
     let start = args::int(argv[2])?;
     let end = args::int(argv[3])?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
@@ -360,6 +373,8 @@ fn ltrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let empty = l.is_empty();
     if empty {
         cx.view.remove(db, key, now);
+    } else {
+        l.shrunk(fill);
     }
     cx.dirty += removed as u64;
     cx.notify(notify::LIST, "ltrim", key);
@@ -372,6 +387,7 @@ fn ltrim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// LINSERT key BEFORE|AFTER pivot element
 fn linsert(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let fill = cx.limits().list_max_listpack_size;
     let after = if is(argv[2], "AFTER") {
         true
     } else if is(argv[2], "BEFORE") {
@@ -384,6 +400,8 @@ fn linsert(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.int(0);
         return Ok(());
     };
+    // As Redis 7.2: judged before the pivot is looked for.
+    l.will_grow(&argv[4..5], fill);
     let pivot = Needle::new(argv[3]);
     let Some(at) = l.iter().position(|e| pivot.matches(e)) else {
         cx.int(-1);
@@ -514,6 +532,7 @@ fn move_generic(
     to_left: bool,
 ) -> Result<bool, CmdError> {
     let (db, now) = (cx.db(), cx.now_ms);
+    let fill = cx.limits().list_max_listpack_size;
     if !check_list(&mut cx.view, db, src, now)? {
         return Ok(false);
     }
@@ -528,20 +547,30 @@ fn move_generic(
     let mut src_emptied = false;
     if src == dst {
         if let Some(l) = typed::write::<List>(&mut cx.view, db, dst, now)? {
+            l.will_grow(&[&value], fill);
             l.push(&value, to_left);
+            l.shrunk(fill);
         }
     } else {
-        src_emptied =
-            typed::write::<List>(&mut cx.view, db, src, now)?.is_some_and(|l| l.is_empty());
+        src_emptied = match typed::write::<List>(&mut cx.view, db, src, now)? {
+            Some(l) if l.is_empty() => true,
+            Some(l) => {
+                l.shrunk(fill);
+                false
+            }
+            None => false,
+        };
         if src_emptied {
             cx.view.remove(db, src, now);
         }
         if dst_exists {
             if let Some(l) = typed::write::<List>(&mut cx.view, db, dst, now)? {
+                l.will_grow(&[&value], fill);
                 l.push(&value, to_left);
             }
         } else {
-            let mut l = List::new(cx.limits().list_max_listpack_size);
+            let mut l = List::new(fill);
+            l.will_grow(&[&value], fill);
             l.push(&value, to_left);
             cx.view.set(db, dst, Value::List(Box::new(l)), 0, now);
         }

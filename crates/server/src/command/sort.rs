@@ -332,6 +332,7 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
                 }
             }
             if outputlen > 0 {
+                list.settle();
                 cx.view.set(db, dst, Value::List(Box::new(list)), 0, now);
                 cx.dirty += outputlen as u64;
                 cx.touch(db, dst);

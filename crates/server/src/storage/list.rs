@@ -88,6 +88,22 @@ impl<'a> Needle<'a> {
     }
 }
 
+fn clamp_fill(fill: i64) -> i32 {
+    fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+}
+
+/// Redis's quicklistNodeLimit: the (bytes, entries) one node or listpack
+/// may hold under `list-max-listpack-size` `fill`; `usize::MAX` where
+/// that limit does not apply.
+fn listpack_limits(fill: i64) -> (usize, usize) {
+    if fill < 0 {
+        let shift = ((-fill) - 1).min(4) as u32;
+        (4096 << shift, usize::MAX)
+    } else {
+        (usize::MAX, fill.max(1) as usize)
+    }
+}
+
 /// The element encoding shared by list nodes and hash listpacks: a header
 /// byte (plus length bytes) and the payload.
 ///
@@ -631,6 +647,10 @@ pub struct List {
     /// `list-max-listpack-size` when the list was created (as Redis, a
     /// list keeps the fill it was created with).
     fill: i32,
+    /// Whether Redis 7.2 would keep this list as one `listpack` rather
+    /// than a `quicklist` (OBJECT ENCODING under redis-version 7.4): see
+    /// [`List::will_grow`], [`List::shrunk`] and [`List::settle`].
+    listpack: bool,
 }
 
 impl std::fmt::Debug for List {
@@ -656,14 +676,71 @@ impl List {
         List {
             nodes: VecDeque::new(),
             len: 0,
-            fill: fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+            fill: clamp_fill(fill),
+            listpack: true,
         }
     }
 
     /// The name OBJECT ENCODING replies with: Redis 7.0 reports every
-    /// list as a quicklist.
+    /// list as a quicklist; 7.2 keeps a small one as a single listpack.
     pub fn encoding(&self) -> &'static str {
-        "quicklist"
+        if self.listpack && crate::speaks_7_4() {
+            "listpack"
+        } else {
+            "quicklist"
+        }
+    }
+
+    /// Bytes the list would take as one listpack (its 6-byte header and
+    /// end byte around the entries).
+    fn listpack_bytes(&self) -> usize {
+        7 + self.nodes.iter().map(Node::used).sum::<usize>()
+    }
+
+    /// Before `values` are added (Redis 7.2's listTypeTryConversionAppend,
+    /// which counts their raw bytes against `list-max-listpack-size` as it
+    /// is now, `fill`): a listpack they would take past the limits becomes
+    /// a quicklist, whose nodes follow that fill from then on.
+    pub fn will_grow(&mut self, values: &[&[u8]], fill: i64) {
+        if !self.listpack {
+            return;
+        }
+        let bytes = self.listpack_bytes() + values.iter().map(|v| v.len()).sum::<usize>();
+        let count = self.len + values.len();
+        let (max_bytes, max_count) = listpack_limits(fill);
+        let exceeds = if max_bytes != usize::MAX {
+            bytes > max_bytes
+        } else {
+            bytes > SIZE_SAFETY_LIMIT || count > max_count
+        };
+        if exceeds {
+            self.listpack = false;
+            self.fill = clamp_fill(fill);
+        }
+    }
+
+    /// After elements were removed (Redis's LIST_CONV_SHRINKING): a
+    /// quicklist of one node under half the limits of `fill` (the
+    /// configured `list-max-listpack-size`) becomes a listpack.
+    pub fn shrunk(&mut self, fill: i64) {
+        self.try_listpack(fill, 2);
+    }
+
+    /// A list built whole (loaded, restored, stored by SORT): a listpack
+    /// if it fits one node within the limits (Redis's LIST_CONV_AUTO).
+    pub fn settle(&mut self) {
+        self.listpack = false;
+        self.try_listpack(self.fill as i64, 1);
+    }
+
+    fn try_listpack(&mut self, fill: i64, divisor: usize) {
+        if self.listpack || self.nodes.len() != 1 {
+            return;
+        }
+        let (max_bytes, max_count) = listpack_limits(fill);
+        if self.listpack_bytes() <= max_bytes / divisor && self.len <= max_count / divisor {
+            self.listpack = true;
+        }
     }
 
     #[inline]

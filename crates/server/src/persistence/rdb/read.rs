@@ -486,6 +486,7 @@ impl<'a> Reader<'a> {
                 for _ in 0..self.count()? {
                     l.push_back(&self.string()?);
                 }
+                l.settle();
                 Value::List(Box::new(l))
             }
             TYPE_LIST_ZIPLIST => {
@@ -493,6 +494,7 @@ impl<'a> Reader<'a> {
                 let items = packed::ziplist(&blob).map_err(|m| bad(self, m))?;
                 let mut l = List::new(limits.list_max_listpack_size);
                 push_items(&mut l, &items);
+                l.settle();
                 Value::List(Box::new(l))
             }
             TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
@@ -517,6 +519,7 @@ impl<'a> Reader<'a> {
                         _ => return Err(bad(self, "Quicklist integrity check failed")),
                     }
                 }
+                l.settle();
                 Value::List(Box::new(l))
             }
             TYPE_SET => {
