@@ -94,7 +94,7 @@ pub struct Server {
     pub expire_cycle: ExpireCycleStats,
     /// The cron's active expiry cycle (DEBUG SET-ACTIVE-EXPIRE).
     pub active_expire: AtomicBool,
-    pub(crate) limits: [AtomicI64; 8],
+    pub(crate) limits: [AtomicI64; 10],
     /// `notify-keyspace-events` as class bits (0: off, one load to check).
     pub notify_flags: std::sync::atomic::AtomicU32,
     /// maxmemory and its policy, eviction counters.
@@ -271,6 +271,9 @@ impl Server {
             list_max_listpack_size: l(5),
             stream_node_max_bytes: l(6) as usize,
             stream_node_max_entries: l(7) as usize,
+            set_max_listpack_entries: l(8) as usize,
+            set_max_listpack_value: l(9) as usize,
+            sets_as_7_2: crate::speaks_7_4(),
         }
     }
 

@@ -13,7 +13,7 @@ use super::Ctx;
 use crate::clients::notify;
 use crate::glob;
 use crate::storage::set::{Elem, Set};
-use crate::storage::value::{Str, Value};
+use crate::storage::value::{EncodingLimits, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("sadd", sadd);
@@ -56,11 +56,17 @@ fn reply_elem(out: &mut Vec<u8>, e: Elem) {
 
 /// SADD key member [member ...]
 fn sadd(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
-    let max = cx.limits().set_max_intset_entries;
+    let lim = cx.limits();
     let key = argv[1];
-    let added = cx.create_or(key, Set::new, |s| {
-        Ok(argv[2..].iter().map(|m| s.add(m, max) as i64).sum::<i64>())
-    })?;
+    let members = &argv[2..];
+    let added = cx.create_or(
+        key,
+        || Set::create(members[0], members.len(), &lim),
+        |s| {
+            s.expect(members.len(), &lim);
+            Ok(members.iter().map(|m| s.add(m, &lim) as i64).sum::<i64>())
+        },
+    )?;
     cx.dirty += added as u64;
     if added > 0 {
         cx.notify(notify::SET, "sadd", key);
@@ -89,6 +95,11 @@ fn srem(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     cx.int(removed);
     Ok(())
 }
+
+/// Redis's SPOP_MOVE_STRATEGY_MUL: SPOP with a count keeps the members
+/// that stay in a new set once they are this many times fewer than those
+/// popped.
+const SPOP_MOVE_STRATEGY_MUL: u64 = 5;
 
 /// SPOP key [count]
 fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
@@ -126,6 +137,7 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         _ => return Err(CmdError::new("ERR value is out of range, must be positive")),
     };
     let proto = cx.client.proto;
+    let lim = cx.limits();
     let Some(s) = typed::read::<Set>(&mut cx.view, db, key, now)? else {
         encode::set(cx.out, 0, proto);
         return Ok(());
@@ -136,8 +148,14 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let len = s.len() as u64;
     if count >= len {
-        encode::set(cx.out, len as usize, proto);
+        // As Redis: the reply is SUNION of the set (its order, for a
+        // compact result, is the order SUNION builds it in).
+        let mut whole = Set::new();
         for e in s.iter() {
+            whole.add_elem(e, &lim);
+        }
+        encode::set(cx.out, len as usize, proto);
+        for e in whole.iter() {
             reply_elem(cx.out, e);
         }
         cx.view.remove(db, key, now);
@@ -150,10 +168,31 @@ fn spop(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut rng = rand::thread_rng();
     encode::set(cx.out, count as usize, proto);
     let mut srem = vec![b"SREM".to_vec(), key.to_vec()];
-    for _ in 0..count {
-        if let Some(m) = s.pop_random(&mut rng) {
-            encode::bulk(cx.out, &m);
-            srem.push(m);
+    let remaining = len - count;
+    if lim.sets_as_7_2 && remaining * SPOP_MOVE_STRATEGY_MUL <= count {
+        // Redis 7.2's way when most members go: the few that stay move to
+        // a new set (a listpack, or an intset for an intset), and the
+        // rest are the reply, in the old set's order.
+        let mut kept = match s {
+            Set::Ints(_) => Set::new(),
+            _ => Set::create(b"", 0, &lim),
+        };
+        for _ in 0..remaining {
+            if let Some(m) = s.pop_random(&mut rng) {
+                kept.add(&m, &lim);
+            }
+        }
+        for e in s.iter() {
+            reply_elem(cx.out, e);
+            srem.push(e.to_vec());
+        }
+        *s = kept;
+    } else {
+        for _ in 0..count {
+            if let Some(m) = s.pop_random(&mut rng) {
+                encode::bulk(cx.out, &m);
+                srem.push(m);
+            }
         }
     }
     cx.dirty += count;
@@ -285,7 +324,7 @@ fn scard(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (src, dst, m) = (argv[1], argv[2], argv[3]);
     let (db, now) = (cx.db(), cx.now_ms);
-    let max = cx.limits().set_max_intset_entries;
+    let lim = cx.limits();
     let Some(s) = typed::read::<Set>(&mut cx.view, db, src, now)? else {
         cx.int(0);
         return Ok(());
@@ -310,10 +349,10 @@ fn smove(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     // As smoveCommand: `sadd` only when the member was not already in
     // the destination.
     let added = if dst_exists {
-        typed::read::<Set>(&mut cx.view, db, dst, now)?.is_some_and(|d| d.add(m, max))
+        typed::read::<Set>(&mut cx.view, db, dst, now)?.is_some_and(|d| d.add(m, &lim))
     } else {
-        let mut d = Set::new();
-        d.add(m, max);
+        let mut d = Set::create(m, 1, &lim);
+        d.add(m, &lim);
         cx.view.set(db, dst, Value::Set(Box::new(d)), 0, now);
         true
     };
@@ -401,9 +440,11 @@ enum Op {
     Diff,
 }
 
-/// Computes an intersection, union or difference of the source sets.
+/// Computes an intersection, union or difference of the source sets, as
+/// Redis's sinterGenericCommand and sunionDiffGenericCommand build their
+/// result (which decides its encoding and, for compact ones, its order).
 /// Intersections visit the smallest set and probe the others.
-fn compute(src: &Sources, n: usize, op: Op, max_intset: usize) -> Set {
+fn compute(src: &Sources, n: usize, op: Op, lim: &EncodingLimits) -> Set {
     let mut out = Set::new();
     match op {
         Op::Inter => {
@@ -415,16 +456,24 @@ fn compute(src: &Sources, n: usize, op: Op, max_intset: usize) -> Set {
                 }
             }
             sets.sort_by_key(|s| s.len());
+            if lim.sets_as_7_2 && !matches!(sets[0], Set::Ints(_)) {
+                // Redis 7.2 starts from a listpack unless the smallest
+                // set is an intset.
+                out = Set::create(b"", 0, lim);
+            }
             for e in sets[0].iter() {
                 if sets[1..].iter().all(|s| s.contains_elem(e)) {
-                    out.add_elem(e, max_intset);
+                    out.add_elem(e, lim);
                 }
+            }
+            if lim.sets_as_7_2 {
+                out.ints_if_all_ints(lim);
             }
         }
         Op::Union => {
             for s in (0..n).filter_map(|i| src.get(i)) {
                 for e in s.iter() {
-                    out.add_elem(e, max_intset);
+                    out.add_elem(e, lim);
                 }
             }
         }
@@ -432,10 +481,33 @@ fn compute(src: &Sources, n: usize, op: Op, max_intset: usize) -> Set {
             let Some(first) = src.get(0) else {
                 return out;
             };
+            if (1..n).any(|i| src.index[i] == src.index[0]) {
+                return out;
+            }
             let others: Vec<&Set> = (1..n).filter_map(|i| src.get(i)).collect();
-            for e in first.iter() {
-                if !others.iter().any(|s| s.contains_elem(e)) {
-                    out.add_elem(e, max_intset);
+            // Redis's choice of algorithm, which decides the encodings the
+            // result passes through: probe the others for each member of
+            // the first set, or add the first set whole and remove the
+            // others' members.
+            let probe_work = first.len() * (1 + others.len()) / 2;
+            let remove_work = first.len() + others.iter().map(|s| s.len()).sum::<usize>();
+            if probe_work <= remove_work {
+                for e in first.iter() {
+                    if !others.iter().any(|s| s.contains_elem(e)) {
+                        out.add_elem(e, lim);
+                    }
+                }
+            } else {
+                for e in first.iter() {
+                    out.add_elem(e, lim);
+                }
+                for s in &others {
+                    for e in s.iter() {
+                        e.with_bytes(|b| out.remove(b));
+                    }
+                    if out.is_empty() {
+                        break;
+                    }
                 }
             }
         }
@@ -444,7 +516,7 @@ fn compute(src: &Sources, n: usize, op: Op, max_intset: usize) -> Set {
 }
 
 fn set_op(cx: &mut Ctx, keys: &[&[u8]], op: Op) -> CmdResult {
-    let max = cx.limits().set_max_intset_entries;
+    let lim = cx.limits();
     let src = Sources::take(cx, keys)?;
     let proto = cx.client.proto;
     if op == Op::Inter {
@@ -473,7 +545,7 @@ fn set_op(cx: &mut Ctx, keys: &[&[u8]], op: Op) -> CmdResult {
             }
         }
     } else {
-        let result = compute(&src, keys.len(), op, max);
+        let result = compute(&src, keys.len(), op, &lim);
         encode::set(cx.out, result.len(), proto);
         for e in result.iter() {
             reply_elem(cx.out, e);
@@ -484,9 +556,9 @@ fn set_op(cx: &mut Ctx, keys: &[&[u8]], op: Op) -> CmdResult {
 }
 
 fn set_op_store(cx: &mut Ctx, dst: &[u8], keys: &[&[u8]], op: Op) -> CmdResult {
-    let max = cx.limits().set_max_intset_entries;
+    let lim = cx.limits();
     let src = Sources::take(cx, keys)?;
-    let result = compute(&src, keys.len(), op, max);
+    let result = compute(&src, keys.len(), op, &lim);
     src.restore(cx);
     let (db, now) = (cx.db(), cx.now_ms);
     let n = result.len();

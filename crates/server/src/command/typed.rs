@@ -147,20 +147,23 @@ mod tests {
         assert!(v.get(0, b"s", 0).is_none());
         // A failing write stores nothing either.
         let r: Result<(), _> = create_or(&mut v, 0, b"s", 0, Set::new, |s| {
-            s.add(b"a", 512);
+            s.add(b"a", &Default::default());
             Err(error::SYNTAX)
         });
         assert_eq!(r, Err(error::SYNTAX));
         assert!(v.get(0, b"s", 0).is_none());
         // Added: stored, and found again by the next write.
-        create_or(&mut v, 0, b"s", 0, Set::new, |s| Ok(s.add(b"a", 512))).unwrap();
+        create_or(&mut v, 0, b"s", 0, Set::new, |s| {
+            Ok(s.add(b"a", &Default::default()))
+        })
+        .unwrap();
         let added = create_or(
             &mut v,
             0,
             b"s",
             0,
             || unreachable!(),
-            |s: &mut Set| Ok(s.add(b"b", 512)),
+            |s: &mut Set| Ok(s.add(b"b", &Default::default())),
         );
         assert_eq!(added, Ok(true));
         assert_eq!(

@@ -134,7 +134,7 @@ pub fn tracking_table_max_keys(server: &Server, s: &Settings) {
         .store(s.tracking_table_max_keys, Relaxed);
 }
 
-/// The eight encoding thresholds (`Server::encoding_limits`).
+/// The encoding thresholds (`Server::encoding_limits`).
 pub fn encoding_limits(server: &Server, s: &Settings) {
     let limits = [
         s.hash_max_listpack_entries,
@@ -145,6 +145,8 @@ pub fn encoding_limits(server: &Server, s: &Settings) {
         s.list_max_listpack_size,
         s.stream_node_max_bytes,
         s.stream_node_max_entries,
+        s.set_max_listpack_entries,
+        s.set_max_listpack_value,
     ];
     for (cell, value) in server.limits.iter().zip(limits) {
         cell.store(value, Relaxed);

@@ -56,6 +56,9 @@ enum Kind {
     ProcTitle,
     /// cluster-announce-hostname: letters, digits, '-' and '.'.
     Hostname,
+    /// cluster-announce-human-nodename: no character of Redis's
+    /// isValidAuxChar blacklist.
+    AuxName,
     /// replicaof: `<host> <port>`, or `no one` (shown as "").
     ReplicaOf,
 }
@@ -102,6 +105,31 @@ const HIDDEN: &[&str] = &[
     "watchdog-period",
     "use-exit-on-panic",
 ];
+
+/// Parameters Redis 7.2 made hidden (see [`HIDDEN`]): patterns match them
+/// only under Redis 7.0's dialect.
+const HIDDEN_SINCE_7_2: &[&str] = &["aof-disable-auto-gc"];
+
+/// Parameters (and aliases) Redis 7.2 and 7.4 added: CONFIG GET and SET
+/// know them only under `redis-version 7.4.1`, as Redis 7.0 does not
+/// (a configuration file may set them under either).
+const SINCE_7_2: &[&str] = &[
+    "set-max-listpack-entries",
+    "set-max-listpack-value",
+    "max-new-connections-per-cycle",
+    "max-new-tls-connections-per-cycle",
+    "hide-user-data-from-log",
+    "cluster-announce-human-nodename",
+    "server-cpulist",
+    "bio-cpulist",
+    "aof-rewrite-cpulist",
+    "bgsave-cpulist",
+];
+
+/// Whether CONFIG GET and SET know `name` in the Redis version presented.
+fn in_dialect(name: &str) -> bool {
+    crate::speaks_7_4() || !SINCE_7_2.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
 
 /// Every parameter keel knows. `threads` is keel's own; the rest are
 /// Redis's names with Redis's defaults (bind: loopback only, as asked of a
@@ -407,6 +435,27 @@ const PARAMS: &[Param] = &[
         true,
     )
     .applied(apply::encoding_limits),
+    // Redis 7.2's listpack sets (shown under redis-version 7.4.1).
+    p(
+        "set-max-listpack-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "128",
+        true,
+    )
+    .applied(apply::encoding_limits),
+    p(
+        "set-max-listpack-value",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "64",
+        true,
+    )
+    .applied(apply::encoding_limits),
     p(
         "zset-max-listpack-entries",
         Kind::Int {
@@ -638,6 +687,25 @@ const PARAMS: &[Param] = &[
     p("bio_cpulist", Kind::Str, "", false),
     p("aof_rewrite_cpulist", Kind::Str, "", false),
     p("bgsave_cpulist", Kind::Str, "", false),
+    // Redis 7.2's (shown under redis-version 7.4.1), kept and shown only:
+    // they bound how many connections Redis's one event loop accepts
+    // between command rounds; keel accepts on a task apart from the
+    // workers that serve commands, so a burst of connections never holds
+    // commands back.
+    p(
+        "max-new-connections-per-cycle",
+        Kind::Int { min: 1, max: 1000 },
+        "10",
+        true,
+    ),
+    p(
+        "max-new-tls-connections-per-cycle",
+        Kind::Int { min: 1, max: 1000 },
+        "1",
+        true,
+    ),
+    // Redis 7.2's: keel's log lines never carry keys or values.
+    p("hide-user-data-from-log", Kind::Bool, "no", true),
     p("io-threads", Kind::Int { min: 1, max: 128 }, "1", false),
     p("io-threads-do-reads", Kind::Bool, "no", false),
     p(
@@ -863,6 +931,9 @@ const PARAMS: &[Param] = &[
     ),
     p("cluster-announce-ip", Kind::Str, "", true),
     p("cluster-announce-hostname", Kind::Hostname, "", true),
+    // Redis 7.2's (shown under redis-version 7.4.1): a name for logs; keel
+    // logs no cluster node names, so it is kept and shown only.
+    p("cluster-announce-human-nodename", Kind::AuxName, "", true),
     p(
         "cluster-announce-port",
         Kind::Int { min: 0, max: 65535 },
@@ -947,6 +1018,11 @@ const ALIASES: &[(&str, &str)] = &[
         "cluster-slave-validity-factor",
         "cluster-replica-validity-factor",
     ),
+    // Redis 7.4 names these with dashes, keeping the old names.
+    ("server-cpulist", "server_cpulist"),
+    ("bio-cpulist", "bio_cpulist"),
+    ("aof-rewrite-cpulist", "aof_rewrite_cpulist"),
+    ("bgsave-cpulist", "bgsave_cpulist"),
 ];
 
 fn param(name: &str) -> Option<&'static Param> {
@@ -1184,6 +1260,12 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
             }
             if !value.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'.') {
                 return Err("Hostnames may only contain alphanumeric characters, hyphens or dots".into());
+            }
+            Ok(value.to_string())
+        }
+        Kind::AuxName => {
+            if value.bytes().any(|c| !c.is_ascii_alphanumeric() && b"!#$%&()*+:;<>?@[]^{|}~".contains(&c)) {
+                return Err("Announced human node name contained invalid character".into());
             }
             Ok(value.to_string())
         }
@@ -1513,7 +1595,9 @@ impl Config {
             if !is_glob {
                 // An exact name is echoed as written, as Redis does.
                 let name = String::from_utf8_lossy(pat).into_owned();
-                if param(&name).is_some() && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name))
+                if param(&name).is_some()
+                    && in_dialect(&name)
+                    && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name))
                 {
                     let value = shown(&name, self.get(&name));
                     out.push((name, value));
@@ -1524,7 +1608,9 @@ impl Config {
                 .iter()
                 .map(|p| p.name)
                 .filter(|name| !HIDDEN.contains(name))
-                .chain(ALIASES.iter().map(|(alias, _)| *alias));
+                .filter(|name| !(crate::speaks_7_4() && HIDDEN_SINCE_7_2.contains(name)))
+                .chain(ALIASES.iter().map(|(alias, _)| *alias))
+                .filter(|name| in_dialect(name));
             for name in names {
                 if glob::matches(pat, name.as_bytes(), true)
                     && !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -1559,7 +1645,7 @@ impl Config {
         let mut name_error: Option<String> = None;
         for (name, _) in pairs {
             let name_s = String::from_utf8_lossy(name);
-            let Some((p, as_named)) = lookup(&name_s) else {
+            let Some((p, as_named)) = lookup(&name_s).filter(|_| in_dialect(&name_s)) else {
                 if name_error.is_none() {
                     return Err(format!(
                         "ERR Unknown option or number of arguments for CONFIG SET - '{name_s}'"
@@ -1709,7 +1795,7 @@ impl Config {
                     state.line(name, format!("{name} {v}"), true)
                 }
             }
-            Kind::Str | Kind::ProcTitle | Kind::Hostname => {
+            Kind::Str | Kind::ProcTitle | Kind::Hostname | Kind::AuxName => {
                 if NULL_WHEN_EMPTY.contains(&name) || name.starts_with("tls-") {
                     if v.is_empty() {
                         state.processed.insert(name.into());
@@ -1794,6 +1880,7 @@ const NULL_WHEN_EMPTY: &[&str] = &[
     "replica-announce-ip",
     "cluster-announce-ip",
     "cluster-announce-hostname",
+    "cluster-announce-human-nodename",
     "bind-source-addr",
     "server_cpulist",
     "bio_cpulist",

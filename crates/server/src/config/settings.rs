@@ -392,6 +392,8 @@ settings! {
     hash_max_listpack_entries: i64 = "hash-max-listpack-entries";
     hash_max_listpack_value: i64 = "hash-max-listpack-value";
     set_max_intset_entries: i64 = "set-max-intset-entries";
+    set_max_listpack_entries: i64 = "set-max-listpack-entries";
+    set_max_listpack_value: i64 = "set-max-listpack-value";
     zset_max_listpack_entries: i64 = "zset-max-listpack-entries";
     zset_max_listpack_value: i64 = "zset-max-listpack-value";
     list_max_listpack_size: i64 = "list-max-listpack-size";

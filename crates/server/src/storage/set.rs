@@ -1,9 +1,15 @@
 //! A set. Pure data structure: no RESP, no I/O.
 //!
-//! Two encodings, as Redis 7.0:
+//! Two encodings as Redis 7.0, a third as Redis 7.2:
 //! - `intset`: a sorted `Vec<i64>` (binary search) while every member is
 //!   the canonical decimal form of an i64 and there are at most
 //!   `set-max-intset-entries` of them;
+//! - `listpack` (only when [`EncodingLimits::sets_as_7_2`], under
+//!   `redis-version 7.4.1`): [`Pack`], members in the order they were
+//!   added, searched linearly, while there are at most
+//!   `set-max-listpack-entries` of at most `set-max-listpack-value` bytes;
+//!   Redis 7.2's conversions are followed step by step, since they decide
+//!   both OBJECT ENCODING and the order SMEMBERS answers in;
 //! - `hashtable`: [`Table`], an open-addressing hash table of boxed
 //!   members.
 //!
@@ -25,6 +31,12 @@
 use std::sync::OnceLock;
 
 use rand::Rng;
+
+use super::list::{codec, Needle};
+use super::value::EncodingLimits;
+
+/// Redis's LISTPACK_MAX_SAFETY_SIZE: a listpack never grows past 1 GB.
+const LISTPACK_SAFETY_LIMIT: usize = 1 << 30;
 
 /// One process-wide hash seed: the same member must hash the same in
 /// every SSCAN call, and a random seed keeps collisions unpredictable.
@@ -302,11 +314,88 @@ impl Elem<'_> {
     }
 }
 
+/// Redis 7.2's listpack set: members in the order they were added, as
+/// codec entries (integers as integers) in one buffer.
+#[derive(Clone, Default)]
+pub struct Pack {
+    buf: Vec<u8>,
+    count: usize,
+}
+
+impl Pack {
+    /// Offset and size of the member `needle` matches.
+    fn find(&self, needle: &Needle) -> Option<(usize, usize)> {
+        let mut pos = 0;
+        while pos < self.buf.len() {
+            let (e, size) = codec::decode(&self.buf, pos);
+            if needle.matches(e) {
+                return Some((pos, size));
+            }
+            pos += size;
+        }
+        None
+    }
+
+    /// Offset and size of the `i`th member.
+    fn nth(&self, i: usize) -> Option<(usize, usize)> {
+        let mut pos = 0;
+        for _ in 0..i {
+            if pos >= self.buf.len() {
+                return None;
+            }
+            pos += codec::entry_size(&self.buf, pos);
+        }
+        (pos < self.buf.len()).then(|| (pos, codec::entry_size(&self.buf, pos)))
+    }
+
+    fn push(&mut self, m: &[u8]) {
+        let enc = codec::encode(m);
+        let at = self.buf.len();
+        self.buf.reserve_exact(enc.size);
+        self.buf.resize(at + enc.size, 0);
+        enc.write(&mut self.buf[at..]);
+        self.count += 1;
+    }
+
+    fn remove_at(&mut self, pos: usize, size: usize) {
+        self.buf.drain(pos..pos + size);
+        self.count -= 1;
+        if self.buf.capacity() > 2 * self.buf.len() + 64 {
+            self.buf.shrink_to_fit();
+        }
+    }
+
+    fn elem_at(&self, pos: usize) -> Elem<'_> {
+        from_codec(codec::decode(&self.buf, pos).0)
+    }
+
+    /// Whether `m` (`len` bytes) may join: Redis's setTypeAddAux check.
+    fn has_room(&self, len: usize, lim: &EncodingLimits) -> bool {
+        self.count < lim.set_max_listpack_entries
+            && len <= lim.set_max_listpack_value
+            && self.buf.len() + len < LISTPACK_SAFETY_LIMIT
+    }
+}
+
+#[inline]
+fn from_codec(e: super::list::Elem<'_>) -> Elem<'_> {
+    match e {
+        super::list::Elem::Int(n) => Elem::Int(n),
+        super::list::Elem::Str(b) => Elem::Bytes(b),
+    }
+}
+
+/// `set-max-intset-entries`, capped as Redis caps it (intsetMaxEntries).
+fn max_intset(lim: &EncodingLimits) -> usize {
+    lim.set_max_intset_entries.min(1 << 30)
+}
+
 /// A set value.
 #[derive(Clone)]
 pub enum Set {
     /// Sorted, distinct.
     Ints(Vec<i64>),
+    Pack(Pack),
     Hash(Table<Box<[u8]>>),
 }
 
@@ -333,9 +422,40 @@ impl Set {
         Set::default()
     }
 
+    /// An empty set for `hint` members of which `first` is one: Redis
+    /// 7.2's setTypeCreate (an intset for an integer, a listpack while the
+    /// hint fits one, else a table sized for it). As Redis 7.0, always an
+    /// intset first.
+    pub fn create(first: &[u8], hint: usize, lim: &EncodingLimits) -> Set {
+        if !lim.sets_as_7_2 {
+            Set::new()
+        } else if resp::parse_i64(first).is_some() && hint <= max_intset(lim) {
+            Set::new()
+        } else if hint <= lim.set_max_listpack_entries {
+            Set::Pack(Pack::default())
+        } else {
+            Set::Hash(Table::with_capacity(hint))
+        }
+    }
+
+    /// Before `hint` members are added (Redis 7.2's setTypeMaybeConvert):
+    /// a compact set the hint would take past its limit becomes a table,
+    /// even if the members turn out to be there already.
+    pub fn expect(&mut self, hint: usize, lim: &EncodingLimits) {
+        let over = match self {
+            Set::Pack(_) => hint > lim.set_max_listpack_entries,
+            Set::Ints(_) => hint > max_intset(lim),
+            Set::Hash(_) => false,
+        };
+        if lim.sets_as_7_2 && over {
+            self.convert_to_hash(hint);
+        }
+    }
+
     pub fn encoding(&self) -> &'static str {
         match self {
             Set::Ints(_) => "intset",
+            Set::Pack(_) => "listpack",
             Set::Hash(_) => "hashtable",
         }
     }
@@ -343,6 +463,7 @@ impl Set {
     pub fn len(&self) -> usize {
         match self {
             Set::Ints(v) => v.len(),
+            Set::Pack(p) => p.count,
             Set::Hash(t) => t.len(),
         }
     }
@@ -351,33 +472,71 @@ impl Set {
         self.len() == 0
     }
 
-    fn convert_to_hash(&mut self, extra: usize) {
-        if let Set::Ints(v) = self {
-            let mut t = Table::with_capacity(v.len() + extra);
-            for &n in v.iter() {
-                t.insert_new(Box::from(itoa::Buffer::new().format(n).as_bytes()));
-            }
-            *self = Set::Hash(t);
+    /// Redis's setTypeConvertAndExpand to a table for `cap` members.
+    fn convert_to_hash(&mut self, cap: usize) {
+        if matches!(self, Set::Hash(_)) {
+            return;
         }
+        let mut t = Table::with_capacity(cap.max(self.len()));
+        for e in self.iter() {
+            t.insert_new(e.with_bytes(|b| Box::from(b)));
+        }
+        *self = Set::Hash(t);
     }
 
-    /// Adds `m`; false if it was already there. `max_intset` is
-    /// `set-max-intset-entries`.
-    pub fn add(&mut self, m: &[u8], max_intset: usize) -> bool {
-        if let Set::Ints(v) = self {
-            match resp::parse_i64(m) {
+    /// An intset a string of `len` bytes joins (Redis 7.2's setTypeAddAux):
+    /// a listpack if every member, sized as the longest integer, fits one.
+    fn ints_fit_pack(v: &[i64], len: usize, lim: &EncodingLimits) -> bool {
+        let digits = |n: Option<&i64>| n.map_or(0, |n| itoa::Buffer::new().format(*n).len());
+        let longest = digits(v.first()).max(digits(v.last()));
+        v.len() < lim.set_max_listpack_entries
+            && len <= lim.set_max_listpack_value
+            && longest <= lim.set_max_listpack_value
+            && (longest + 2) * v.len() + len < LISTPACK_SAFETY_LIMIT
+    }
+
+    /// Adds `m`; false if it was already there.
+    pub fn add(&mut self, m: &[u8], lim: &EncodingLimits) -> bool {
+        match self {
+            Set::Ints(v) => match resp::parse_i64(m) {
                 Some(n) => match v.binary_search(&n) {
                     Ok(_) => return false,
                     Err(pos) => {
-                        if v.len() < max_intset {
+                        if v.len() < lim.set_max_intset_entries {
                             v.insert(pos, n);
                             return true;
                         }
-                        self.convert_to_hash(1);
+                        let cap = v.len() + 1;
+                        self.convert_to_hash(cap);
                     }
                 },
-                None => self.convert_to_hash(1),
+                None if lim.sets_as_7_2 && Set::ints_fit_pack(v, m.len(), lim) => {
+                    let mut p = Pack::default();
+                    p.buf.reserve_exact(v.len() * 3 + m.len() + 2);
+                    for n in v.iter() {
+                        p.push(itoa::Buffer::new().format(*n).as_bytes());
+                    }
+                    p.push(m);
+                    *self = Set::Pack(p);
+                    return true;
+                }
+                None => {
+                    let cap = v.len() + 1;
+                    self.convert_to_hash(cap);
+                }
+            },
+            Set::Pack(p) => {
+                if p.find(&Needle::new(m)).is_some() {
+                    return false;
+                }
+                if p.has_room(m.len(), lim) {
+                    p.push(m);
+                    return true;
+                }
+                let cap = p.count + 1;
+                self.convert_to_hash(cap);
             }
+            Set::Hash(_) => {}
         }
         match self {
             Set::Hash(t) => {
@@ -388,14 +547,16 @@ impl Set {
                     true
                 }
             }
-            Set::Ints(_) => false,
+            _ => false,
         }
     }
 
     /// Adds an element taken from another set.
-    pub fn add_elem(&mut self, e: Elem, max_intset: usize) -> bool {
+    pub fn add_elem(&mut self, e: Elem, lim: &EncodingLimits) -> bool {
         match (self, e) {
-            (Set::Ints(v), Elem::Int(n)) if v.len() < max_intset || v.binary_search(&n).is_ok() => {
+            (Set::Ints(v), Elem::Int(n))
+                if v.len() < lim.set_max_intset_entries || v.binary_search(&n).is_ok() =>
+            {
                 match v.binary_search(&n) {
                     Ok(_) => false,
                     Err(pos) => {
@@ -404,8 +565,28 @@ impl Set {
                     }
                 }
             }
-            (s, e) => e.with_bytes(|b| s.add(b, max_intset)),
+            (s, e) => e.with_bytes(|b| s.add(b, lim)),
         }
+    }
+
+    /// A set whose members are all integers becomes an intset if it fits
+    /// one (Redis 7.2's maybeConvertToIntset, after SINTERSTORE).
+    pub fn ints_if_all_ints(&mut self, lim: &EncodingLimits) {
+        if matches!(self, Set::Ints(_)) || self.len() > max_intset(lim) {
+            return;
+        }
+        let mut ints = Vec::with_capacity(self.len());
+        for e in self.iter() {
+            match e {
+                Elem::Int(n) => ints.push(n),
+                Elem::Bytes(b) => match resp::parse_i64(b) {
+                    Some(n) => ints.push(n),
+                    None => return,
+                },
+            }
+        }
+        ints.sort_unstable();
+        *self = Set::Ints(ints);
     }
 
     pub fn remove(&mut self, m: &[u8]) -> bool {
@@ -417,6 +598,13 @@ impl Set {
                 }
                 _ => false,
             },
+            Set::Pack(p) => match p.find(&Needle::new(m)) {
+                Some((pos, size)) => {
+                    p.remove_at(pos, size);
+                    true
+                }
+                None => false,
+            },
             Set::Hash(t) => t.remove(m).is_some(),
         }
     }
@@ -424,6 +612,7 @@ impl Set {
     pub fn contains(&self, m: &[u8]) -> bool {
         match self {
             Set::Ints(v) => resp::parse_i64(m).is_some_and(|n| v.binary_search(&n).is_ok()),
+            Set::Pack(p) => p.find(&Needle::new(m)).is_some(),
             Set::Hash(t) => t.contains(m),
         }
     }
@@ -438,6 +627,7 @@ impl Set {
     pub fn iter(&self) -> SetIter<'_> {
         match self {
             Set::Ints(v) => SetIter::Ints(v.iter()),
+            Set::Pack(p) => SetIter::Pack(&p.buf, 0),
             Set::Hash(t) => SetIter::Hash(t.slots.iter()),
         }
     }
@@ -447,6 +637,8 @@ impl Set {
         match self {
             Set::Ints(v) if v.is_empty() => None,
             Set::Ints(v) => Some(rng.gen_range(0..v.len())),
+            Set::Pack(p) if p.count == 0 => None,
+            Set::Pack(p) => Some(rng.gen_range(0..p.count)),
             Set::Hash(t) => t.random_slot(rng),
         }
     }
@@ -455,6 +647,7 @@ impl Set {
     pub fn at(&self, pos: usize) -> Option<Elem<'_>> {
         match self {
             Set::Ints(v) => v.get(pos).map(|&n| Elem::Int(n)),
+            Set::Pack(p) => p.nth(pos).map(|(at, _)| p.elem_at(at)),
             Set::Hash(t) => t.slot(pos).map(|b| Elem::Bytes(b)),
         }
     }
@@ -466,25 +659,37 @@ impl Set {
     /// Removes and returns a uniformly random member.
     pub fn pop_random(&mut self, rng: &mut impl Rng) -> Option<Vec<u8>> {
         let pos = self.random_pos(rng)?;
+        self.take_at(pos)
+    }
+
+    /// Removes and returns the member at `pos` (a [`Set::random_pos`]).
+    pub fn take_at(&mut self, pos: usize) -> Option<Vec<u8>> {
         match self {
-            Set::Ints(v) => Some(
+            Set::Ints(v) => (pos < v.len()).then(|| {
                 itoa::Buffer::new()
                     .format(v.remove(pos))
                     .as_bytes()
-                    .to_vec(),
-            ),
+                    .to_vec()
+            }),
+            Set::Pack(p) => {
+                let (at, size) = p.nth(pos)?;
+                let m = p.elem_at(at).to_vec();
+                p.remove_at(at, size);
+                Some(m)
+            }
             Set::Hash(t) => t.remove_at(pos).map(|b| b.into_vec()),
         }
     }
 
-    /// One SSCAN call: intsets answer everything at once (cursor 0, as
-    /// Redis's compact encodings do); tables visit home buckets until
-    /// `count` members were found or `10 * count` buckets were visited.
+    /// One SSCAN call: intsets and listpacks answer everything at once
+    /// (cursor 0, as Redis's compact encodings do); tables visit home
+    /// buckets until `count` members were found or `10 * count` buckets
+    /// were visited.
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(Elem)) -> u64 {
         match self {
-            Set::Ints(v) => {
-                for &n in v {
-                    f(Elem::Int(n));
+            Set::Ints(_) | Set::Pack(_) => {
+                for e in self.iter() {
+                    f(e);
                 }
                 0
             }
@@ -510,6 +715,7 @@ impl Set {
     pub fn heap_size(&self) -> usize {
         match self {
             Set::Ints(v) => v.capacity() * 8,
+            Set::Pack(p) => p.buf.capacity(),
             Set::Hash(t) => t.capacity() * 16 + t.iter().map(|b| b.len().max(8)).sum::<usize>(),
         }
     }
@@ -517,6 +723,8 @@ impl Set {
 
 pub enum SetIter<'a> {
     Ints(std::slice::Iter<'a, i64>),
+    /// A listpack's buffer and the offset of the next entry.
+    Pack(&'a [u8], usize),
     Hash(std::slice::Iter<'a, Option<Box<[u8]>>>),
 }
 
@@ -527,6 +735,14 @@ impl<'a> Iterator for SetIter<'a> {
     fn next(&mut self) -> Option<Elem<'a>> {
         match self {
             SetIter::Ints(it) => it.next().map(|&n| Elem::Int(n)),
+            SetIter::Pack(buf, pos) => {
+                if *pos >= buf.len() {
+                    return None;
+                }
+                let (e, size) = codec::decode(buf, *pos);
+                *pos += size;
+                Some(from_codec(e))
+            }
             SetIter::Hash(it) => it.find_map(|s| s.as_deref().map(Elem::Bytes)),
         }
     }
@@ -537,24 +753,32 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    /// Redis 7.0's encodings with `set-max-intset-entries` `max`.
+    fn ints(max: usize) -> EncodingLimits {
+        EncodingLimits {
+            set_max_intset_entries: max,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn intset_then_hashtable() {
         let mut s = Set::new();
-        assert!(s.add(b"3", 4));
-        assert!(s.add(b"1", 4));
-        assert!(!s.add(b"3", 4));
+        assert!(s.add(b"3", &ints(4)));
+        assert!(s.add(b"1", &ints(4)));
+        assert!(!s.add(b"3", &ints(4)));
         assert_eq!(s.encoding(), "intset");
         let v: Vec<_> = s.iter().collect();
         assert_eq!(v, vec![Elem::Int(1), Elem::Int(3)]);
-        assert!(s.add(b"2", 4));
-        assert!(s.add(b"4", 4));
+        assert!(s.add(b"2", &ints(4)));
+        assert!(s.add(b"4", &ints(4)));
         assert_eq!(s.encoding(), "intset");
-        assert!(s.add(b"5", 4));
+        assert!(s.add(b"5", &ints(4)));
         assert_eq!(s.encoding(), "hashtable");
         assert_eq!(s.len(), 5);
         assert!(s.contains(b"1") && s.contains(b"5") && !s.contains(b"6"));
         let mut t = Set::new();
-        assert!(t.add(b"01", 512));
+        assert!(t.add(b"01", &ints(512)));
         assert_eq!(t.encoding(), "hashtable");
         assert!(s.remove(b"5") && !s.remove(b"5"));
         assert_eq!(s.len(), 4);
@@ -592,7 +816,7 @@ mod tests {
     fn scan_returns_stable_members_while_growing_and_shrinking() {
         let mut s = Set::new();
         for i in 0..1000 {
-            s.add(format!("m{i}").as_bytes(), 0);
+            s.add(format!("m{i}").as_bytes(), &ints(0));
         }
         let mut seen = HashSet::new();
         let mut cursor = 0;
@@ -604,7 +828,7 @@ mod tests {
             // Grow for a while, then shrink (removing only added members).
             if round < 300 {
                 for j in 0..20 {
-                    s.add(format!("new{round}-{j}").as_bytes(), 0);
+                    s.add(format!("new{round}-{j}").as_bytes(), &ints(0));
                 }
             } else {
                 for j in 0..20 {
@@ -625,7 +849,7 @@ mod tests {
     fn random_is_roughly_uniform() {
         let mut s = Set::new();
         for i in 0..10 {
-            s.add(format!("x{i}").as_bytes(), 0);
+            s.add(format!("x{i}").as_bytes(), &ints(0));
         }
         let mut counts = std::collections::HashMap::new();
         let mut rng = rand::thread_rng();
@@ -635,5 +859,76 @@ mod tests {
         }
         assert_eq!(counts.len(), 10);
         assert!(counts.values().all(|&c| c > 700 && c < 1300));
+    }
+
+    fn as_7_2(entries: usize, value: usize, ints: usize) -> EncodingLimits {
+        EncodingLimits {
+            set_max_intset_entries: ints,
+            set_max_listpack_entries: entries,
+            set_max_listpack_value: value,
+            sets_as_7_2: true,
+            ..Default::default()
+        }
+    }
+
+    fn members(s: &Set) -> Vec<Vec<u8>> {
+        s.iter().map(|e| e.to_vec()).collect()
+    }
+
+    #[test]
+    fn listpack_keeps_insertion_order_and_converts_as_redis_7_2() {
+        let lim = as_7_2(3, 5, 2);
+        let mut s = Set::create(b"b", 1, &lim);
+        assert_eq!(s.encoding(), "listpack");
+        assert!(s.add(b"b", &lim) && s.add(b"7", &lim) && s.add(b"a", &lim));
+        assert!(!s.add(b"7", &lim));
+        assert_eq!(members(&s), [b"b".to_vec(), b"7".to_vec(), b"a".to_vec()]);
+        assert!(s.remove(b"7") && s.contains(b"a") && !s.contains(b"7"));
+        assert_eq!(members(&s), [b"b".to_vec(), b"a".to_vec()]);
+        // Past set-max-listpack-value, then past the entries.
+        let mut long = s.clone();
+        assert!(long.add(b"abcdef", &lim));
+        assert_eq!(long.encoding(), "hashtable");
+        assert!(s.add(b"c", &lim) && s.add(b"d", &lim));
+        assert_eq!((s.encoding(), s.len()), ("hashtable", 4));
+        // An intset that meets a string: a listpack, integers first in
+        // order, when the longest integer fits.
+        let mut i = Set::create(b"5", 1, &lim);
+        assert!(i.add(b"5", &lim) && i.add(b"-3", &lim));
+        assert_eq!(i.encoding(), "intset");
+        assert!(i.add(b"x", &lim));
+        assert_eq!(i.encoding(), "listpack");
+        assert_eq!(members(&i), [b"-3".to_vec(), b"5".to_vec(), b"x".to_vec()]);
+        let mut big = Set::create(b"1", 1, &lim);
+        assert!(big.add(b"123456", &lim) && big.add(b"x", &lim));
+        assert_eq!(big.encoding(), "hashtable");
+        // Size hints: more members announced than a listpack holds.
+        let mut h = Set::create(b"a", 1, &lim);
+        h.add(b"a", &lim);
+        h.expect(4, &lim);
+        assert_eq!((h.encoding(), h.len()), ("hashtable", 1));
+        assert_eq!(Set::create(b"a", 4, &lim).encoding(), "hashtable");
+        assert_eq!(Set::create(b"1", 3, &lim).encoding(), "listpack");
+        // Redis 7.0's encodings never make a listpack.
+        let old = ints(512);
+        let mut o = Set::create(b"a", 1, &old);
+        o.add(b"a", &old);
+        assert_eq!(o.encoding(), "hashtable");
+    }
+
+    #[test]
+    fn listpack_random_access_pops_every_member_once() {
+        let lim = as_7_2(128, 64, 512);
+        let mut s = Set::create(b"m0", 20, &lim);
+        for i in 0..20 {
+            s.add(format!("m{i}").as_bytes(), &lim);
+        }
+        let mut rng = rand::thread_rng();
+        let mut seen = HashSet::new();
+        while let Some(m) = s.pop_random(&mut rng) {
+            assert!(seen.insert(m));
+        }
+        assert_eq!(seen.len(), 20);
+        assert!(s.is_empty());
     }
 }

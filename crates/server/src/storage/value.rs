@@ -409,6 +409,14 @@ pub struct EncodingLimits {
     /// `stream-node-max-bytes` / `stream-node-max-entries` (0: no limit).
     pub stream_node_max_bytes: usize,
     pub stream_node_max_entries: usize,
+    /// `set-max-listpack-entries` / `set-max-listpack-value`: Redis 7.2's
+    /// listpack sets, used only when `sets_as_7_2`.
+    pub set_max_listpack_entries: usize,
+    pub set_max_listpack_value: usize,
+    /// Sets are encoded as Redis 7.2 encodes them (intset, listpack,
+    /// hashtable, with its size hints) rather than as 7.0 (intset,
+    /// hashtable): under `redis-version 7.4.1`.
+    pub sets_as_7_2: bool,
 }
 
 impl Default for EncodingLimits {
@@ -422,6 +430,9 @@ impl Default for EncodingLimits {
             list_max_listpack_size: -2,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
+            set_max_listpack_entries: 128,
+            set_max_listpack_value: 64,
+            sets_as_7_2: false,
         }
     }
 }

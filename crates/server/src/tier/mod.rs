@@ -200,6 +200,8 @@ impl Tier {
                 limits.set_max_intset_entries = 0;
             }
             "skiplist" => limits.zset_max_listpack_entries = 0,
+            // A listpack set stays one whatever the limits are now.
+            "listpack" => limits.set_max_listpack_entries = usize::MAX,
             _ => {}
         }
         let mut value = crate::persistence::rdb::restore_trusted_payload(payload, &limits).ok()?;

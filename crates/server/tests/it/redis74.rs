@@ -312,6 +312,85 @@ OBJECT ENCODING le6
 CONFIG SET list-max-listpack-size -2
 DEL le le2 le3 le4 le5 le6 le6v
 
+# ------------------------------------------------ set encodings as 7.2 converts them
+SADD se a b c
+OBJECT ENCODING se
+SMEMBERS se
+SADD se 1 2
+SMEMBERS se
+DUMP se
+SSCAN se 0
+SADD si 3 1 2
+OBJECT ENCODING si
+SADD si x
+OBJECT ENCODING si
+SMEMBERS si
+SREM si 2
+SMEMBERS si
+SADD sl 0123456789012345678901234567890123456789012345678901234567890123456789
+OBJECT ENCODING sl
+SADD sl2 a
+SADD sl2 0123456789012345678901234567890123456789012345678901234567890123456789
+OBJECT ENCODING sl2
+SADD sb 1 1099511627776
+SADD sb abc
+OBJECT ENCODING sb
+SMEMBERS sb
+CONFIG SET set-max-listpack-entries 3
+SADD sh a b c d
+OBJECT ENCODING sh
+SADD sh2 a
+SADD sh2 a a a a
+OBJECT ENCODING sh2
+SADD sh3 1
+SADD sh3 a
+OBJECT ENCODING sh3
+CONFIG SET set-max-listpack-entries 128
+CONFIG SET set-max-intset-entries 2
+SADD sh4 1 2 3
+OBJECT ENCODING sh4
+SADD sh5 1 2
+SADD sh5 3
+OBJECT ENCODING sh5
+CONFIG SET set-max-intset-entries 512
+SINTERSTORE sd se si
+OBJECT ENCODING sd
+SMEMBERS sd
+SINTER se si
+SADD sn 1 3 a
+SINTERSTORE sd se sn
+OBJECT ENCODING sd
+SUNION si se
+SUNIONSTORE sd si se
+OBJECT ENCODING sd
+SMEMBERS sd
+SDIFF se si
+SDIFFSTORE sd se si
+OBJECT ENCODING sd
+SMEMBERS sd
+SMOVE se sm a
+OBJECT ENCODING sm
+SMOVE si sm2 1
+OBJECT ENCODING sm2
+SPOP se 100
+COPY sb sc
+OBJECT ENCODING sc
+SMEMBERS sc
+RESTORE sr 0 "\x14\x12\x12\x00\x00\x00\x04\x00\x81a\x02\x81b\x02\x07\x01\x81c\x02\xff\x0c\x00\xcd\xaa-\x19\x1d\xd0\xe7\xd8"
+OBJECT ENCODING sr
+SMEMBERS sr
+SISMEMBER sr 7
+SMISMEMBER sr a 7 z
+SREM sr 7
+SMEMBERS sr
+SRANDMEMBER sr 10
+SCARD sr
+CONFIG GET set-max-listpack-entries
+CONFIG GET set-max-listpack-value
+CONFIG SET set-max-listpack-value 1kb
+CONFIG SET set-max-listpack-value -1
+DEL se si sl sl2 sb sh sh2 sh3 sh4 sh5 sd sn sm sm2 sc sr
+
 DEL fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
 "##;
 

@@ -523,9 +523,16 @@ impl<'a> Reader<'a> {
                 Value::List(Box::new(l))
             }
             TYPE_SET => {
-                let mut s = Set::new();
-                for _ in 0..self.count()? {
-                    if !s.add(&self.string()?, limits.set_max_intset_entries) {
+                let n = self.count()?;
+                // As rdbLoadObject: a table from the start when there are
+                // more members than an intset may hold.
+                let mut s = if n as usize > limits.set_max_intset_entries {
+                    Set::Hash(Default::default())
+                } else {
+                    Set::new()
+                };
+                for _ in 0..n {
+                    if !s.add(&self.string()?, &limits) {
                         return Err(bad(self, "Duplicate set members detected"));
                     }
                 }
@@ -542,12 +549,31 @@ impl<'a> Reader<'a> {
                     let items = packed::listpack(&blob).map_err(|m| bad(self, m))?;
                     items.iter().map(|i| i.to_vec()).collect()
                 };
-                let mut s = Set::new();
-                for m in &members {
-                    if !s.add(m, limits.set_max_intset_entries) {
-                        return Err(bad(self, "Duplicate set members detected"));
+                let s = if t == TYPE_SET_LISTPACK && limits.sets_as_7_2 {
+                    // Kept a listpack (in its order) unless it holds more
+                    // than set-max-listpack-entries, as Redis 7.2 loads it.
+                    let as_listpack = EncodingLimits {
+                        set_max_listpack_entries: usize::MAX,
+                        set_max_listpack_value: usize::MAX,
+                        ..limits
+                    };
+                    let mut s = Set::create(b"", 0, &as_listpack);
+                    for m in &members {
+                        if !s.add(m, &as_listpack) {
+                            return Err(bad(self, "Duplicate set members detected"));
+                        }
                     }
-                }
+                    s.expect(s.len(), &limits);
+                    s
+                } else {
+                    let mut s = Set::new();
+                    for m in &members {
+                        if !s.add(m, &limits) {
+                            return Err(bad(self, "Duplicate set members detected"));
+                        }
+                    }
+                    s
+                };
                 Value::Set(Box::new(s))
             }
             TYPE_ZSET | TYPE_ZSET_2 => {

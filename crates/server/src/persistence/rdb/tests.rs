@@ -38,11 +38,11 @@ fn sample(scale: usize) -> Vec<(usize, Vec<u8>, Entry)> {
     }
     let mut ints = Set::new();
     for i in -5..100 {
-        ints.add(i.to_string().as_bytes(), 512);
+        ints.add(i.to_string().as_bytes(), &Default::default());
     }
     let mut strs = Set::new();
     for i in 0..7 * scale {
-        strs.add(format!("m{i}").as_bytes(), 512);
+        strs.add(format!("m{i}").as_bytes(), &Default::default());
     }
     let mut z = ZSet::new_for(0, zl);
     for i in 0..3 * scale {

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use super::packed::ListpackWriter;
 use super::*;
+use crate::storage::set::Elem as SetElem;
 use crate::storage::stream::{NodeView, Stream, StreamId};
 use crate::storage::value::{EntryRef, List, Set, Value};
 
@@ -112,6 +113,16 @@ impl<W: Write> Writer<W> {
             Value::List(l) => self.list(l)?,
             Value::Set(s) => match &**s {
                 Set::Ints(v) => self.string(&intset(v)),
+                Set::Pack(_) => {
+                    let mut lp = ListpackWriter::default();
+                    for e in s.iter() {
+                        match e {
+                            SetElem::Int(n) => lp.push_int(n),
+                            SetElem::Bytes(b) => lp.push(b),
+                        }
+                    }
+                    self.string(&lp.finish());
+                }
                 Set::Hash(_) => {
                     self.len(s.len() as u64);
                     for e in s.iter() {
@@ -568,6 +579,8 @@ fn value_type(value: &Value) -> u8 {
         Value::List(_) => TYPE_LIST_QUICKLIST_2,
         Value::Set(s) => match &**s {
             Set::Ints(_) => TYPE_SET_INTSET,
+            // Only under redis-version 7.4.1, which writes RDB 12.
+            Set::Pack(_) => TYPE_SET_LISTPACK,
             Set::Hash(_) => TYPE_SET,
         },
         Value::Hash(h) if h.encoding() == "listpack" => TYPE_HASH_LISTPACK,
