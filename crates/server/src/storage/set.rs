@@ -427,9 +427,8 @@ impl Set {
     /// hint fits one, else a table sized for it). As Redis 7.0, always an
     /// intset first.
     pub fn create(first: &[u8], hint: usize, lim: &EncodingLimits) -> Set {
-        if !lim.sets_as_7_2 {
-            Set::new()
-        } else if resp::parse_i64(first).is_some() && hint <= max_intset(lim) {
+        let intset = resp::parse_i64(first).is_some() && hint <= max_intset(lim);
+        if !lim.sets_as_7_2 || intset {
             Set::new()
         } else if hint <= lim.set_max_listpack_entries {
             Set::Pack(Pack::default())

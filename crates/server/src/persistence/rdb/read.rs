@@ -526,7 +526,7 @@ impl<'a> Reader<'a> {
                 let n = self.count()?;
                 // As rdbLoadObject: a table from the start when there are
                 // more members than an intset may hold.
-                let mut s = if n as usize > limits.set_max_intset_entries {
+                let mut s = if n > limits.set_max_intset_entries {
                     Set::Hash(Default::default())
                 } else {
                     Set::new()
