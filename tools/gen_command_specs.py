@@ -5,6 +5,8 @@ into crates/server/src/command/redis_commands.json.
 keel serves the same metadata as the Redis version whose behaviour it
 implements, so clients see identical arity, flags, key specs and docs.
 Run against a redis-server 7.0.x:  tools/gen_command_specs.py [port]
+and against a redis-server 7.4.1 for what keel serves under `redis-version 7.4.1`:
+  tools/gen_command_specs.py port --out crates/server/src/command/redis74_commands.json
 
 Commands and subcommands newer than 7.0 that keel implements come from a newer
 redis-server into crates/server/src/command/keel_commands.json:
@@ -52,7 +54,13 @@ def call(sock, f, *args):
     return parse(f)
 
 def main():
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 6379
+    args = sys.argv[1:]
+    out = "crates/server/src/command/redis_commands.json"
+    if "--out" in args:
+        i = args.index("--out")
+        out = args[i + 1]
+        del args[i:i + 2]
+    port = int(args[0]) if args else 6379
     s = socket.create_connection(("127.0.0.1", port))
     f = s.makefile('rb')
     call(s, f, "HELLO", "3")
@@ -63,7 +71,6 @@ def main():
     for entry in info:
         name = entry["*"][0]["$"]
         table[name] = {"info": entry, "docs": docs.get(name)}
-    out = "crates/server/src/command/redis_commands.json"
     with open(out, "w") as fh:
         json.dump(dict(sorted(table.items())), fh, separators=(",", ":"))
     print("wrote", out, len(table), "commands")

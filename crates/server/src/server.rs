@@ -519,6 +519,8 @@ pub fn open_tier(server: &Arc<Server>) -> Result<(), StartError> {
 /// Starts the workers and the listeners, and serves until SIGTERM/SIGINT or
 /// SHUTDOWN.
 pub fn run(config: Config) -> Result<(), StartError> {
+    // First: the command table built next follows the version presented.
+    crate::present_redis_version(&config.settings().redis_version);
     let server = Arc::new(Server::new(config)?);
     crate::scripting::set_busy_duty(net::busy::answer_stuck);
     let _ = server.me.set(Arc::downgrade(&server));
@@ -527,7 +529,6 @@ pub fn run(config: Config) -> Result<(), StartError> {
     if let Some(primary) = replicaof {
         crate::replication::replica::set_primary_at_start(&server, primary);
     }
-    crate::present_redis_version(&server.settings().redis_version);
     open_tier(&server)?;
     load_persistence(&server)?;
     crate::memory::purge();

@@ -1339,6 +1339,29 @@ fn xpending(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Redis 7.2's XCLAIM and XAUTOCLAIM: the consumer is created (or seen)
+/// before anything is claimed, even when nothing is (7.0 created it with
+/// the first entry claimed).
+fn claiming_consumer(
+    s: &mut Stream,
+    gname: &[u8],
+    cname: &[u8],
+    now: u64,
+    dirty: &mut u64,
+    created_event: impl FnOnce(),
+) -> Option<Arc<[u8]>> {
+    let g = s.groups.get_mut(gname)?;
+    let (c, created) = g.consumer_or_create(cname, now);
+    if created {
+        *dirty += 1;
+        created_event();
+    }
+    if let Some(cs) = g.consumers.get_mut(cname) {
+        cs.seen_time = now;
+    }
+    Some(c)
+}
+
 /// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
 fn xclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (key, gname, cname) = (argv[1], argv[2], argv[3]);
@@ -1425,6 +1448,11 @@ fn xclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut body = Vec::new();
     let mut n = 0;
     let mut consumer: Option<Arc<[u8]>> = None;
+    if crate::speaks_7_4() {
+        consumer = claiming_consumer(s, gname, cname, now, &mut dirty, || {
+            server.notify(notify::STREAM, "xgroup-createconsumer", key, db)
+        });
+    }
     for (arg, id) in argv[5..].iter().zip(ids) {
         let exists = s.get(id).is_some();
         let Some(g) = s.groups.get_mut(gname) else {
@@ -1542,6 +1570,11 @@ fn xautoclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut dirty = 0;
     let mut cmds = Vec::new();
     let mut consumer: Option<Arc<[u8]>> = None;
+    if crate::speaks_7_4() {
+        consumer = claiming_consumer(s, gname, cname, now, &mut dirty, || {
+            server.notify(notify::STREAM, "xgroup-createconsumer", key, db)
+        });
+    }
     let mut from = Included(start);
     let next = loop {
         let Some(g) = s.groups.get(gname) else {
@@ -1730,12 +1763,17 @@ fn xinfo_stream(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         }
         encode::bulk(out, b"consumers");
         encode::array(out, g.consumers.len());
+        let active_time = crate::speaks_7_4();
         for (cname, c) in &g.consumers {
-            encode::map(out, 4, proto);
+            encode::map(out, 4 + active_time as usize, proto);
             encode::bulk(out, b"name");
             encode::bulk(out, cname);
             encode::bulk(out, b"seen-time");
             encode::integer(out, c.seen_time as i64);
+            if active_time {
+                encode::bulk(out, b"active-time");
+                encode::integer(out, c.active_time);
+            }
             encode::bulk(out, b"pel-count");
             encode::integer(out, c.pel.len() as i64);
             encode::bulk(out, b"pending");
@@ -1799,14 +1837,25 @@ fn xinfo_consumers(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Err(nogroup_for_key(argv[3], argv[2]));
     };
     encode::array(out, g.consumers.len());
+    let inactive = crate::speaks_7_4();
     for (name, c) in &g.consumers {
-        encode::map(out, 3, proto);
+        encode::map(out, 3 + inactive as usize, proto);
         encode::bulk(out, b"name");
         encode::bulk(out, name);
         encode::bulk(out, b"pending");
         encode::integer(out, c.pel.len() as i64);
         encode::bulk(out, b"idle");
         encode::integer(out, (now as i64 - c.seen_time as i64).max(0));
+        if inactive {
+            // Redis 7.2: time since the consumer last got an entry, -1
+            // if it never did.
+            encode::bulk(out, b"inactive");
+            let since = match c.active_time {
+                -1 => -1,
+                t => now as i64 - t,
+            };
+            encode::integer(out, since);
+        }
     }
     Ok(())
 }

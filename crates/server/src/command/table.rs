@@ -14,6 +14,9 @@ use serde_json::Value as Json;
 use super::Handler;
 
 static REDIS_COMMANDS: &str = include_str!("redis_commands.json");
+/// The same from redis-server 7.4.1, served under `redis-version 7.4.1`:
+/// arity, flags, ACL categories, key specs and docs as 7.4 gives them.
+static REDIS_74_COMMANDS: &str = include_str!("redis74_commands.json");
 /// Commands and subcommands newer than Redis 7.0 that keel implements
 /// (CLIENT SETINFO, from Redis 7.2), with the metadata the newer Redis
 /// gives them: `name` for a command (an `info`/`docs` entry shaped as in
@@ -961,6 +964,22 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
 
 /// The ACL catalog: every command and subcommand in the metadata, each
 /// container followed by its subcommands.
+/// Whether the captured table has `full` (a command, or `container|sub`).
+fn known(all: &serde_json::Map<String, Json>, full: &str) -> bool {
+    let Some((top, _)) = full.split_once('|') else {
+        return all.contains_key(full);
+    };
+    all.get(top)
+        .and_then(|c| c["info"].get("*"))
+        .and_then(|f| f.get(9))
+        .and_then(|s| s.get("*"))
+        .and_then(Json::as_array)
+        .is_some_and(|subs| {
+            subs.iter()
+                .any(|e| e.get("*").and_then(|f| f.get(0)).and_then(tagged_str) == Some(full))
+        })
+}
+
 fn acl_catalog(all: &serde_json::Map<String, Json>) -> crate::acl::Catalog {
     let mut cat = crate::acl::Catalog::default();
     let fields = |info: &Json| -> Option<(String, u32, Vec<Json>)> {
@@ -1055,9 +1074,17 @@ impl Registry {
 
 impl CommandTable {
     pub fn build(registry: Registry) -> Result<CommandTable, TableError> {
-        let mut all: serde_json::Map<String, Json> = serde_json::from_str(REDIS_COMMANDS)?;
+        let captured = if crate::speaks_7_4() {
+            REDIS_74_COMMANDS
+        } else {
+            REDIS_COMMANDS
+        };
+        let mut all: serde_json::Map<String, Json> = serde_json::from_str(captured)?;
         let newer: serde_json::Map<String, Json> = serde_json::from_str(NEWER_SUBCOMMANDS)?;
         for (full, entry) in newer {
+            if crate::speaks_7_4() && known(&all, &full) {
+                continue;
+            }
             // A newer top-level command: its metadata as Redis 7.2+ gives it.
             let Some((top, _)) = full.split_once('|') else {
                 all.insert(full, entry);

@@ -508,8 +508,11 @@ pub struct Nack {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Consumer {
-    /// Unix ms of the last interaction (read or claim).
+    /// Unix ms of the last interaction attempted (read or claim).
     pub seen_time: u64,
+    /// Unix ms of the last interaction that delivered or claimed an entry
+    /// (Redis 7.2's `active-time`), -1 for never.
+    pub active_time: i64,
     pub pel: BTreeSet<StreamId>,
 }
 
@@ -546,6 +549,7 @@ impl Group {
             k.clone(),
             Consumer {
                 seen_time: now,
+                active_time: -1,
                 pel: BTreeSet::new(),
             },
         );
@@ -588,6 +592,7 @@ impl Group {
         }
         if let Some(c) = self.consumers.get_mut(consumer) {
             c.pel.insert(id);
+            c.active_time = now as i64;
         }
     }
 
@@ -617,6 +622,7 @@ impl Group {
         }
         if let Some(c) = self.consumers.get_mut(consumer) {
             c.pel.insert(id);
+            c.active_time = now as i64;
         }
         let nack = self.pel.entry(id).or_insert_with(|| Nack {
             consumer: consumer.clone(),

@@ -391,6 +391,17 @@ CONFIG SET set-max-listpack-value 1kb
 CONFIG SET set-max-listpack-value -1
 DEL se si sl sl2 sb sh sh2 sh3 sh4 sh5 sd sn sm sm2 sc sr
 
+# ------------------------------------------------ COMMAND as 7.4 describes commands
+COMMAND COUNT
+COMMAND INFO get set client|kill hexpire waitaof command|getkeys
+COMMAND DOCS get
+COMMAND DOCS client|kill
+COMMAND GETKEYS PING
+COMMAND GETKEYS GET
+COMMAND GETKEYS SORT
+COMMAND GETKEYSANDFLAGS PING
+COMMAND GETKEYS HEXPIRE h 10 FIELDS 1 f
+
 DEL fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
 "##;
 
@@ -539,4 +550,121 @@ fn record_redis74_replies() {
     let got = replies(&redis);
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING);
     std::fs::write(&path, got.join("\n") + "\n").expect("write the recording");
+}
+
+/// A consumer's fields in XINFO CONSUMERS or XINFO STREAM FULL (RESP3).
+fn consumer_fields(v: &resp::Value) -> Vec<(String, resp::Value)> {
+    match v {
+        resp::Value::Map(pairs) => pairs
+            .iter()
+            .map(|(k, v)| match k {
+                resp::Value::Bulk(k) => (String::from_utf8_lossy(k).into_owned(), v.clone()),
+                other => panic!("field name {other:?}"),
+            })
+            .collect(),
+        other => panic!("not a map: {other:?}"),
+    }
+}
+
+fn field<'a>(fields: &'a [(String, resp::Value)], name: &str) -> &'a resp::Value {
+    &fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no {name} in {fields:?}"))
+        .1
+}
+
+fn int(v: &resp::Value) -> i64 {
+    match v {
+        resp::Value::Integer(n) => *n,
+        other => panic!("not an integer: {other:?}"),
+    }
+}
+
+/// Redis 7.2's consumer activity: `inactive` in XINFO CONSUMERS and
+/// `active-time` in XINFO STREAM FULL (-1 until an entry was delivered or
+/// claimed), XCLAIM creating its consumer even when it claims nothing, and
+/// the active time kept by an RDB 12 round trip (stream type 21). Times
+/// are compared with each other, never with the clock.
+fn consumer_activity_as_redis_72(server: &Server) {
+    let mut c = server.raw();
+    c.cmd(&["HELLO", "3"]);
+    c.cmd(&["DEL", "cs"]);
+    c.cmd(&["XADD", "cs", "1-1", "f", "v"]);
+    c.cmd(&["XGROUP", "CREATE", "cs", "g", "0"]);
+    c.cmd(&["XGROUP", "CREATECONSUMER", "cs", "g", "idle"]);
+    // Nothing to claim: the consumer exists afterwards all the same.
+    assert_eq!(
+        c.cmd(&["XCLAIM", "cs", "g", "claimer", "0", "9-9"]),
+        b"*0\r\n"
+    );
+    c.cmd(&["XREADGROUP", "GROUP", "g", "reader", "STREAMS", "cs", ">"]);
+    let consumers = |c: &mut Raw| match c.call(&["XINFO", "CONSUMERS", "cs", "g"]) {
+        resp::Value::Array(list) => list.iter().map(consumer_fields).collect::<Vec<_>>(),
+        other => panic!("XINFO CONSUMERS: {other:?}"),
+    };
+    let list = consumers(&mut c);
+    let names: Vec<_> = list
+        .iter()
+        .map(|f| match field(f, "name") {
+            resp::Value::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+            other => panic!("name {other:?}"),
+        })
+        .collect();
+    assert_eq!(names, ["claimer", "idle", "reader"]);
+    for f in &list {
+        let keys: Vec<&str> = f.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["name", "pending", "idle", "inactive"]);
+    }
+    assert_eq!(int(field(&list[0], "inactive")), -1);
+    assert_eq!(int(field(&list[1], "inactive")), -1);
+    assert!(int(field(&list[2], "inactive")) >= 0);
+    let full_times = |c: &mut Raw| {
+        let full = match c.call(&["XINFO", "STREAM", "cs", "FULL"]) {
+            resp::Value::Map(p) => p,
+            other => panic!("XINFO STREAM FULL: {other:?}"),
+        };
+        let groups = full
+            .iter()
+            .find(|(k, _)| *k == resp::Value::Bulk(b"groups".to_vec()))
+            .map(|(_, v)| v.clone())
+            .expect("groups");
+        let resp::Value::Array(groups) = groups else {
+            panic!("groups {groups:?}")
+        };
+        let g = consumer_fields(&groups[0]);
+        let resp::Value::Array(cs) = field(&g, "consumers").clone() else {
+            panic!()
+        };
+        cs.iter()
+            .map(|c| {
+                let f = consumer_fields(c);
+                let keys: Vec<String> = f.iter().map(|(k, _)| k.clone()).collect();
+                assert_eq!(
+                    keys,
+                    ["name", "seen-time", "active-time", "pel-count", "pending"]
+                );
+                (int(field(&f, "seen-time")), int(field(&f, "active-time")))
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = full_times(&mut c);
+    assert_eq!(before[0].1, -1);
+    assert_eq!(before[1].1, -1);
+    assert!(
+        before[2].1 >= before[2].0 - 1 && before[2].1 > 0,
+        "{before:?}"
+    );
+    assert_eq!(c.cmd(&["DEBUG", "RELOAD"]), b"+OK\r\n");
+    assert_eq!(full_times(&mut c), before);
+    c.cmd(&["DEL", "cs"]);
+}
+
+#[test]
+fn consumer_activity_is_redis_72s() {
+    let keel = Server::keel_with(&["--redis-version", "7.4.1", "--enable-debug-command", "yes"]);
+    consumer_activity_as_redis_72(&keel);
+    if let Some(redis) = reference() {
+        consumer_activity_as_redis_72(&redis);
+    }
 }

@@ -816,11 +816,16 @@ impl<'a> Reader<'a> {
             for _ in 0..self.count()? {
                 let cname: Arc<[u8]> = Arc::from(&*self.string()?);
                 let seen_time = self.u64le()?;
-                if t == TYPE_STREAM_LISTPACKS_3 {
-                    self.u64le()?; // active time: keel tracks seen time only
-                }
+                // Before RDB 11 a consumer's last activity is its last
+                // interaction, as Redis reads it.
+                let active_time = if t == TYPE_STREAM_LISTPACKS_3 {
+                    self.u64le()? as i64
+                } else {
+                    seen_time as i64
+                };
                 let mut c = Consumer {
                     seen_time,
+                    active_time,
                     pel: Default::default(),
                 };
                 for _ in 0..self.count()? {

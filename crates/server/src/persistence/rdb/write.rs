@@ -391,6 +391,9 @@ impl<W: Write> Writer<W> {
             for (cname, c) in &g.consumers {
                 self.string(cname);
                 self.buf.extend_from_slice(&c.seen_time.to_le_bytes());
+                if stream_type() == TYPE_STREAM_LISTPACKS_3 {
+                    self.buf.extend_from_slice(&c.active_time.to_le_bytes());
+                }
                 self.len(c.pel.len() as u64);
                 for id in &c.pel {
                     self.buf.extend_from_slice(&id_bytes(*id));
@@ -572,6 +575,16 @@ pub fn seal_payload(mut out: Vec<u8>) -> Vec<u8> {
     out
 }
 
+/// The stream type written: RDB 12 (Redis 7.4) keeps each consumer's
+/// active time beside its seen time.
+fn stream_type() -> u8 {
+    if version_written() >= VERSION_7_4 {
+        TYPE_STREAM_LISTPACKS_3
+    } else {
+        TYPE_STREAM_LISTPACKS_2
+    }
+}
+
 /// The RDB type byte of a value, by its encoding in memory.
 fn value_type(value: &Value) -> u8 {
     match value {
@@ -589,7 +602,7 @@ fn value_type(value: &Value) -> u8 {
         Value::Hash(_) => TYPE_HASH,
         Value::ZSet(z) if z.encoding() == "listpack" => TYPE_ZSET_LISTPACK,
         Value::ZSet(_) => TYPE_ZSET_2,
-        Value::Stream(_) => TYPE_STREAM_LISTPACKS_2,
+        Value::Stream(_) => stream_type(),
         Value::Spilled(stub) => value_type(&crate::tier::read_back(stub)),
     }
 }
