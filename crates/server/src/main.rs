@@ -56,6 +56,7 @@ fn init_logging(config: &keel::config::Config) {
         LogLevel::Debug => "debug",
         LogLevel::Verbose | LogLevel::Notice => "info",
         LogLevel::Warning => "warn",
+        LogLevel::Nothing => "off",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));

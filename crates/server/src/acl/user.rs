@@ -92,6 +92,11 @@ pub struct Selector {
     /// Allowed first arguments of otherwise denied commands
     /// (`+select|0`), by catalog id, in the order added.
     firstargs: Vec<(usize, Vec<Vec<u8>>)>,
+    /// The command and category rules since the last `+@all`/`-@all`, in
+    /// order, lower case, a later rule for the same name replacing the
+    /// earlier one (Redis 7.2's `command_rules`, which ACL LIST shows
+    /// under `redis-version 7.4.1`).
+    rules: Vec<Vec<u8>>,
     pub keys: Vec<KeyPattern>,
     pub channels: Vec<Vec<u8>>,
 }
@@ -106,6 +111,7 @@ impl Selector {
             future: false,
             allowed: vec![0; cat.len().div_ceil(64)],
             firstargs: Vec::new(),
+            rules: Vec::new(),
             keys: Vec::new(),
             channels: Vec::new(),
         }
@@ -152,6 +158,22 @@ impl Selector {
         self.allcommands = on;
         self.future = on;
         self.firstargs.clear();
+        self.rules.clear();
+    }
+
+    /// Redis 7.2's ACLUpdateCommandRules: `name` (a command, `cmd|sub`,
+    /// or `@category`) allowed or denied, replacing earlier rules for it
+    /// (and for its subcommands).
+    fn record_rule(&mut self, name: &[u8], allow: bool) {
+        let name = name.to_ascii_lowercase();
+        self.rules.retain(|r| {
+            let old = &r[1..];
+            !(old == name.as_slice()
+                || (old.len() > name.len() && old.starts_with(&name) && old[name.len()] == b'|'))
+        });
+        let mut rule = vec![if allow { b'+' } else { b'-' }];
+        rule.extend_from_slice(&name);
+        self.rules.push(rule);
     }
 
     /// ACLSetSelector: one rule that changes a selector.
@@ -224,12 +246,15 @@ impl Selector {
                 return Err(RuleError::UnknownCommand);
             }
             self.set_category(cat, bit, op[0] == b'+');
+            self.record_rule(&op[1..], op[0] == b'+');
         } else if op[0] == b'+' {
             let name = &op[1..];
             match name.iter().rposition(|&c| c == b'|') {
                 None => {
                     let id = cat.lookup(name).ok_or(RuleError::UnknownCommand)?;
                     self.change_perm(cat, id, true);
+                    let full = cat.entry(id).name.clone();
+                    self.record_rule(full.as_bytes(), true);
                 }
                 Some(bar) => {
                     let (top, sub) = (&name[..bar], &name[bar + 1..]);
@@ -257,11 +282,14 @@ impl Selector {
                         let id = cat.lookup(name).ok_or(RuleError::UnknownCommand)?;
                         self.change_perm(cat, id, true);
                     }
+                    self.record_rule(name, true);
                 }
             }
         } else if op[0] == b'-' {
             let id = cat.lookup(&op[1..]).ok_or(RuleError::UnknownCommand)?;
             self.change_perm(cat, id, false);
+            let full = cat.entry(id).name.clone();
+            self.record_rule(full.as_bytes(), false);
         } else {
             return Err(RuleError::Syntax);
         }
@@ -283,10 +311,28 @@ impl Selector {
         (on, off)
     }
 
-    /// ACLDescribeSelectorCommandRules: the shortest rules Redis finds
+    /// Redis 7.2's ACLDescribeSelectorCommandRules: `+@all` or `-@all`,
+    /// then the rules as they were given since.
+    fn describe_rules(&self) -> Vec<u8> {
+        let mut out: Vec<u8> = if self.future {
+            b"+@all".to_vec()
+        } else {
+            b"-@all".to_vec()
+        };
+        for r in &self.rules {
+            out.push(b' ');
+            out.extend_from_slice(r);
+        }
+        out
+    }
+
+    /// Redis 7.0's ACLDescribeSelectorCommandRules: the shortest rules Redis finds
     /// that rebuild the command bits: `+@all` or `-@all`, then the
     /// categories that fit best (greedily), then single commands.
     pub fn describe_commands(&self, cat: &Catalog) -> Vec<u8> {
+        if crate::speaks_7_4() {
+            return self.describe_rules();
+        }
         let mut rules: Vec<u8> = Vec::new();
         let additive = !self.future;
         let mut fake = Selector::new(cat, false);
@@ -544,7 +590,12 @@ impl User {
             name: name.to_vec(),
             enabled: false,
             nopass: false,
-            sanitize: Sanitize::Unset,
+            // Redis 7.2 creates users with `sanitize-payload`.
+            sanitize: if crate::speaks_7_4() {
+                Sanitize::Check
+            } else {
+                Sanitize::Unset
+            },
             passwords: Vec::new(),
             selectors: vec![Selector::new(cat, pubsub_all)],
             unrestricted: false,

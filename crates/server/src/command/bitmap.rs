@@ -150,48 +150,85 @@ fn unit_is_bit(arg: &[u8]) -> Result<bool, CmdError> {
     }
 }
 
+/// BITCOUNT's range arguments.
+enum CountRange {
+    Whole,
+    /// Both ends negative and start past end: nothing to count.
+    Empty,
+    Span {
+        start: i64,
+        end: i64,
+        bit: bool,
+    },
+}
+
+/// BITCOUNT's arguments after the key. Redis 7.2 (`unit_first`) reads the
+/// unit before it answers an empty negative range; 7.0 after.
+fn count_range(argv: &[&[u8]], unit_first: bool) -> Result<CountRange, CmdError> {
+    match argv.len() {
+        2 => return Ok(CountRange::Whole),
+        4 | 5 => {}
+        _ => return Err(error::SYNTAX),
+    }
+    let start = args::int(argv[2])?;
+    let end = args::int(argv[3])?;
+    let unit = |argv: &[&[u8]]| argv.get(4).map_or(Ok(false), |a| unit_is_bit(a));
+    let early = if unit_first { Some(unit(argv)?) } else { None };
+    if start < 0 && end < 0 && start > end {
+        return Ok(CountRange::Empty);
+    }
+    let bit = match early {
+        Some(bit) => bit,
+        None => unit(argv)?,
+    };
+    Ok(CountRange::Span { start, end, bit })
+}
+
 /// BITCOUNT key [start end [BYTE | BIT]]
 fn bitcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    // As Redis 7.0: a missing key is 0 before the arguments are looked at.
+    // Redis 7.2 reads the arguments first; 7.0 answers 0 for a missing key
+    // before it looks at them.
+    let checked = if crate::speaks_7_4() {
+        Some(count_range(argv, true)?)
+    } else {
+        None
+    };
     let Some(s) = typed::read::<Str>(&mut cx.view, db, argv[1], now)? else {
         encode::integer(cx.out, 0);
         return Ok(());
     };
+    let range = match checked {
+        Some(r) => r,
+        None => count_range(argv, false)?,
+    };
     // Counted in place: a bitmap may be hundreds of MB.
-    let count = s.with_bytes(|bytes| -> Result<u64, CmdError> {
-        if argv.len() == 2 {
-            return Ok(bits::popcount(bytes));
+    let count = s.with_bytes(|bytes| match range {
+        CountRange::Whole => bits::popcount(bytes),
+        CountRange::Empty => 0,
+        CountRange::Span {
+            mut start,
+            mut end,
+            bit,
+        } => {
+            let total = bytes.len() as i64 * if bit { 8 } else { 1 };
+            if start < 0 {
+                start += total;
+            }
+            if end < 0 {
+                end += total;
+            }
+            start = start.max(0);
+            end = end.max(0).min(total - 1);
+            if start > end {
+                0
+            } else if bit {
+                bits::count_bits(bytes, start as u64, end as u64)
+            } else {
+                bits::popcount(&bytes[start as usize..=end as usize])
+            }
         }
-        if argv.len() != 4 && argv.len() != 5 {
-            return Err(error::SYNTAX);
-        }
-        let mut start = args::int(argv[2])?;
-        let mut end = args::int(argv[3])?;
-        if start < 0 && end < 0 && start > end {
-            return Ok(0);
-        }
-        let bit = match argv.get(4) {
-            None => false,
-            Some(a) => unit_is_bit(a)?,
-        };
-        let total = bytes.len() as i64 * if bit { 8 } else { 1 };
-        if start < 0 {
-            start += total;
-        }
-        if end < 0 {
-            end += total;
-        }
-        start = start.max(0);
-        end = end.max(0).min(total - 1);
-        Ok(if start > end {
-            0
-        } else if bit {
-            bits::count_bits(bytes, start as u64, end as u64)
-        } else {
-            bits::popcount(&bytes[start as usize..=end as usize])
-        })
-    })?;
+    });
     encode::integer(cx.out, count as i64);
     Ok(())
 }
@@ -203,6 +240,10 @@ fn bitpos(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         1 => true,
         _ => return Err(CmdError::new("ERR The bit argument must be 1 or 0.")),
     };
+    if crate::speaks_7_4() {
+        // Redis 7.2 reads the range before it looks the key up.
+        bitpos_in(&[], bit, &argv[3..])?;
+    }
     let (db, now) = (cx.db(), cx.now_ms);
     // A missing key is an endless run of zeros, whatever the range.
     let Some(s) = typed::read::<Str>(&mut cx.view, db, argv[1], now)? else {

@@ -123,7 +123,12 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         if is(opt, "AUTH") && a.left() >= 2 {
             credentials = Some((a.value(), a.value()));
         } else if is(opt, "SETNAME") && a.more() {
-            setname = Some(a.value());
+            let name = a.value();
+            // Redis 7.2 checks the name as it reads it, before AUTH.
+            if crate::speaks_7_4() && !valid_name(name) {
+                a.fail(CmdError::new(BAD_CLIENT_NAME));
+            }
+            setname = Some(name);
         } else {
             a.fail(CmdError::new(format!(
                 "ERR Syntax error in HELLO option '{}'",
@@ -140,9 +145,7 @@ fn hello(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     if let Some(name) = setname {
         if !valid_name(name) {
-            return Err(CmdError::new(
-                "ERR Client names cannot contain spaces, newlines or special characters.",
-            ));
+            return Err(CmdError::new(BAD_CLIENT_NAME));
         }
         *cx.client.info.name.lock() = name.to_vec();
     }
@@ -173,12 +176,14 @@ fn client_id(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Redis's validateClientName error.
+const BAD_CLIENT_NAME: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+
 /// CLIENT SETNAME connection-name
 fn client_setname(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if !valid_name(argv[2]) {
-        return Err(CmdError::new(
-            "ERR Client names cannot contain spaces, newlines or special characters.",
-        ));
+        return Err(CmdError::new(BAD_CLIENT_NAME));
     }
     *cx.client.info.name.lock() = argv[2].to_vec();
     cx.ok();

@@ -425,10 +425,16 @@ impl Ctx<'_, '_> {
         encode::verbatim(self.out, b"txt", s, self.client.proto);
     }
 
-    /// A HELP reply: an array of status lines, as Redis's addReplyHelp.
+    /// A HELP reply: an array of status lines, as Redis's addReplyHelp,
+    /// whose common last line 7.2 reworded.
     pub fn help(&mut self, lines: &[&str]) {
         encode::array(self.out, lines.len());
-        for l in lines {
+        for &l in lines {
+            let l = if l == "    Prints this help." && crate::speaks_7_4() {
+                "    Print this help."
+            } else {
+                l
+            };
             encode::simple(self.out, l.as_bytes());
         }
     }

@@ -295,10 +295,54 @@ enum Direction {
     Reverse,
 }
 
+/// Whether a negative LIMIT offset counts from the end of the range: in
+/// Redis 7.4 a skiplist's range walk does (7.0, and a listpack's walk,
+/// answer nothing).
+fn from_end(z: &ZSet) -> bool {
+    crate::speaks_7_4() && z.encoding() == "skiplist"
+}
+
 /// Ranks to emit for a score/lex range with LIMIT: ascending `[a, b)`,
 /// walked downwards when `rev`.
-fn limit_ranks(first: usize, end: usize, rev: bool, offset: i64, limit: i64) -> (usize, usize) {
-    if offset < 0 || first >= end {
+/// `from_end`: Redis 7.4's skiplist walk, where a negative offset counts
+/// from the far end of the range (zslNthInRange).
+fn limit_ranks(
+    first: usize,
+    end: usize,
+    rev: bool,
+    offset: i64,
+    limit: i64,
+    from_end: bool,
+) -> (usize, usize) {
+    if first >= end {
+        return (0, 0);
+    }
+    if offset < 0 && from_end {
+        let back = offset.unsigned_abs();
+        let avail = (end - first) as u64;
+        if back > avail {
+            return (0, 0);
+        }
+        // Forward: start `back` from the top and go up; reversed: start
+        // `back - 1` above the bottom and go down.
+        let start = if rev {
+            first + back as usize - 1
+        } else {
+            end - back as usize
+        };
+        let room = if rev { start - first + 1 } else { end - start };
+        let n = if limit < 0 {
+            room
+        } else {
+            (limit as u64).min(room as u64) as usize
+        };
+        return if rev {
+            (start + 1 - n, start + 1)
+        } else {
+            (start, start + n)
+        };
+    }
+    if offset < 0 {
         return (0, 0);
     }
     let avail = end - first;
@@ -393,11 +437,11 @@ fn zrange_generic(
         },
         Parsed::Score(r) => {
             let (f, e) = r.ranks(z);
-            limit_ranks(f, e, rev, offset, limit)
+            limit_ranks(f, e, rev, offset, limit, from_end(z))
         }
         Parsed::Lex(r) => {
             let (f, e) = r.ranks(z);
-            limit_ranks(f, e, rev, offset, limit)
+            limit_ranks(f, e, rev, offset, limit, from_end(z))
         }
     };
     if store {

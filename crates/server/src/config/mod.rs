@@ -153,7 +153,8 @@ const PARAMS: &[Param] = &[
     p("logfile", Kind::Str, "", false),
     p(
         "loglevel",
-        Kind::Enum(&["debug", "verbose", "notice", "warning"]),
+        // `nothing` is Redis 7.2's (no log at all).
+        Kind::Enum(&["debug", "verbose", "notice", "warning", "nothing"]),
         "notice",
         true,
     ),
@@ -1166,7 +1167,13 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                 if options.len() == 1 {
                     format!("argument must be '{}' (other values are not available in this version of keel)", options[0])
                 } else {
-                    format!("argument(s) must be one of the following: {}", options.join(", "))
+                    // Redis 7.0 knows no `nothing` log level.
+                    let shown: Vec<&str> = options
+                        .iter()
+                        .copied()
+                        .filter(|o| *o != "nothing" || crate::speaks_7_4())
+                        .collect();
+                    format!("argument(s) must be one of the following: {}", shown.join(", "))
                 }
             }),
         Kind::Memory { min } => {

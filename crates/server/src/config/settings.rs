@@ -122,6 +122,8 @@ pub enum LogLevel {
     Verbose,
     Notice,
     Warning,
+    /// Redis 7.2's: no log at all.
+    Nothing,
 }
 
 impl FromValue for LogLevel {
@@ -130,6 +132,7 @@ impl FromValue for LogLevel {
             "debug" => LogLevel::Debug,
             "verbose" => LogLevel::Verbose,
             "warning" => LogLevel::Warning,
+            "nothing" => LogLevel::Nothing,
             _ => LogLevel::Notice,
         }
     }

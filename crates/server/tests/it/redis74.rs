@@ -402,6 +402,65 @@ COMMAND GETKEYS SORT
 COMMAND GETKEYSANDFLAGS PING
 COMMAND GETKEYS HEXPIRE h 10 FIELDS 1 f
 
+# ------------------------------------------------ 7.2's argument checks and texts
+OBJECT HELP
+XINFO HELP
+CONFIG SET loglevel loud
+CONFIG SET loglevel nothing
+CONFIG GET loglevel
+CONFIG SET loglevel notice
+HELLO 3 AUTH nobody pw SETNAME "a b"
+HELLO 3 SETNAME "a b" FOO
+SET bs foobar
+BITCOUNT bs -1 -2 FOO
+BITCOUNT bs -1 -2
+BITCOUNT nokey 0
+BITCOUNT nokey a b c d
+BITCOUNT nokey 0 1 FOO
+BITCOUNT nokey x 1
+BITCOUNT bs 1 2 BIT
+BITPOS nokey 0 x y z w
+BITPOS nokey 1 0 1 FOO
+BITPOS nokey 0 x
+RPUSH bl a
+BITPOS bl 1 x
+BITPOS bl 1 0
+FUNCTION RESTORE "\xf6\x05#!lua\n\x00\x15\xdc\xf8\x87\xafZdn" FLUSH
+# ------------------------------------------------ negative LIMIT offsets walk a skiplist from its end
+ZADD zl 1 a 2 b 3 c
+ZRANGEBYSCORE zl -inf +inf LIMIT -1 3
+CONFIG SET zset-max-listpack-entries 0
+ZADD zk 1 a 2 b 3 c 4 d
+CONFIG SET zset-max-listpack-entries 128
+OBJECT ENCODING zk
+ZRANGEBYSCORE zk -inf +inf LIMIT -1 3
+ZRANGEBYSCORE zk -inf +inf LIMIT -2 3
+ZRANGEBYSCORE zk -inf +inf LIMIT -4 1
+ZRANGEBYSCORE zk -inf +inf LIMIT -5 3
+ZRANGEBYSCORE zk 2 3 LIMIT -2 5
+ZRANGEBYSCORE zk 2 3 LIMIT -3 5
+ZREVRANGEBYSCORE zk +inf -inf LIMIT -1 3
+ZREVRANGEBYSCORE zk +inf -inf LIMIT -3 2
+ZREVRANGEBYSCORE zk 3 2 LIMIT -2 5
+ZREVRANGEBYSCORE zk 3 2 LIMIT -3 5
+ZRANGEBYLEX zk - + LIMIT -1 3
+ZREVRANGEBYLEX zk + - LIMIT -2 3
+ZRANGE zk -inf +inf BYSCORE LIMIT -2 -1
+ZRANGESTORE zd zk -inf +inf BYSCORE LIMIT -2 1
+ZRANGE zd 0 -1
+# ------------------------------------------------ ACL rules as 7.2 keeps them
+ACL SETUSER r1 on nopass +get +set -@all +@read -@dangerous +config|get +select|0 ~*
+ACL GETUSER r1
+ACL LIST
+ACL SETUSER r1 -config +config|set +@read -get
+ACL GETUSER r1
+ACL SETUSER r1 +@all -flushall
+ACL GETUSER r1
+ACL SETUSER r1 reset
+ACL GETUSER r1
+ACL DELUSER r1
+DEL bs bl zl zk zd
+
 DEL fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
 "##;
 

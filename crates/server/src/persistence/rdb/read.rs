@@ -168,6 +168,10 @@ pub fn functions_of_payload(payload: &[u8]) -> Result<Vec<Vec<u8>>, &'static str
                 let code = r.string().map_err(|_| "Failed loading library payload")?;
                 codes.push(code.into_owned());
             }
+            // Redis 7.2 dropped the release candidates' format.
+            Ok(OP_FUNCTION_PRE_GA) if crate::speaks_7_4() => {
+                return Err("Pre-GA function format not supported")
+            }
             Ok(OP_FUNCTION_PRE_GA) => codes.push(pre_ga_function(&mut r)?),
             Ok(_) => return Err("given type is not a function"),
             Err(_) => return Err("can not read data type"),
