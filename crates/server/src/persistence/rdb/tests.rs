@@ -202,7 +202,15 @@ fn round_trip_every_type() {
                 w.entries_added
             )
         );
-        assert_eq!(s.groups, w.groups);
+        // RDB 10 has no consumer active time: it reads back as the seen
+        // time, as Redis reads a version 10 file.
+        let mut expected = w.groups.clone();
+        for g in expected.values_mut() {
+            for c in g.consumers.values_mut() {
+                c.active_time = c.seen_time as i64;
+            }
+        }
+        assert_eq!(s.groups, expected);
     }
 }
 
