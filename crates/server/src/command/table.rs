@@ -2,8 +2,9 @@
 //! docs) and its handler, in one place that drives dispatch, `COMMAND` and
 //! key extraction.
 //!
-//! Metadata is Redis 7.0's own, captured from `redis-server` into
-//! `redis_commands.json` by `tools/gen_command_specs.py`, so keel's COMMAND
+//! Metadata is Redis 7.0's own (7.4.1's under `redis-version 7.4.1`),
+//! captured from `redis-server` into `redis_commands.json` (and
+//! `redis74_commands.json`) by `tools/gen_command_specs.py`, so keel's COMMAND
 //! replies and key positions cannot drift from Redis's. Families register
 //! handlers by name; only registered commands (and subcommands) exist.
 
