@@ -279,15 +279,29 @@ pub struct ScanOptions<'a> {
     pub count: usize,
     /// TYPE (SCAN only).
     pub type_filter: Option<&'a [u8]>,
+    /// HSCAN's NOVALUES (Redis 7.4) or ZSCAN's NOSCORES (Valkey 8.0):
+    /// members only.
+    pub members_only: bool,
 }
 
-/// Parses `[MATCH pattern] [COUNT count]` (and `[TYPE type]` when
-/// `with_type`) from `argv[from..]`, as Redis's scanGenericCommand: a
-/// COUNT below 1 or anything else is a syntax error.
+/// Which SCAN a [`scan_options`] call parses for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ScanOf {
+    Keys,
+    Set,
+    Hash,
+    ZSet,
+}
+
+/// Parses `[MATCH pattern] [COUNT count]` from `argv[from..]`, with
+/// SCAN's `[TYPE type]`, HSCAN's `[NOVALUES]` (Redis 7.4: under
+/// `redis-version 7.4.1`, which also names it in the error for the other
+/// SCANs) and ZSCAN's `[NOSCORES]` (Valkey 8.0), as Redis's
+/// scanGenericCommand: a COUNT below 1 or anything else is a syntax error.
 pub fn scan_options<'a>(
     argv: &[&'a [u8]],
     from: usize,
-    with_type: bool,
+    of: ScanOf,
 ) -> Result<ScanOptions<'a>, CmdError> {
     let mut o = ScanOptions {
         count: 10,
@@ -303,8 +317,18 @@ pub fn scan_options<'a>(
             }
         } else if let Some(pattern) = a.option("MATCH") {
             o.pattern = Some(pattern).filter(|p| *p != b"*");
-        } else if let Some(t) = a.option_if(with_type, "TYPE") {
+        } else if let Some(t) = a.option_if(of == ScanOf::Keys, "TYPE") {
             o.type_filter = Some(t);
+        } else if crate::speaks_7_4() && a.word("NOVALUES") {
+            if of == ScanOf::Hash {
+                o.members_only = true;
+            } else {
+                a.fail(CmdError::new(
+                    "ERR NOVALUES option can only be used in HSCAN",
+                ));
+            }
+        } else if of == ScanOf::ZSet && a.word("NOSCORES") {
+            o.members_only = true;
         } else {
             a.fail(error::SYNTAX);
         }
@@ -404,22 +428,26 @@ mod tests {
         let argv: Vec<&[u8]> = vec![
             b"SCAN", b"0", b"MATCH", b"a*", b"COUNT", b"5", b"TYPE", b"list",
         ];
-        let o = scan_options(&argv, 2, true);
+        let o = scan_options(&argv, 2, ScanOf::Keys);
         assert_eq!(
             o,
             Ok(ScanOptions {
                 pattern: Some(b"a*".as_slice()),
                 count: 5,
                 type_filter: Some(b"list".as_slice()),
+                members_only: false,
             })
         );
         // TYPE belongs to SCAN only; COUNT must be positive; `*` is no filter.
-        assert_eq!(scan_options(&argv, 2, false), Err(error::SYNTAX));
+        assert_eq!(scan_options(&argv, 2, ScanOf::Set), Err(error::SYNTAX));
         let zero: Vec<&[u8]> = vec![b"SSCAN", b"k", b"0", b"COUNT", b"0"];
-        assert_eq!(scan_options(&zero, 3, false), Err(error::SYNTAX));
+        assert_eq!(scan_options(&zero, 3, ScanOf::Set), Err(error::SYNTAX));
         let star: Vec<&[u8]> = vec![b"SSCAN", b"k", b"0", b"MATCH", b"*"];
-        assert_eq!(scan_options(&star, 3, false).map(|o| o.pattern), Ok(None));
+        assert_eq!(
+            scan_options(&star, 3, ScanOf::Set).map(|o| o.pattern),
+            Ok(None)
+        );
         let dangling: Vec<&[u8]> = vec![b"SSCAN", b"k", b"0", b"MATCH"];
-        assert_eq!(scan_options(&dangling, 3, false), Err(error::SYNTAX));
+        assert_eq!(scan_options(&dangling, 3, ScanOf::Set), Err(error::SYNTAX));
     }
 }

@@ -538,7 +538,7 @@ fn hrandfield(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// HSCAN key cursor [MATCH pattern] [COUNT count]
+/// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 fn hscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let cursor = args::scan_cursor(argv[2])?;
     let (db, now, clock) = (cx.db(), cx.now_ms, field_clock(cx));
@@ -546,7 +546,12 @@ fn hscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };
-    let args::ScanOptions { pattern, count, .. } = args::scan_options(argv, 3, false)?;
+    let args::ScanOptions {
+        pattern,
+        count,
+        members_only,
+        ..
+    } = args::scan_options(argv, 3, args::ScanOf::Hash)?;
     let mut items: Vec<u8> = Vec::new();
     let mut n = 0;
     let h: &Hash = h;
@@ -555,8 +560,11 @@ fn hscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             return;
         }
         encode::bulk(&mut items, k);
-        encode::bulk(&mut items, v);
-        n += 2;
+        n += 1;
+        if !members_only {
+            encode::bulk(&mut items, v);
+            n += 1;
+        }
     });
     cx.array(2);
     cx.bulk(itoa::Buffer::new().format(next).as_bytes());

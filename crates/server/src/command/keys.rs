@@ -473,7 +473,8 @@ fn scan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         pattern,
         count,
         type_filter,
-    } = args::scan_options(argv, 2, true)?;
+        ..
+    } = args::scan_options(argv, 2, args::ScanOf::Keys)?;
     let mut found: Vec<Vec<u8>> = Vec::new();
     let next = cx.view.scan(db, cursor, count, now, |k, e| {
         if pattern.is_some_and(|p| !glob::matches(p, k, false)) {

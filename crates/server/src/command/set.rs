@@ -658,7 +658,7 @@ fn sscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };
-    let args::ScanOptions { pattern, count, .. } = args::scan_options(argv, 3, false)?;
+    let args::ScanOptions { pattern, count, .. } = args::scan_options(argv, 3, args::ScanOf::Set)?;
     let mut found: Vec<Vec<u8>> = Vec::new();
     let next = s.scan(cursor, count, |e| {
         e.with_bytes(|b| {

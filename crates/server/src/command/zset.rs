@@ -1223,7 +1223,7 @@ fn zrandmember(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// ZSCAN key cursor [MATCH pattern] [COUNT count]
+/// ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES]
 fn zscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let cursor = args::scan_cursor(argv[2])?;
     let (db, now) = (cx.db(), cx.now_ms);
@@ -1231,7 +1231,12 @@ fn zscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.out.extend_from_slice(b"*2\r\n$1\r\n0\r\n*0\r\n");
         return Ok(());
     };
-    let args::ScanOptions { pattern, count, .. } = args::scan_options(argv, 3, false)?;
+    let args::ScanOptions {
+        pattern,
+        count,
+        members_only,
+        ..
+    } = args::scan_options(argv, 3, args::ScanOf::ZSet)?;
     let mut found: Vec<(Vec<u8>, f64)> = Vec::new();
     let next = z.scan(cursor, count, |s, m| {
         if pattern.is_none_or(|p| glob::matches(p, m, false)) {
@@ -1241,10 +1246,13 @@ fn zscan(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let out = &mut *cx.out;
     encode::array(out, 2);
     encode::bulk(out, itoa::Buffer::new().format(next).as_bytes());
-    encode::array(out, found.len() * 2);
+    encode::array(out, found.len() * if members_only { 1 } else { 2 });
     let mut buf = Vec::with_capacity(24);
     for (m, s) in &found {
         encode::bulk(out, m);
+        if members_only {
+            continue;
+        }
         buf.clear();
         fmt_score(*s, &mut buf);
         encode::bulk(out, &buf);

@@ -146,6 +146,23 @@ pub(super) fn script_exists(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// SCRIPT SHOW sha1 (Valkey 8.0): the body of a cached script.
+pub(super) fn script_show(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    let st = state(cx.server);
+    let scripts = st.scripts.read();
+    let script = <[u8; 40]>::try_from(argv[2]).ok().and_then(|mut k| {
+        k.make_ascii_lowercase();
+        scripts.get(&k).cloned()
+    });
+    match script {
+        Some(script) => {
+            encode::bulk(cx.out, &script.body);
+            Ok(())
+        }
+        None => Err(CmdError::new(NOSCRIPT)),
+    }
+}
+
 pub(super) fn script_flush(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let ok = argv.len() == 2
         || (argv.len() == 3 && (args::is(argv[2], "sync") || args::is(argv[2], "async")));

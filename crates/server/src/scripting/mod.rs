@@ -69,6 +69,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add_flagged("fcall_ro", fcall_ro, flag::SCRIPT_CALL);
     r.add("script|load", script_load);
     r.add("script|exists", script_exists);
+    r.add("script|show", script_show);
     r.add("script|flush", script_flush);
     r.add("script|kill", script_kill);
     r.while_busy("script|kill", crate::command::table::WhileBusy::Run);

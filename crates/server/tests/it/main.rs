@@ -47,4 +47,5 @@ mod tiering;
 mod tls;
 mod tools;
 mod tracking;
+mod valkey8;
 mod zsets;

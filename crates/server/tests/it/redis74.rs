@@ -461,6 +461,24 @@ ACL GETUSER r1
 ACL DELUSER r1
 DEL bs bl zl zk zd
 
+# ------------------------------------------------ HSCAN NOVALUES (7.4)
+HSET hn a 1 b 2 c 3
+HSCAN hn 0 NOVALUES
+HSCAN hn 0 MATCH b NOVALUES
+HSCAN hn 0 novalues COUNT 0
+HSCAN hn 0 COUNT 0 NOVALUES
+HSCAN nokey 0 NOVALUES
+SSCAN hn 0 NOVALUES
+SADD sn2 a
+SSCAN sn2 0 NOVALUES
+ZADD zn 1 a
+ZSCAN zn 0 NOVALUES
+SCAN 0 NOVALUES
+SCAN 0 TYPE hash NOVALUES
+HPEXPIREAT hn 70368744177663 FIELDS 1 a
+HSCAN hn 0 NOVALUES
+DEL hn sn2 zn
+
 DEL fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
 "##;
 
