@@ -334,7 +334,8 @@ fn client_type(c: &ClientInfo) -> u8 {
 fn parse_client_type(t: &[u8]) -> Result<u8, CmdError> {
     if is(t, "normal") {
         Ok(TYPE_NORMAL)
-    } else if is(t, "master") {
+    } else if is(t, "master") || is(t, "primary") {
+        // `primary`: Valkey 8.0's name, which Redis does not know.
         Ok(TYPE_MASTER)
     } else if is(t, "replica") || is(t, "slave") {
         Ok(TYPE_REPLICA)

@@ -45,6 +45,13 @@ fn valkey_additions(server: &Server) {
     );
     assert_eq!(c.cmd(&["SCAN", "0", "NOSCORES"]), b"-ERR syntax error\r\n");
     c.cmd(&["DEL", "vz", "vs"]);
+    // TYPE primary: Valkey's name for CLIENT LIST's and KILL's `master`.
+    assert_eq!(c.cmd(&["CLIENT", "LIST", "TYPE", "primary"]), b"$0\r\n\r\n");
+    assert_eq!(c.cmd(&["CLIENT", "KILL", "TYPE", "PRIMARY"]), b":0\r\n");
+    assert_eq!(
+        c.cmd(&["CLIENT", "KILL", "TYPE", "primaries"]),
+        b"-ERR Unknown client type 'primaries'\r\n"
+    );
 }
 
 #[test]
