@@ -150,6 +150,18 @@ fn unit_is_bit(arg: &[u8]) -> Result<bool, CmdError> {
     }
 }
 
+/// A BITCOUNT/BITPOS range over `total` units as Redis reads it: negative
+/// ends count from the end, then both are clamped into the string.
+fn clamp_range(mut start: i64, mut end: i64, total: i64) -> (i64, i64) {
+    if start < 0 {
+        start += total;
+    }
+    if end < 0 {
+        end += total;
+    }
+    (start.max(0), end.max(0).min(total - 1))
+}
+
 /// BITCOUNT's range arguments.
 enum CountRange {
     Whole,
@@ -212,14 +224,7 @@ fn bitcount(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             bit,
         } => {
             let total = bytes.len() as i64 * if bit { 8 } else { 1 };
-            if start < 0 {
-                start += total;
-            }
-            if end < 0 {
-                end += total;
-            }
-            start = start.max(0);
-            end = end.max(0).min(total - 1);
+            (start, end) = clamp_range(start, end, total);
             if start > end {
                 0
             } else if bit {
@@ -286,14 +291,7 @@ fn bitpos_in(bytes: &[u8], bit: bool, opts: &[&[u8]]) -> Result<i64, CmdError> {
                 len - 1
             };
             let total = if in_bits { len * 8 } else { len };
-            if start < 0 {
-                start += total;
-            }
-            if end < 0 {
-                end += total;
-            }
-            start = start.max(0);
-            end = end.max(0).min(total - 1);
+            (start, end) = clamp_range(start, end, total);
         }
         _ => return Err(error::SYNTAX),
     }
