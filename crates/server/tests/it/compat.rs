@@ -4951,8 +4951,9 @@ fn protocol_errors_match_redis() {
 // COMMAND INFO / COMMAND DOCS metadata against Redis's.
 
 /// Commands and subcommands newer than Redis 7.0 (CLIENT SETINFO, CLIENT
-/// NO-TOUCH and WAITAOF are Redis 7.2's, hash-field expiry 7.4's): their
-/// metadata was recorded from a 7.4.1 server (keel_commands.json).
+/// NO-TOUCH and WAITAOF are Redis 7.2's, hash-field expiry 7.4's, SCRIPT
+/// SHOW Valkey 8.0's): their metadata was recorded from a 7.4.1 server, or
+/// written from Valkey's command file (keel_commands.json).
 const NEWER_THAN_7_0: &[&str] = &[
     "client|setinfo",
     "client|no-touch",
@@ -4967,6 +4968,8 @@ const NEWER_THAN_7_0: &[&str] = &[
     "hexpiretime",
     "hpexpiretime",
     "hpersist",
+    // Valkey 8.0's.
+    "script|show",
 ];
 
 fn bulk_text(v: &Value) -> String {
