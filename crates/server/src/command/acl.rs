@@ -637,7 +637,7 @@ fn help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "WHOAMI",
         "    Return the current connection username.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
     Ok(())
 }

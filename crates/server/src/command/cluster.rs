@@ -458,6 +458,7 @@ fn saveconfig(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 }
 
 fn help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
+    enabled(cx)?;
     cx.help(&[
         "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "COUNTKEYSINSLOT <slot>",

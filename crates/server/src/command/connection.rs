@@ -526,7 +526,30 @@ fn client_reply(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// CLIENT HELP (Redis 7.0's text, plus SETINFO from 7.2)
 fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    cx.help(&[
+    // Redis 7.0's text lacks what 7.2 and 7.4 added (keel answers those
+    // subcommands under either version).
+    const NEWER: &[&str] = &[
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "    * ID <client-id>",
+        "      Kill connections by client id.",
+        "    * MAXAGE <maxage>",
+        "      Kill connections older than the specified age.",
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
+    ];
+    let lines: Vec<&str> = CLIENT_HELP
+        .iter()
+        .copied()
+        .filter(|l| crate::speaks_7_4() || !NEWER.contains(l))
+        .collect();
+    cx.help(&lines);
+    Ok(())
+}
+
+const CLIENT_HELP: &[&str] = &[
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CACHING (YES|NO)",
         "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
@@ -552,6 +575,10 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "      Kill connections authenticated by <username>.",
         "    * SKIPME (YES|NO)",
         "      Skip killing current connection (default: yes).",
+        "    * ID <client-id>",
+        "      Kill connections by client id.",
+        "    * MAXAGE <maxage>",
+        "      Kill connections older than the specified age.",
         "LIST [options ...]",
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
@@ -577,14 +604,17 @@ fn client_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
         "    Report tracking status for the current connection.",
         "NO-EVICT (ON|OFF)",
         "    Protect current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
         "HELP",
         "    Prints this help.",
-    ]);
-    Ok(())
-}
+];
 
 /// CLIENT PAUSE timeout [WRITE | ALL]
 fn client_pause(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv.len() > 4 {
+        return Err(error::subcommand_syntax(argv));
+    }
     let mode = match argv.get(3) {
         None => crate::clients::pause::ALL,
         Some(a) if is(a, "write") => crate::clients::pause::WRITE,
@@ -750,7 +780,7 @@ fn prefix_collisions(existing: &[Vec<u8>], given: &[Vec<u8>]) -> Result<(), CmdE
 fn client_caching(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     use crate::clients::tracking::flag as tf;
     let t = &cx.client.info.tracking;
-    if !t.has(tf::ON) || !(t.has(tf::OPTIN) || t.has(tf::OPTOUT)) {
+    if !t.has(tf::ON) {
         return Err(CmdError::new("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
     }
     if is(argv[2], "yes") {

@@ -201,7 +201,7 @@ fn to_replicas(cx: &mut Ctx, argv: &[&[u8]]) {
 
 fn channels_reply(cx: &mut Ctx, argv: &[&[u8]], shard: bool) -> CmdResult {
     if argv.len() > 3 {
-        return Err(super::error::wrong_arity(&cx.cmd.name));
+        return Err(super::error::subcommand_syntax(argv));
     }
     let list = cx.server.pubsub.channels(shard, argv.get(2).copied());
     cx.array(list.len());
@@ -221,8 +221,9 @@ fn pubsub_shardchannels(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     channels_reply(cx, argv, true)
 }
 
+/// A flat array of channel/count pairs, in RESP3 too (as Redis).
 fn numsub_reply(cx: &mut Ctx, argv: &[&[u8]], shard: bool) -> CmdResult {
-    cx.map(argv.len() - 2);
+    cx.array(2 * (argv.len() - 2));
     for c in &argv[2..] {
         let n = cx.server.pubsub.numsub(shard, c);
         cx.bulk(c);

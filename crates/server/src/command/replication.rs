@@ -43,10 +43,8 @@ fn replicaof(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let port = resp::parse_i64(argv[2])
-        .ok_or_else(|| CmdError::new("ERR value is not an integer or out of range"))?;
-    if !(0..=65535).contains(&port) {
-        return Err(CmdError::new("ERR Invalid master port"));
-    }
+        .filter(|p| (0..=65535).contains(p))
+        .ok_or_else(|| CmdError::new("ERR Invalid master port"))?;
     let host = String::from_utf8_lossy(argv[1]).into_owned();
     if let Some(p) = server.repl.primary() {
         if p.host.eq_ignore_ascii_case(&host) && p.port as i64 == port {

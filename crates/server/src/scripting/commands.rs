@@ -607,7 +607,17 @@ pub(super) fn function_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
 }
 
 pub(super) fn function_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    cx.help(&[
+    // Redis 7.2 dropped the description line (libraries never had one).
+    let lines: Vec<&str> = FUNCTION_HELP
+        .iter()
+        .copied()
+        .filter(|l| !(crate::speaks_7_4() && *l == "    * Library description"))
+        .collect();
+    cx.help(&lines);
+    Ok(())
+}
+
+const FUNCTION_HELP: &[&str] = &[
             "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "LOAD [REPLACE] <FUNCTION CODE>",
             "    Create a new library with the given library name and code.",
@@ -648,7 +658,4 @@ pub(super) fn function_help(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
             "      in case of functions name collision with another library).",
             "HELP",
             "    Prints this help.",
-        ],
-    );
-    Ok(())
-}
+];

@@ -8,7 +8,13 @@
 //! - `%` compare after sorting the pairs of a map (CONFIG GET: order of
 //!   the parameters is unspecified),
 //! - `!` run on both, do not compare (sets state whose reply legitimately
-//!   differs).
+//!   differs),
+//! - `@` compare with Redis 7.0 only: Redis 7.4 answers otherwise for a
+//!   reason docs/compatibility.md gives.
+//!
+//! The same table runs against keel speaking Redis 7.4.1, compared with
+//! the replies of a redis-server 7.4.1 recorded in
+//! `data/compat_table_redis74.txt`.
 //!
 //! Commands whose replies legitimately differ (client ids, times, INFO,
 //! CLIENT LIST, commands keel does not implement) are left out.
@@ -776,7 +782,7 @@ MSET s1 1 s2 2 s3 3 x1 4
 ~SCAN 0 count 1000 match x*
 SCAN abc
 SCAN 1.5
-SCAN " 0"
+~SCAN " 0"
 SCAN 18446744073709551616
 SCAN 0 COUNT 0
 SCAN 0 COUNT -1
@@ -4189,7 +4195,7 @@ DUMP r
 RESTORE r 0 "\x11\xc3@C@V\x1bV\x00\x00\x00\x0c\x00\x81c\x02\x84-inf\x05\x81f\x02\x00\x01\x81d\x02\x930.10\xe0\x05\x00\x141\x14\x81a\x02\x01\x01\x81b\x02\x832.5\x04\x81e\x02\x971.\xe0\x05\"\x0801e+300\x18\xff\n\x00\xe9W\xfaN\xab\xe6c`" REPLACE
 ZRANGE r 0 -1 WITHSCORES
 OBJECT ENCODING r
-DUMP r
+@DUMP r
 RESTORE r 0 "\x05@\x8c\nmember:139\x00\x00\x00\x00\x00`A@\nmember:138\x00\x00\x00\x00\x00@A@\nmember:137\x00\x00\x00\x00\x00 A@\nmember:136\x00\x00\x00\x00\x00\x00A@\nmember:135\x00\x00\x00\x00\x00\xe0@@\nmember:134\x00\x00\x00\x00\x00\xc0@@\nmember:133\x00\x00\x00\x00\x00\xa0@@\nmember:132\x00\x00\x00\x00\x00\x80@@\nmember:131\x00\x00\x00\x00\x00`@@\nmember:130\x00\x00\x00\x00\x00@@@\nmember:129\x00\x00\x00\x00\x00 @@\nmember:128\x00\x00\x00\x00\x00\x00@@\nmember:127\x00\x00\x00\x00\x00\xc0?@\nmember:126\x00\x00\x00\x00\x00\x80?@\nmember:125\x00\x00\x00\x00\x00@?@\nmember:124\x00\x00\x00\x00\x00\x00?@\nmember:123\x00\x00\x00\x00\x00\xc0>@\nmember:122\x00\x00\x00\x00\x00\x80>@\nmember:121\x00\x00\x00\x00\x00@>@\nmember:120\x00\x00\x00\x00\x00\x00>@\nmember:119\x00\x00\x00\x00\x00\xc0=@\nmember:118\x00\x00\x00\x00\x00\x80=@\nmember:117\x00\x00\x00\x00\x00@=@\nmember:116\x00\x00\x00\x00\x00\x00=@\nmember:115\x00\x00\x00\x00\x00\xc0<@\nmember:114\x00\x00\x00\x00\x00\x80<@\nmember:113\x00\x00\x00\x00\x00@<@\nmember:112\x00\x00\x00\x00\x00\x00<@\nmember:111\x00\x00\x00\x00\x00\xc0;@\nmember:110\x00\x00\x00\x00\x00\x80;@\nmember:109\x00\x00\x00\x00\x00@;@\nmember:108\x00\x00\x00\x00\x00\x00;@\nmember:107\x00\x00\x00\x00\x00\xc0:@\nmember:106\x00\x00\x00\x00\x00\x80:@\nmember:105\x00\x00\x00\x00\x00@:@\nmember:104\x00\x00\x00\x00\x00\x00:@\nmember:103\x00\x00\x00\x00\x00\xc09@\nmember:102\x00\x00\x00\x00\x00\x809@\nmember:101\x00\x00\x00\x00\x00@9@\nmember:100\x00\x00\x00\x00\x00\x009@\tmember:99\x00\x00\x00\x00\x00\xc08@\tmember:98\x00\x00\x00\x00\x00\x808@\tmember:97\x00\x00\x00\x00\x00@8@\tmember:96\x00\x00\x00\x00\x00\x008@\tmember:95\x00\x00\x00\x00\x00\xc07@\tmember:94\x00\x00\x00\x00\x00\x807@\tmember:93\x00\x00\x00\x00\x00@7@\tmember:92\x00\x00\x00\x00\x00\x007@\tmember:91\x00\x00\x00\x00\x00\xc06@\tmember:90\x00\x00\x00\x00\x00\x806@\tmember:89\x00\x00\x00\x00\x00@6@\tmember:88\x00\x00\x00\x00\x00\x006@\tmember:87\x00\x00\x00\x00\x00\xc05@\tmember:86\x00\x00\x00\x00\x00\x805@\tmember:85\x00\x00\x00\x00\x00@5@\tmember:84\x00\x00\x00\x00\x00\x005@\tmember:83\x00\x00\x00\x00\x00\xc04@\tmember:82\x00\x00\x00\x00\x00\x804@\tmember:81\x00\x00\x00\x00\x00@4@\tmember:80\x00\x00\x00\x00\x00\x004@\tmember:79\x00\x00\x00\x00\x00\xc03@\tmember:78\x00\x00\x00\x00\x00\x803@\tmember:77\x00\x00\x00\x00\x00@3@\tmember:76\x00\x00\x00\x00\x00\x003@\tmember:75\x00\x00\x00\x00\x00\xc02@\tmember:74\x00\x00\x00\x00\x00\x802@\tmember:73\x00\x00\x00\x00\x00@2@\tmember:72\x00\x00\x00\x00\x00\x002@\tmember:71\x00\x00\x00\x00\x00\xc01@\tmember:70\x00\x00\x00\x00\x00\x801@\tmember:69\x00\x00\x00\x00\x00@1@\tmember:68\x00\x00\x00\x00\x00\x001@\tmember:67\x00\x00\x00\x00\x00\xc00@\tmember:66\x00\x00\x00\x00\x00\x800@\tmember:65\x00\x00\x00\x00\x00@0@\tmember:64\x00\x00\x00\x00\x00\x000@\tmember:63\x00\x00\x00\x00\x00\x80/@\tmember:62\x00\x00\x00\x00\x00\x00/@\tmember:61\x00\x00\x00\x00\x00\x80.@\tmember:60\x00\x00\x00\x00\x00\x00.@\tmember:59\x00\x00\x00\x00\x00\x80-@\tmember:58\x00\x00\x00\x00\x00\x00-@\tmember:57\x00\x00\x00\x00\x00\x80,@\tmember:56\x00\x00\x00\x00\x00\x00,@\tmember:55\x00\x00\x00\x00\x00\x80+@\tmember:54\x00\x00\x00\x00\x00\x00+@\tmember:53\x00\x00\x00\x00\x00\x80*@\tmember:52\x00\x00\x00\x00\x00\x00*@\tmember:51\x00\x00\x00\x00\x00\x80)@\tmember:50\x00\x00\x00\x00\x00\x00)@\tmember:49\x00\x00\x00\x00\x00\x80(@\tmember:48\x00\x00\x00\x00\x00\x00(@\tmember:47\x00\x00\x00\x00\x00\x80'@\tmember:46\x00\x00\x00\x00\x00\x00'@\tmember:45\x00\x00\x00\x00\x00\x80&@\tmember:44\x00\x00\x00\x00\x00\x00&@\tmember:43\x00\x00\x00\x00\x00\x80%@\tmember:42\x00\x00\x00\x00\x00\x00%@\tmember:41\x00\x00\x00\x00\x00\x80$@\tmember:40\x00\x00\x00\x00\x00\x00$@\tmember:39\x00\x00\x00\x00\x00\x80#@\tmember:38\x00\x00\x00\x00\x00\x00#@\tmember:37\x00\x00\x00\x00\x00\x80\"@\tmember:36\x00\x00\x00\x00\x00\x00\"@\tmember:35\x00\x00\x00\x00\x00\x80!@\tmember:34\x00\x00\x00\x00\x00\x00!@\tmember:33\x00\x00\x00\x00\x00\x80 @\tmember:32\x00\x00\x00\x00\x00\x00 @\tmember:31\x00\x00\x00\x00\x00\x00\x1f@\tmember:30\x00\x00\x00\x00\x00\x00\x1e@\tmember:29\x00\x00\x00\x00\x00\x00\x1d@\tmember:28\x00\x00\x00\x00\x00\x00\x1c@\tmember:27\x00\x00\x00\x00\x00\x00\x1b@\tmember:26\x00\x00\x00\x00\x00\x00\x1a@\tmember:25\x00\x00\x00\x00\x00\x00\x19@\tmember:24\x00\x00\x00\x00\x00\x00\x18@\tmember:23\x00\x00\x00\x00\x00\x00\x17@\tmember:22\x00\x00\x00\x00\x00\x00\x16@\tmember:21\x00\x00\x00\x00\x00\x00\x15@\tmember:20\x00\x00\x00\x00\x00\x00\x14@\tmember:19\x00\x00\x00\x00\x00\x00\x13@\tmember:18\x00\x00\x00\x00\x00\x00\x12@\tmember:17\x00\x00\x00\x00\x00\x00\x11@\tmember:16\x00\x00\x00\x00\x00\x00\x10@\tmember:15\x00\x00\x00\x00\x00\x00\x0e@\tmember:14\x00\x00\x00\x00\x00\x00\x0c@\tmember:13\x00\x00\x00\x00\x00\x00\n@\tmember:12\x00\x00\x00\x00\x00\x00\x08@\tmember:11\x00\x00\x00\x00\x00\x00\x06@\tmember:10\x00\x00\x00\x00\x00\x00\x04@\x08member:9\x00\x00\x00\x00\x00\x00\x02@\x08member:8\x00\x00\x00\x00\x00\x00\x00@\x08member:7\x00\x00\x00\x00\x00\x00\xfc?\x08member:6\x00\x00\x00\x00\x00\x00\xf8?\x08member:5\x00\x00\x00\x00\x00\x00\xf4?\x08member:4\x00\x00\x00\x00\x00\x00\xf0?\x08member:3\x00\x00\x00\x00\x00\x00\xe8?\x08member:2\x00\x00\x00\x00\x00\x00\xe0?\x08member:1\x00\x00\x00\x00\x00\x00\xd0?\x08member:0\x00\x00\x00\x00\x00\x00\x00\x00\n\x00R\xe4\x1do\xadj\xddp" REPLACE
 ZCARD r
 ZRANGE r 0 5 WITHSCORES
@@ -4382,7 +4388,7 @@ CONFIG SET repl-backlog-size 99999999999999999999
 CONFIG SET repl-backlog-ttl -1
 CONFIG SET cluster-announce-port 65536
 CONFIG SET cluster-node-timeout abc
-CONFIG SET activedefrag yes
+@CONFIG SET activedefrag yes
 CONFIG SET activedefrag maybe
 CONFIG SET repl-diskless-load never
 CONFIG SET cluster-preferred-endpoint-type dns
@@ -4619,6 +4625,303 @@ BITFIELD argbf OVERFLOW fail INCRBY i8 0 200 OVERFLOW WRAP INCRBY i8 0 100
 BITFIELD_RO argbf GET u8 0 SET u8 0 1
 BITFIELD_RO argbf GET u8 0 GET i4 #3
 DEL argl argz args1 args2 argk argk2 argk3 arga argb argf argh argx argz2 argz3 argbf
+
+# ------------------------------------------------ transactions: WATCH, DISCARD
+DISCARD
+DISCARD x
+WATCH
+UNWATCH x
+WATCH wk1 wk2
+UNWATCH
+MULTI
+WATCH wk1
+UNWATCH
+DISCARD
+# ------------------------------------------------ sorted sets: ZPOPMIN/ZPOPMAX/BZPOPMAX
+ZADD zp 1 a 2 b 3 c 4 d
+ZPOPMIN zp
+ZPOPMAX zp
+ZPOPMIN zp 0
+ZPOPMAX zp -1
+ZPOPMIN zp 10
+ZPOPMIN zp x
+ZPOPMAX
+ZPOPMIN zp 1 2
+ZPOPMAX nokey
+ZPOPMAX nokey 3
+SET zps x
+ZPOPMIN zps
+ZPOPMAX zps 2
+ZADD zp 1 a 2 b
+BZPOPMAX zp 0
+BZPOPMAX nokey zp 0.01
+BZPOPMAX zp x
+BZPOPMAX zp -1
+BZPOPMAX zp
+BZPOPMAX zps 0
+BZPOPMAX zp 0
+DEL zp zps
+# ------------------------------------------------ scripting
+EVAL
+EVAL "return 1"
+EVAL "return 1" 0
+EVAL "return 1" x
+EVAL "return 1" -1
+EVAL "return 1" 2 a
+EVAL "return {KEYS[1],ARGV[1]}" 1 k v
+EVAL "return redis.call('set',KEYS[1],'x')" 1 ek
+EVAL "return redis.call('nosuch')" 0
+EVAL "return redis.pcall('nosuch')" 0
+EVAL "return redis.call('get','a','b')" 0
+EVAL "return redis.call('lpush','ek','x')" 0
+EVAL "return redis.pcall('lpush','ek','x')" 0
+EVAL "syntax error here" 0
+EVAL "error('boom')" 0
+EVAL "return redis.error_reply('MY err')" 0
+EVAL "return redis.status_reply('FINE')" 0
+EVAL "return {1,2,{3,'x'},false,true}" 0
+EVAL "return 3.99" 0
+EVAL "return redis.setresp(3)" 0
+EVAL "redis.setresp(3); return redis.call('hgetall','nokey')" 0
+EVAL "return nil" 0
+EVAL "local t = {}; t[1]=1; t[3]=3; return t" 0
+EVAL "#!lua flags=no-writes\nreturn redis.call('get','ek')" 1 ek
+EVAL "#!lua flags=no-writes\nreturn redis.call('set','ek','y')" 1 ek
+EVAL "#!lua\nreturn redis.call('get','ek')" 0
+EVAL "#!lua flags=foo\nreturn 1" 0
+EVAL "#!nosuch\nreturn 1" 0
+EVAL_RO "return redis.call('get',KEYS[1])" 1 ek
+EVAL_RO "return redis.call('set',KEYS[1],'z')" 1 ek
+EVAL_RO
+EVALSHA
+EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0
+EVALSHA nosuch 0
+EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff831 0
+EVALSHA_RO e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0
+EVALSHA_RO ffffffffffffffffffffffffffffffffffffffff 0
+SCRIPT LOAD "return 'loaded'"
+SCRIPT LOAD
+SCRIPT LOAD "syntax error("
+SCRIPT EXISTS
+SCRIPT EXISTS 2e87d7fa1ceb1d2d0ac0e0b33ee73ec62ad70b84 ffffffffffffffffffffffffffffffffffffffff
+EVALSHA 2e87d7fa1ceb1d2d0ac0e0b33ee73ec62ad70b84 0
+EVALSHA_RO 2E87D7FA1CEB1D2D0AC0E0B33EE73EC62AD70B84 0
+SCRIPT FLUSH x
+SCRIPT FLUSH ASYNC
+SCRIPT FLUSH SYNC
+SCRIPT EXISTS 2e87d7fa1ceb1d2d0ac0e0b33ee73ec62ad70b84
+SCRIPT FLUSH
+SCRIPT DEBUG
+SCRIPT DEBUG foo
+SCRIPT DEBUG no
+SCRIPT HELP
+SCRIPT HELP x
+SCRIPT NOSUCH
+FUNCTION LOAD "#!lua name=tlib\nredis.register_function('tf', function(keys, args) return #keys + #args end)\nredis.register_function{function_name='tro', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}}"
+FUNCTION LOAD "#!lua name=tlib\nredis.register_function('tf', function() return 1 end)"
+FUNCTION LOAD "#!lua name=bad\nreturn 1"
+FUNCTION LOAD "#!lua\nredis.register_function('x', function() return 1 end)"
+FUNCTION LOAD "no shebang"
+FCALL
+FCALL tf
+FCALL tf 0
+FCALL tf 2 a b c
+FCALL tf x
+FCALL tf -1
+FCALL nosuch 0
+FCALL_RO tf 0
+FCALL_RO tro 1 ek
+FCALL tro 1 ek
+FUNCTION STATS
+FUNCTION STATS x
+FUNCTION DELETE
+FUNCTION DELETE nosuch
+FUNCTION DELETE tlib
+FUNCTION DELETE tlib
+FUNCTION HELP
+FUNCTION HELP x
+FUNCTION LIST
+DEL ek
+# ------------------------------------------------ pub/sub
+PUBLISH
+PUBLISH ch
+PUBLISH ch msg
+SPUBLISH ch msg
+SPUBLISH ch
+PUBSUB CHANNELS
+PUBSUB CHANNELS a*
+PUBSUB CHANNELS a b
+PUBSUB NUMSUB
+PUBSUB NUMSUB a b
+PUBSUB NUMPAT
+PUBSUB NUMPAT x
+PUBSUB SHARDCHANNELS
+PUBSUB SHARDCHANNELS x y
+PUBSUB SHARDNUMSUB a
+PUBSUB HELP
+PUBSUB HELP x
+PUBSUB NOSUCH
+SUBSCRIBE
+SUBSCRIBE ch1
+SUBSCRIBE ch2
+PING
+PING x
+GET x
+PSUBSCRIBE p*
+SSUBSCRIBE sh1
+UNSUBSCRIBE ch1
+UNSUBSCRIBE
+PUNSUBSCRIBE
+SUNSUBSCRIBE
+UNSUBSCRIBE
+PSUBSCRIBE
+SSUBSCRIBE
+PUNSUBSCRIBE x
+SUNSUBSCRIBE x
+PUBSUB NUMSUB ch1 ch2
+# ------------------------------------------------ connection and client
+CLIENT CACHING
+CLIENT CACHING yes
+CLIENT CACHING no
+CLIENT CACHING foo
+CLIENT GETREDIR
+CLIENT GETREDIR x
+CLIENT TRACKINGINFO
+CLIENT TRACKINGINFO x
+CLIENT TRACKING on BCAST PREFIX a PREFIX b
+CLIENT TRACKINGINFO
+CLIENT CACHING yes
+CLIENT TRACKING off
+CLIENT TRACKING on OPTIN
+CLIENT CACHING yes
+CLIENT CACHING no
+CLIENT TRACKINGINFO
+CLIENT TRACKING off
+CLIENT TRACKING on OPTOUT NOLOOP
+CLIENT CACHING no
+CLIENT TRACKINGINFO
+CLIENT TRACKING off
+CLIENT TRACKINGINFO
+CLIENT HELP
+CLIENT HELP x
+CLIENT PAUSE
+CLIENT PAUSE x
+CLIENT PAUSE -1
+CLIENT PAUSE 10 FOO
+CLIENT PAUSE 10 WRITE x
+CLIENT PAUSE 10 WRITE
+CLIENT UNPAUSE
+CLIENT UNPAUSE x
+CLIENT PAUSE 10 ALL
+CLIENT UNPAUSE
+CLIENT UNBLOCK
+CLIENT UNBLOCK x
+CLIENT UNBLOCK 999999
+CLIENT UNBLOCK 999999 TIMEOUT
+CLIENT UNBLOCK 999999 ERROR
+CLIENT UNBLOCK 999999 FOO
+CLIENT NOSUCH
+ACL HELP
+ACL HELP x
+# ------------------------------------------------ cluster commands outside cluster mode
+ASKING
+ASKING x
+READONLY
+READONLY x
+READWRITE
+CLUSTER
+CLUSTER INFO
+CLUSTER HELP
+CLUSTER MYID
+CLUSTER NODES
+CLUSTER SLOTS
+CLUSTER SHARDS
+CLUSTER KEYSLOT foo
+CLUSTER KEYSLOT
+CLUSTER COUNTKEYSINSLOT 1
+CLUSTER GETKEYSINSLOT 1 1
+CLUSTER COUNT-FAILURE-REPORTS x
+CLUSTER REPLICAS x
+CLUSTER SLAVES x
+CLUSTER LINKS
+CLUSTER SAVECONFIG
+CLUSTER MEET 127.0.0.1 1
+CLUSTER FORGET x
+CLUSTER ADDSLOTS 1
+CLUSTER ADDSLOTSRANGE 1 2
+CLUSTER DELSLOTS 1
+CLUSTER DELSLOTSRANGE 1 2
+CLUSTER FLUSHSLOTS
+CLUSTER SETSLOT 1 STABLE
+CLUSTER REPLICATE x
+CLUSTER FAILOVER
+CLUSTER RESET
+CLUSTER BUMPEPOCH
+CLUSTER SET-CONFIG-EPOCH 1
+CLUSTER NOSUCH
+# ------------------------------------------------ replication and persistence
+WAIT
+WAIT 0
+WAIT 0 0
+WAIT x 0
+WAIT 0 x
+WAIT -1 0
+WAIT 0 -1
+ROLE
+ROLE x
+REPLICAOF
+REPLICAOF NO
+REPLICAOF NO ONE
+REPLICAOF host x
+REPLICAOF host -1
+REPLICAOF host 99999
+SLAVEOF NO ONE
+SLAVEOF a b c
+REPLCONF
+REPLCONF x
+REPLCONF x y
+REPLCONF listening-port
+REPLCONF listening-port x
+PSYNC
+PSYNC x
+SYNC x
+MONITOR x
+SAVE x
+SAVE
+BGSAVE x y
+BGSAVE FOO
+BGREWRITEAOF x
+SET rak v
+DUMP rak
+RESTORE-ASKING rak2 0 "\x00\x01v\x0b\x00\x8f\xe9t\xde\xd6\xd45%"
+RESTORE-ASKING rak 0 "\x00\x01v\x0b\x00\x8f\xe9t\xde\xd6\xd45%"
+RESTORE-ASKING rak2 0 bad REPLACE
+RESTORE-ASKING
+GET rak2
+DEL rak rak2
+# ------------------------------------------------ memory and latency
+MEMORY
+MEMORY DOCTOR x
+MEMORY HELP
+MEMORY HELP x
+MEMORY PURGE
+MEMORY PURGE x
+MEMORY STATS x
+MEMORY MALLOC-STATS x
+MEMORY NOSUCH
+LATENCY HISTOGRAM nosuchcmd
+LATENCY HISTOGRAM x y
+XINFO CONSUMERS
+XINFO CONSUMERS nokey
+XINFO CONSUMERS nokey g
+XADD xc 1-1 f v
+XINFO CONSUMERS xc nog
+XGROUP CREATE xc g 0
+XINFO CONSUMERS xc g
+XINFO CONSUMERS xc g x
+SET xcs x
+XINFO CONSUMERS xcs g
+DEL xc xcs
 "##;
 
 /// How a reply is compared.
@@ -4628,6 +4931,8 @@ enum Mode {
     SortArrays,
     SortPairs,
     NoCompare,
+    /// Exact against Redis 7.0, not compared against 7.4.
+    Only70,
 }
 
 struct Line {
@@ -4648,6 +4953,7 @@ fn table() -> Vec<Line> {
             b'~' => (Mode::SortArrays, &line[1..]),
             b'%' => (Mode::SortPairs, &line[1..]),
             b'!' => (Mode::NoCompare, &line[1..]),
+            b'@' => (Mode::Only70, &line[1..]),
             _ => (Mode::Exact, line),
         };
         out.push(Line {
@@ -4873,6 +5179,110 @@ fn same_replies_as_redis_with_values_on_disk() {
 #[test]
 fn same_replies_as_redis_resp3_with_values_on_disk() {
     differential(true, true);
+}
+
+/// The table's replies from a fresh `server`, one per line (normalised as
+/// the line's marker says, `-` for `!` lines), for the Redis 7.4 recording.
+fn recorded_replies(server: &Server, resp3: bool) -> Vec<String> {
+    let mut side = Side::new(server, resp3);
+    let mut out = Vec::new();
+    if resp3 {
+        out.push(format!("HELLO 3 => {}", mask_hello_id(&side.run(&split("HELLO 3")))));
+    }
+    for line in table() {
+        let reply = side.run(&line.argv);
+        let reply = match line.mode {
+            Mode::NoCompare | Mode::Only70 => String::from("-"),
+            mode => escape(&normalise(&reply, mode)),
+        };
+        out.push(format!("{} => {reply}", line.text));
+    }
+    out
+}
+
+/// Where the table's replies from Redis 7.4.1 are kept (CI has no 7.4
+/// server): `R2`/`R3` passes, one `command => reply` line each.
+const RECORDING_74: &str = "tests/it/data/compat_table_redis74.txt";
+
+fn recording_74() -> (Vec<String>, Vec<String>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING_74);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let (mut r2, mut r3) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        match line.split_once(' ') {
+            Some(("R2", rest)) => r2.push(rest.to_string()),
+            Some(("R3", rest)) => r3.push(rest.to_string()),
+            _ => panic!("bad line in {RECORDING_74}: {line}"),
+        }
+    }
+    (r2, r3)
+}
+
+/// The whole 7.0 table against keel speaking Redis 7.4.1, compared with
+/// the replies recorded from a redis-server 7.4.1 (and with a live one when
+/// `KEEL_REDIS74` names it): every command the table covers, with its error
+/// cases, answers as 7.4 does in RESP2 and RESP3.
+fn differential_74(resp3: bool) {
+    let keel = Server::keel_with(&["--redis-version", "7.4.1"]);
+    let got = recorded_replies(&keel, resp3);
+    let (r2, r3) = recording_74();
+    let mut expected = vec![if resp3 { r3 } else { r2 }];
+    if let Some(redis) = Server::redis74() {
+        expected.push(recorded_replies(&redis, resp3));
+    }
+    for want in expected {
+        let texts = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .map(|l| l.split(" => ").next().unwrap_or_default().to_string())
+                .collect()
+        };
+        assert_eq!(
+            texts(&got),
+            texts(&want),
+            "the table changed since {RECORDING_74} was recorded: run \
+             KEEL_REDIS74=<redis-server 7.4.1> cargo test --release -p keel-server \
+             --test it compat::record_redis74_table -- --ignored"
+        );
+        let diffs: Vec<String> = got
+            .iter()
+            .zip(&want)
+            .filter(|(g, w)| g != w)
+            .map(|(g, w)| format!("keel:  {g}\n    redis: {w}"))
+            .collect();
+        assert!(
+            diffs.is_empty(),
+            "{} of {} commands answered differently from Redis 7.4.1 ({}):\n{}",
+            diffs.len(),
+            got.len(),
+            if resp3 { "RESP3" } else { "RESP2" },
+            diffs.join("\n")
+        );
+    }
+}
+
+#[test]
+fn same_replies_as_redis_74_resp2() {
+    differential_74(false);
+}
+
+#[test]
+fn same_replies_as_redis_74_resp3() {
+    differential_74(true);
+}
+
+#[test]
+#[ignore = "writes the recording; needs KEEL_REDIS74"]
+fn record_redis74_table() {
+    let mut out = String::new();
+    for (tag, resp3) in [("R2", false), ("R3", true)] {
+        let redis = Server::redis74().expect("KEEL_REDIS74: a redis-server 7.4.1");
+        for line in recorded_replies(&redis, resp3) {
+            out.push_str(&format!("{tag} {line}\n"));
+        }
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING_74);
+    std::fs::write(&path, out).expect("write the recording");
 }
 
 /// Everything the server sends on a fresh connection after `input`, until

@@ -201,9 +201,23 @@ impl Server {
         Server::redis_with(&[])
     }
 
+    /// A redis-server 7.4.1 when `KEEL_REDIS74` names one (CI has none:
+    /// the tests that use it compare with replies recorded from it).
+    pub fn redis74() -> Option<Server> {
+        let program = std::env::var("KEEL_REDIS74").ok()?;
+        Some(Server::redis_program(
+            Box::leak(program.into_boxed_str()),
+            &[],
+        ))
+    }
+
     /// A real redis-server with extra options.
     pub fn redis_with(extra: &[&str]) -> Server {
         require_tool("redis-server", "redis-server");
+        Server::redis_program("redis-server", extra)
+    }
+
+    fn redis_program(program: &'static str, extra: &[&str]) -> Server {
         let dir = scratch_dir("redis");
         let d = dir.to_string_lossy().into_owned();
         let args = [
@@ -224,13 +238,7 @@ impl Server {
         ];
         let mut args = args.to_vec();
         args.extend_from_slice(extra);
-        Server::start(
-            "redis-server",
-            "redis-server",
-            &args,
-            Some(dir.clone()),
-            &[],
-        )
+        Server::start("redis-server", program, &args, Some(dir.clone()), &[])
     }
 
     /// keel-server started with a config file (which must come first on

@@ -479,6 +479,20 @@ HPEXPIREAT hn 70368744177663 FIELDS 1 a
 HSCAN hn 0 NOVALUES
 DEL hn sn2 zn
 
+# ------------------------------------------------ CLIENT NO-TOUCH, CLIENT SETINFO (7.2)
+CLIENT NO-TOUCH
+CLIENT NO-TOUCH on
+CLIENT NO-TOUCH off
+CLIENT NO-TOUCH maybe
+CLIENT SETINFO
+CLIENT SETINFO lib-name
+CLIENT SETINFO lib-name redis-py
+CLIENT SETINFO lib-ver 1.2.3
+CLIENT SETINFO lib-name "a b"
+CLIENT SETINFO lib-ver "x\ny"
+CLIENT SETINFO foo bar
+CLIENT SETINFO LIB-NAME x
+
 DEL fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
 "##;
 
@@ -564,23 +578,7 @@ fn recorded() -> Vec<String> {
 }
 
 fn reference() -> Option<Server> {
-    let program = std::env::var("KEEL_REDIS74").ok()?;
-    let dir = scratch_dir("redis74");
-    let d = dir.to_string_lossy().into_owned();
-    Some(Server::start_program(
-        "redis-server",
-        Box::leak(program.into_boxed_str()),
-        &[
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            &d,
-            "--enable-debug-command",
-            "yes",
-        ],
-    ))
+    Server::redis74()
 }
 
 fn diffs(keel: &[String], redis: &[String]) -> Vec<String> {
