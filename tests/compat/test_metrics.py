@@ -66,7 +66,7 @@ def test_every_line_parses(server):
     keys = {s.labels["db"]: s.value for s in families["redis_db_keys"].samples}
     assert keys["db0"] == 10
     assert families["keel_aof_fsync_duration_seconds"].type == "histogram"
-    assert families["redis_instance_info"].samples[0].labels["redis_version"] == "7.0.15"
+    assert families["redis_instance_info"].samples[0].labels["redis_version"] == "7.4.1"
     for f in families.values():
         assert f.documentation, f.name
     r.close()

@@ -95,7 +95,7 @@ def test_errors(r):
 
 def test_server_commands(r):
     info = r.info()
-    assert info["redis_version"] == "7.0.15"
+    assert info["redis_version"] == "7.4.1"
     assert "keel_version" in info
     assert r.config_get("databases") == {"databases": "16"}
     assert r.ping() is True

@@ -78,6 +78,10 @@ class Replicated:
                 # (replica-ignore-maxmemory).
                 args += ["--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru"]
             if kind == "keel":
+                if "redis" in kinds:
+                    # redis-server 7.0 reads RDB version 10 only: a keel
+                    # primary of it presents 7.0, as a Redis 7.0 primary.
+                    args += ["--redis-version", "7.0.15"]
                 self.nodes.append(keel_with_disk_faults(args, f"n{i + 1}", scratch))
             else:
                 self.nodes.append(Node(kind, args, name=f"n{i + 1}", scratch=scratch))

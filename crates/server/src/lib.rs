@@ -42,13 +42,16 @@ pub mod tier;
 #[global_allocator]
 static GLOBAL: memory::alloc::Counting = memory::alloc::Counting;
 
-/// The Redis version whose behaviour keel implements; clients gate
-/// features on it.
-pub const REDIS_VERSION: &str = "7.0.15";
+/// The Redis version keel presents unless `redis-version` says otherwise;
+/// clients gate features on it.
+pub const REDIS_VERSION: &str = "7.4.1";
 
 /// The versions `redis-version` may present, with Redis's
 /// `REDIS_VERSION_NUM` of each (0x00MMmmpp).
 pub const REDIS_VERSIONS: &[(&str, u32)] = &[("7.0.15", 0x0007_000f), ("7.4.1", 0x0007_0401)];
+
+/// [`REDIS_VERSION`]'s entry in [`REDIS_VERSIONS`].
+const REDIS_VERSION_NUM: u32 = 0x0007_0401;
 
 static PRESENTED: std::sync::OnceLock<(&'static str, u32)> = std::sync::OnceLock::new();
 
@@ -61,7 +64,7 @@ pub fn redis_version() -> &'static str {
 
 /// [`redis_version`] as Redis's `REDIS_VERSION_NUM`.
 pub fn redis_version_num() -> u32 {
-    PRESENTED.get().map_or(REDIS_VERSIONS[0].1, |v| v.1)
+    PRESENTED.get().map_or(REDIS_VERSION_NUM, |v| v.1)
 }
 
 /// Whether the version presented is Redis 7.4's: replies and errors that
@@ -78,3 +81,13 @@ pub fn present_redis_version(version: &str) {
     }
 }
 pub const KEEL_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod version_tests {
+    #[test]
+    fn the_default_version_is_one_of_those_presented() {
+        assert!(super::REDIS_VERSIONS
+            .iter()
+            .any(|&(name, num)| name == super::REDIS_VERSION && num == super::REDIS_VERSION_NUM));
+    }
+}

@@ -1341,13 +1341,15 @@ fn xpending(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 
 /// Redis 7.2's XCLAIM and XAUTOCLAIM: the consumer is created (or seen)
 /// before anything is claimed, even when nothing is (7.0 created it with
-/// the first entry claimed).
+/// the first entry claimed). A consumer created is logged as `XGROUP
+/// CREATECONSUMER` in `cmds` (Redis does not log it when nothing is
+/// claimed, so its replicas and AOF lose it; keel's keep it).
 fn claiming_consumer(
     s: &mut Stream,
-    gname: &[u8],
-    cname: &[u8],
+    (key, gname, cname): (&[u8], &[u8], &[u8]),
     now: u64,
     dirty: &mut u64,
+    cmds: Option<&mut Vec<Vec<Vec<u8>>>>,
     created_event: impl FnOnce(),
 ) -> Option<Arc<[u8]>> {
     let g = s.groups.get_mut(gname)?;
@@ -1355,6 +1357,15 @@ fn claiming_consumer(
     if created {
         *dirty += 1;
         created_event();
+        if let Some(cmds) = cmds {
+            cmds.push(vec![
+                b"XGROUP".to_vec(),
+                b"CREATECONSUMER".to_vec(),
+                key.to_vec(),
+                gname.to_vec(),
+                cname.to_vec(),
+            ]);
+        }
     }
     if let Some(cs) = g.consumers.get_mut(cname) {
         cs.seen_time = now;
@@ -1449,7 +1460,8 @@ fn xclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut n = 0;
     let mut consumer: Option<Arc<[u8]>> = None;
     if crate::speaks_7_4() {
-        consumer = claiming_consumer(s, gname, cname, now, &mut dirty, || {
+        let record = log.then_some(&mut cmds);
+        consumer = claiming_consumer(s, (key, gname, cname), now, &mut dirty, record, || {
             server.notify(notify::STREAM, "xgroup-createconsumer", key, db)
         });
     }
@@ -1571,7 +1583,8 @@ fn xautoclaim(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let mut cmds = Vec::new();
     let mut consumer: Option<Arc<[u8]>> = None;
     if crate::speaks_7_4() {
-        consumer = claiming_consumer(s, gname, cname, now, &mut dirty, || {
+        let record = log.then_some(&mut cmds);
+        consumer = claiming_consumer(s, (key, gname, cname), now, &mut dirty, record, || {
             server.notify(notify::STREAM, "xgroup-createconsumer", key, db)
         });
     }

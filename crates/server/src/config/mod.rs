@@ -534,7 +534,7 @@ const PARAMS: &[Param] = &[
     p(
         "redis-version",
         Kind::Enum(&["7.0.15", "7.4.1"]),
-        "7.0.15",
+        crate::REDIS_VERSION,
         false,
     ),
     // keel's own: the disk tier (docs/tiering.md). Empty: no tier.

@@ -4922,6 +4922,11 @@ XINFO CONSUMERS xc g x
 SET xcs x
 XINFO CONSUMERS xcs g
 DEL xc xcs
+
+# ------------------------------------------------ QUIT (last: it closes the connection)
+QUIT
+!PING
+PING
 "##;
 
 /// How a reply is compared.
@@ -5187,7 +5192,10 @@ fn recorded_replies(server: &Server, resp3: bool) -> Vec<String> {
     let mut side = Side::new(server, resp3);
     let mut out = Vec::new();
     if resp3 {
-        out.push(format!("HELLO 3 => {}", mask_hello_id(&side.run(&split("HELLO 3")))));
+        out.push(format!(
+            "HELLO 3 => {}",
+            mask_hello_id(&side.run(&split("HELLO 3")))
+        ));
     }
     for line in table() {
         let reply = side.run(&line.argv);

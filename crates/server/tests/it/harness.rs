@@ -99,9 +99,27 @@ pub struct Server {
     dir: Option<std::path::PathBuf>,
 }
 
+/// The Redis version keel presents in the integration tests: 7.0.15, the
+/// version of the redis-server they compare with (Debian's), unless the
+/// test names one (`--redis-version` in `extra`) or `KEEL_IT_REDIS_VERSION`
+/// says otherwise (to run the keel-only tests in another dialect; those
+/// that compare with redis-server 7.0 then fail where 7.4 differs). The
+/// default dialect, 7.4.1, is checked against replies recorded from a
+/// redis-server 7.4.1 (`compat::same_replies_as_redis_74_*`, `redis74.rs`).
+fn dialect(extra: &[&str]) -> &'static [&'static str] {
+    static PINNED: std::sync::OnceLock<[&'static str; 2]> = std::sync::OnceLock::new();
+    if extra.contains(&"--redis-version") {
+        return &[];
+    }
+    PINNED.get_or_init(|| {
+        let version = std::env::var("KEEL_IT_REDIS_VERSION").unwrap_or_else(|_| "7.0.15".into());
+        ["--redis-version", Box::leak(version.into_boxed_str())]
+    })
+}
+
 impl Server {
     /// The keel-server built for this test run, with the debug command on
-    /// and no snapshots.
+    /// and no snapshots, presenting Redis 7.0.15 (see [`dialect`]).
     pub fn keel() -> Server {
         Server::keel_with(&[])
     }
@@ -120,6 +138,7 @@ impl Server {
             "--dir",
             d.as_str(),
         ];
+        args.extend_from_slice(dialect(extra));
         args.extend_from_slice(extra);
         Server::start(
             "keel-server",
@@ -136,6 +155,7 @@ impl Server {
         let dir = scratch_dir("keel");
         let d = dir.to_string_lossy().into_owned();
         let mut args = vec!["--save", "", "--dir", d.as_str()];
+        args.extend_from_slice(dialect(extra));
         args.extend_from_slice(extra);
         Server::start_on(
             "keel-server",
@@ -162,26 +182,35 @@ impl Server {
         Server::start(name, program, args, None, &[])
     }
 
-    /// keel-server exactly as given (no default options).
+    /// keel-server with only the given options (and the dialect, see
+    /// [`dialect`]).
     pub fn keel_raw(args: &[&str]) -> Server {
+        Server::keel_raw_env(args, &[])
+    }
+
+    /// keel-server with only the given options (and the dialect), with
+    /// extra environment variables (an LD_PRELOAD shim, say).
+    pub fn keel_raw_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut all = args.to_vec();
+        all.extend_from_slice(dialect(args));
+        Server::start(
+            "keel-server",
+            env!("CARGO_BIN_EXE_keel-server"),
+            &all,
+            None,
+            env,
+        )
+    }
+
+    /// keel-server exactly as given: nothing added, its defaults (the
+    /// default dialect included).
+    pub fn keel_as_shipped(args: &[&str]) -> Server {
         Server::start(
             "keel-server",
             env!("CARGO_BIN_EXE_keel-server"),
             args,
             None,
             &[],
-        )
-    }
-
-    /// keel-server exactly as given, with extra environment variables
-    /// (an LD_PRELOAD shim, say).
-    pub fn keel_raw_env(args: &[&str], env: &[(&str, &str)]) -> Server {
-        Server::start(
-            "keel-server",
-            env!("CARGO_BIN_EXE_keel-server"),
-            args,
-            None,
-            env,
         )
     }
 
@@ -245,6 +274,7 @@ impl Server {
     /// the command line) and extra options.
     pub fn keel_with_file(file: &str, extra: &[&str]) -> Server {
         let mut args = vec![file, "--save", ""];
+        args.extend_from_slice(dialect(extra));
         args.extend_from_slice(extra);
         Server::start(
             "keel-server",

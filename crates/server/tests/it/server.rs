@@ -697,7 +697,7 @@ fn every_shard_commands_inside_multi_and_scripts() {
 
 /// `redis-version` (keel's own, set at start) is the version clients see:
 /// INFO, HELLO, Lua's `REDIS_VERSION`/`REDIS_VERSION_NUM` and LOLWUT;
-/// 7.0.15 unless set; not changed at run time; only versions keel knows.
+/// 7.4.1 unless set; not changed at run time; only versions keel knows.
 #[test]
 fn redis_version_presents_the_chosen_dialect() {
     let s = Server::keel_with(&["--redis-version", "7.4.1"]);
@@ -730,7 +730,18 @@ fn redis_version_presents_the_chosen_dialect() {
     );
     drop(c);
     drop(s);
-    let s = Server::keel();
+    // Without the option: 7.4.1.
+    let s = Server::keel_as_shipped(&["--save", "", "--appendonly", "no"]);
+    let mut c = s.raw();
+    eqb!(
+        c.cmd(&["CONFIG", "GET", "redis-version"]),
+        b"*2\r\n$13\r\nredis-version\r\n$5\r\n7.4.1\r\n"
+    );
+    let info = String::from_utf8(c.cmd(&["INFO", "server"])).unwrap();
+    assert_eq!(info_field(&info, "redis_version").as_deref(), Some("7.4.1"));
+    drop(c);
+    drop(s);
+    let s = Server::keel_with(&["--redis-version", "7.0.15"]);
     let mut c = s.raw();
     eqb!(
         c.cmd(&["CONFIG", "GET", "redis-version"]),
