@@ -809,8 +809,31 @@ pub struct CommandTable {
     commands: Vec<Command>,
     /// Every command Redis knows, numbered for ACL rules.
     pub acl: crate::acl::Catalog,
-    /// ahash rather than SipHash: looked up once per request.
-    by_name: HashMap<Vec<u8>, usize, ahash::RandomState>,
+    /// ahash rather than SipHash: looked up once per request. The names
+    /// are held inline in the map's own array, not in small allocations
+    /// of their own: a name's bytes sharing a cache line with something
+    /// another thread writes made every lookup of it a cache miss.
+    by_name: HashMap<InlineName, usize, ahash::RandomState>,
+}
+
+/// Longest command name the table holds (Redis's longest is 20 bytes).
+const MAX_NAME: usize = 32;
+
+/// A lowercase command name, zero-padded, its length in the last byte (so
+/// that `GET\0` is not `GET`).
+type InlineName = [u8; MAX_NAME + 1];
+
+/// `name` lowercased and padded; `None` past [`MAX_NAME`] bytes.
+#[inline]
+fn inline_name(name: &[u8]) -> Option<InlineName> {
+    let mut buf = [0u8; MAX_NAME + 1];
+    let dst = buf
+        .get_mut(..name.len())
+        .filter(|_| name.len() <= MAX_NAME)?;
+    dst.copy_from_slice(name);
+    dst.make_ascii_lowercase();
+    buf[MAX_NAME] = name.len() as u8;
+    Some(buf)
 }
 
 fn tagged<'a>(v: &'a Json, tag: &str) -> Option<&'a Json> {
@@ -1129,7 +1152,9 @@ impl CommandTable {
             let entry = all
                 .get(top)
                 .ok_or_else(|| TableError::Unknown(name.into()))?;
-            let top_id = match table.by_name.get(top.as_bytes()) {
+            let top_key =
+                inline_name(top.as_bytes()).ok_or_else(|| TableError::Unknown(name.into()))?;
+            let top_id = match table.by_name.get(&top_key) {
                 Some(&id) => id,
                 None => {
                     let mut cmd = command_from_info(
@@ -1138,7 +1163,7 @@ impl CommandTable {
                     )
                     .ok_or_else(|| TableError::Unknown(name.into()))?;
                     cmd.id = table.commands.len();
-                    table.by_name.insert(top.as_bytes().to_vec(), cmd.id);
+                    table.by_name.insert(top_key, cmd.id);
                     table.commands.push(cmd);
                     table.commands.len() - 1
                 }
@@ -1271,15 +1296,8 @@ impl CommandTable {
     /// for names of ordinary length.
     #[inline]
     pub fn lookup(&self, name: &[u8]) -> Option<&Command> {
-        let mut buf = [0u8; 32];
-        if name.len() <= buf.len() {
-            let lower = &mut buf[..name.len()];
-            lower.copy_from_slice(name);
-            lower.make_ascii_lowercase();
-            self.by_name.get(&lower[..]).map(|&i| &self.commands[i])
-        } else {
-            None
-        }
+        let key = inline_name(name)?;
+        self.by_name.get(&key).map(|&i| &self.commands[i])
     }
 
     pub fn subcommand(&self, container: &Command, name: &[u8]) -> Option<&Command> {
