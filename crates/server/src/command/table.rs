@@ -826,12 +826,12 @@ type InlineName = [u8; MAX_NAME + 1];
 /// `name` lowercased and padded; `None` past [`MAX_NAME`] bytes.
 #[inline]
 fn inline_name(name: &[u8]) -> Option<InlineName> {
+    if name.len() > MAX_NAME {
+        return None;
+    }
     let mut buf = [0u8; MAX_NAME + 1];
-    let dst = buf
-        .get_mut(..name.len())
-        .filter(|_| name.len() <= MAX_NAME)?;
-    dst.copy_from_slice(name);
-    dst.make_ascii_lowercase();
+    buf[..name.len()].copy_from_slice(name);
+    buf[..name.len()].make_ascii_lowercase();
     buf[MAX_NAME] = name.len() as u8;
     Some(buf)
 }
@@ -1293,7 +1293,7 @@ impl CommandTable {
     }
 
     /// Looks a command up by name, case-insensitively, without allocating
-    /// for names of ordinary length.
+    /// (a name longer than any command's is unknown).
     #[inline]
     pub fn lookup(&self, name: &[u8]) -> Option<&Command> {
         let key = inline_name(name)?;
