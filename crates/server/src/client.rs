@@ -231,6 +231,9 @@ pub struct Tx {
     pub writes: bool,
     /// ... and one flagged `denyoom` (EXEC is refused when out of memory).
     pub denyoom: bool,
+    /// ... and a read (a replica redirects EXEC as a read then, under
+    /// `CLIENT CAPA redirect`).
+    pub reads: bool,
 }
 
 /// Per-connection state owned by the connection task.
@@ -283,6 +286,10 @@ pub struct Client {
     /// Cluster mode: READONLY was sent; a replica serves this client's
     /// reads of its shard's slots.
     pub cluster_readonly: bool,
+    /// `CLIENT CAPA redirect` (Valkey 8.0): on a replica, this client's
+    /// writes, and its reads unless it sent READONLY, answer `-REDIRECT
+    /// host:port` (the primary) instead of running.
+    pub capa_redirect: bool,
     /// What REPLCONF said before PSYNC (a replica's connection).
     pub repl_conf: Option<crate::replication::master::ReplConf>,
     /// The replication stream's end after this client's last write (what
@@ -320,6 +327,7 @@ impl Client {
             asking: false,
             pause_barrier: false,
             cluster_readonly: false,
+            capa_redirect: false,
             repl_conf: None,
             repl_offset: 0,
             parks_for_disk: false,

@@ -42,6 +42,7 @@ pub mod control;
 pub mod failover;
 pub mod promise;
 pub mod redirect;
+pub mod slot_stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -226,6 +227,8 @@ pub struct Cluster {
     /// changed behind this node's back.
     strangers: AtomicU64,
     strangers_read: AtomicU64,
+    /// CLUSTER SLOT-STATS's counters (Valkey 8.0).
+    pub slot_stats: slot_stats::SlotStats,
 }
 
 impl Default for Cluster {
@@ -250,6 +253,7 @@ impl Default for Cluster {
             leaving: Default::default(),
             strangers: AtomicU64::new(0),
             strangers_read: AtomicU64::new(0),
+            slot_stats: Default::default(),
         }
     }
 }

@@ -28,6 +28,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("cluster|links", links);
     r.add("cluster|keyslot", keyslot);
     r.add("cluster|countkeysinslot", countkeysinslot);
+    r.add("cluster|slot-stats", slot_stats);
     r.add("cluster|getkeysinslot", getkeysinslot);
     r.add("cluster|count-failure-reports", count_failure_reports);
     r.add("cluster|saveconfig", saveconfig);
@@ -79,15 +80,21 @@ fn asking(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// READONLY: in cluster mode, or (Valkey 8.0) for a client that claimed
+/// `CLIENT CAPA redirect`, whose reads a replica then serves.
 fn readonly(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    enabled(cx)?;
+    if !cx.client.capa_redirect {
+        enabled(cx)?;
+    }
     cx.client.cluster_readonly = true;
     cx.ok();
     Ok(())
 }
 
 fn readwrite(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
-    enabled(cx)?;
+    if !cx.client.capa_redirect {
+        enabled(cx)?;
+    }
     cx.client.cluster_readonly = false;
     cx.ok();
     Ok(())
@@ -412,6 +419,131 @@ fn countkeysinslot(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     });
     cx.int(n);
     Ok(())
+}
+
+/// CLUSTER SLOT-STATS SLOTSRANGE start end | ORDERBY metric [LIMIT n]
+/// [ASC|DESC] (Valkey 8.0): per slot of this node's shard, its key count,
+/// and with `cluster-slot-stats-enabled` its CPU time and network bytes
+/// (`cluster::slot_stats`), as Valkey's clusterSlotStatsCommand.
+fn slot_stats(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    enabled(cx)?;
+    let detailed = cx.server.cluster.slot_stats.enabled();
+    let view = cx.server.cluster.view();
+    let mine = |slot: usize| match (view.me, view.shard_of(slot)) {
+        (Some((me, _)), Some((owner, _))) => me == owner,
+        _ => false,
+    };
+    let slots: Vec<usize> = if argv.len() == 5 && super::args::is(argv[2], "slotsrange") {
+        let start = slot_arg(argv[3])?;
+        let end = slot_arg(argv[4])?;
+        if start > end {
+            return Err(CmdError::new(format!(
+                "ERR Start slot number {start} is greater than end slot number {end}"
+            )));
+        }
+        (start..=end).filter(|&s| mine(s)).collect()
+    } else if argv.len() >= 4 && super::args::is(argv[2], "orderby") {
+        let metric = argv[3];
+        let metric = if super::args::is(metric, "key-count") {
+            0
+        } else if detailed && super::args::is(metric, "cpu-usec") {
+            1
+        } else if detailed && super::args::is(metric, "network-bytes-in") {
+            2
+        } else if detailed && super::args::is(metric, "network-bytes-out") {
+            3
+        } else {
+            return Err(CmdError::new("ERR Unrecognized sort metric for ORDERBY."));
+        };
+        let (mut desc, mut limit) = (true, SLOTS as usize);
+        let (mut limits, mut orders) = (0, 0);
+        let mut i = 4;
+        while i < argv.len() {
+            if super::args::is(argv[i], "limit") && i + 1 < argv.len() {
+                limit = resp::parse_i64(argv[i + 1])
+                    .filter(|n| (1..=SLOTS as i64).contains(n))
+                    .ok_or_else(|| {
+                        CmdError::new(
+                            "ERR Limit has to lie in between 1 and 16384 (maximum number of slots).",
+                        )
+                    })? as usize;
+                i += 1;
+                limits += 1;
+            } else if super::args::is(argv[i], "asc") {
+                desc = false;
+                orders += 1;
+            } else if super::args::is(argv[i], "desc") {
+                desc = true;
+                orders += 1;
+            } else {
+                return Err(super::error::SYNTAX);
+            }
+            if limits > 1 || orders > 1 {
+                return Err(CmdError::new(
+                    "ERR Multiple filters of the same type are disallowed.",
+                ));
+            }
+            i += 1;
+        }
+        let mut by: Vec<(u64, usize)> = (0..SLOTS as usize)
+            .filter(|&s| mine(s))
+            .map(|s| {
+                let u = cx.server.cluster.slot_stats.get(s);
+                let stat = match metric {
+                    0 => key_count(cx, s),
+                    1 => u.cpu_usec,
+                    2 => u.bytes_in,
+                    _ => u.bytes_out,
+                };
+                (stat, s)
+            })
+            .collect();
+        // By the metric, ties by slot number ascending either way.
+        by.sort_by(|a, b| {
+            let c = if desc { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+            c.then(a.1.cmp(&b.1))
+        });
+        by.into_iter().take(limit).map(|(_, s)| s).collect()
+    } else {
+        return Err(super::error::subcommand_syntax(argv));
+    };
+    cx.array(slots.len());
+    for slot in slots {
+        cx.array(2);
+        cx.int(slot as i64);
+        cx.map(if detailed { 4 } else { 1 });
+        cx.bulk(b"key-count");
+        cx.int(key_count(cx, slot) as i64);
+        if detailed {
+            let u = cx.server.cluster.slot_stats.get(slot);
+            for (name, v) in [
+                ("cpu-usec", u.cpu_usec),
+                ("network-bytes-in", u.bytes_in),
+                ("network-bytes-out", u.bytes_out),
+            ] {
+                cx.bulk(name.as_bytes());
+                cx.int(v as i64);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Keys in `slot` (database 0, the only one in cluster mode).
+fn key_count(cx: &Ctx, slot: usize) -> u64 {
+    let view = cx
+        .server
+        .keyspace
+        .lock_shard(crate::storage::keyspace::shard_of(slot));
+    view.slot_len(0, slot) as u64
+}
+
+/// A slot argument, as Redis's getSlotOrReply.
+fn slot_arg(arg: &[u8]) -> Result<usize, CmdError> {
+    resp::parse_i64(arg)
+        .filter(|n| (0..SLOTS as i64).contains(n))
+        .map(|n| n as usize)
+        .ok_or_else(|| CmdError::new("ERR Invalid or out of range slot"))
 }
 
 fn getkeysinslot(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {

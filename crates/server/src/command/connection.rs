@@ -27,6 +27,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add("client|setinfo", client_setinfo);
     r.add("client|no-evict", client_no_evict);
     r.add("client|no-touch", client_no_touch);
+    r.add("client|capa", client_capa);
     r.add("client|reply", client_reply);
     r.add("client|help", client_help);
     r.add("monitor", monitor);
@@ -83,6 +84,9 @@ fn reset(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.client.reply_mode = ReplyMode::On;
     cx.client.info.name.lock().clear();
     cx.client.info.no_evict.store(false, Relaxed);
+    cx.client.info.no_touch.store(false, Relaxed);
+    cx.client.asking = false;
+    cx.client.cluster_readonly = false;
     cx.client.logout(&cx.server.acl);
     cx.simple(b"RESET");
     Ok(())
@@ -503,6 +507,16 @@ fn client_no_evict(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 fn client_no_touch(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let on = on_off(argv[2])?;
     cx.client.info.no_touch.store(on, Relaxed);
+    cx.ok();
+    Ok(())
+}
+
+/// CLIENT CAPA capability [capability ...] (Valkey 8.0): `redirect` is the
+/// one capability; others are ignored, as Valkey does.
+fn client_capa(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
+    if argv[2..].iter().any(|a| is(a, "redirect")) {
+        cx.client.capa_redirect = true;
+    }
     cx.ok();
     Ok(())
 }

@@ -6,7 +6,8 @@
 //! 2. authentication (`no_auth`);
 //! 3. `no_multi` inside MULTI;
 //! 4. ACL;
-//! 5. cluster redirection (MOVED/ASK/CROSSSLOT);
+//! 5. cluster redirection (MOVED/ASK/CROSSSLOT); outside cluster mode,
+//!    Valkey 8.0's REDIRECT to the primary (`CLIENT CAPA redirect`);
 //! 6. out of memory (`denyoom`; inside MULTI anything queued);
 //! 7. disk errors, MISCONF (writes, and PING);
 //! 8. too few good replicas, NOREPLICAS (`write`);
@@ -91,6 +92,11 @@ pub trait World {
     /// Cluster mode: MOVED, ASK, CROSSSLOT, TRYAGAIN or CLUSTERDOWN
     /// when this node does not serve the request's keys.
     fn redirect(&self, _call: &Call) -> Option<CmdError> {
+        None
+    }
+    /// A replica outside cluster mode: `REDIRECT host:port` for a client
+    /// that claimed `CLIENT CAPA redirect` (Valkey 8.0).
+    fn primary_redirect(&self, _call: &Call) -> Option<CmdError> {
         None
     }
     /// Over `maxmemory` with nothing (more) to evict. Evicts as a side
@@ -178,6 +184,9 @@ pub fn check<W: World>(w: &W, call: &Call) -> Option<Stop> {
         return reject(e);
     }
     if let Some(e) = w.redirect(call) {
+        return Some(Stop::Redirect(e));
+    }
+    if let Some(e) = w.primary_redirect(call) {
         return Some(Stop::Redirect(e));
     }
     let queued = in_multi && !cmd.has(flag::TX_CONTROL);

@@ -11,6 +11,7 @@
 pub mod acl;
 pub mod args;
 mod bitmap;
+pub mod collate;
 pub mod error;
 pub mod table;
 
@@ -596,6 +597,14 @@ impl gates::World for Gates<'_> {
         crate::cluster::redirect::check(self.server, self.client, call)
     }
 
+    #[inline]
+    fn primary_redirect(&self, call: &Call) -> Option<CmdError> {
+        if !self.client.capa_redirect || self.client.from_primary {
+            return None;
+        }
+        primary_redirect(self.server, self.client, call)
+    }
+
     fn replica_client(&self) -> bool {
         self.client.info.monitor.load(Relaxed)
             || self.client.info.kind.load(Relaxed) == crate::client::KIND_REPLICA
@@ -632,6 +641,26 @@ impl gates::World for Gates<'_> {
         }
         crate::scripting::busy_error(self.server, call).map(CmdError::new)
     }
+}
+
+/// Valkey 8.0's `-REDIRECT host:port` for a client that claimed `CLIENT
+/// CAPA redirect`, on a replica outside cluster mode: its writes, and its
+/// reads unless it sent READONLY, go to the primary (EXEC by what it
+/// queued).
+#[cold]
+fn primary_redirect(server: &Server, client: &Client, call: &Call) -> Option<CmdError> {
+    if server.cluster.enabled() || !server.keyspace.is_replica() {
+        return None;
+    }
+    let primary = server.repl.primary()?;
+    let tx = client
+        .tx
+        .as_ref()
+        .filter(|_| call.cmd.has(table::flag::EXEC));
+    let writes = call.has(table::flag::WRITE) || tx.is_some_and(|t| t.writes);
+    let reads = call.has(table::flag::READONLY) || tx.is_some_and(|t| t.reads);
+    (writes || (reads && !client.cluster_readonly))
+        .then(|| CmdError::new(format!("REDIRECT {}:{}", primary.host, primary.port)))
 }
 
 /// The MISCONF error while writes are refused after a failed save or log
@@ -735,8 +764,12 @@ fn run_request(
                 client.info.multi_len.store(tx.queue.len() as i64, Relaxed);
                 tx.writes |= call.has(table::flag::WRITE);
                 tx.denyoom |= call.has(table::flag::DENYOOM);
+                tx.reads |= call.has(table::flag::READONLY);
             }
             encode::simple(out, b"QUEUED");
+            if server.cluster.slot_stats.enabled() {
+                count_queued_slot_usage(server, client, &call, out.len() - mark);
+            }
             finish_reply(client, out, mark, false);
             return Next::Continue;
         }
@@ -762,6 +795,14 @@ fn run_request(
         Some(gates::Stop::Postpone) => return Next::Postpone,
     }
     let start = clock.last;
+    // The slot CLUSTER SLOT-STATS adds this request to, found before EXEC
+    // spends its queue.
+    let stats_slot = server
+        .cluster
+        .slot_stats
+        .enabled()
+        .then(|| crate::cluster::slot_stats::request_slot(client, &call))
+        .flatten();
     let mut view = lock_for(server, &call);
     if server.cluster.enabled() {
         // Fencing, and a slot migrating out: the lease may have lapsed, and
@@ -825,8 +866,44 @@ fn run_request(
     if us >= server.slowlog.watch_us() || cmd.has(table::flag::BLOCKING) {
         crate::observe::slowlog::command_done(server, client, cmd, argv, us, parked);
     }
+    if let Some(slot) = stats_slot.filter(|_| !parked && server.cluster.enabled()) {
+        add_slot_usage(server, slot, argv, cmd, took, out.len() - mark);
+    }
     finish_reply(client, out, mark, run.pushing);
     run.next
+}
+
+/// CLUSTER SLOT-STATS: a queued request's bytes and its `+QUEUED` (its
+/// time is EXEC's).
+#[cold]
+fn count_queued_slot_usage(server: &Server, client: &Client, call: &Call, reply: usize) {
+    if !server.cluster.enabled() {
+        return;
+    }
+    if let Some(slot) = crate::cluster::slot_stats::request_slot(client, call) {
+        let zero = std::time::Duration::ZERO;
+        add_slot_usage(server, slot, call.argv, call.cmd, zero, reply);
+    }
+}
+
+#[cold]
+fn add_slot_usage(
+    server: &Server,
+    slot: usize,
+    argv: &[&[u8]],
+    cmd: &Command,
+    took: std::time::Duration,
+    reply: usize,
+) {
+    use crate::cluster::slot_stats::{request_bytes, Usage};
+    server.cluster.slot_stats.add(
+        slot,
+        Usage {
+            cpu_usec: took.as_micros() as u64,
+            bytes_in: request_bytes(argv, cmd.has(table::flag::EXEC)),
+            bytes_out: reply as u64,
+        },
+    );
 }
 
 /// After a command while some client tracks: BCAST announcements of the

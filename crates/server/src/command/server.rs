@@ -131,7 +131,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             "server" => {
                 let _ = write!(
                     o,
-                    "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\nkeel_version:{}\r\nkeel_threads:{}\r\nkeel_threads_active:{}\r\n",
+                    "# Server\r\nredis_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\n{}keel_version:{}\r\nkeel_threads:{}\r\nkeel_threads_active:{}\r\n",
                     crate::redis_version(),
                     std::env::consts::OS,
                     std::env::consts::ARCH,
@@ -146,6 +146,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
                     crate::storage::access::lru_clock(now_ms),
                     std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
                     config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    listeners_and_zone(server, &cfg),
                     crate::KEEL_VERSION,
                     server.threads,
                     server.workers.active.load(Relaxed),
@@ -323,6 +324,39 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
 /// INFO latencystats: the configured percentiles of every command with a
 /// latency histogram, in microseconds (Redis's
 /// fillPercentileDistributionLatencies).
+/// INFO server's lines after `io_threads_active`: Redis 7.2's
+/// `listenerN` (one per kind of listener: tcp 0, unix 1, tls 2, with the
+/// addresses as configured) under 7.4's dialect, and Valkey 8.0's
+/// `availability_zone` when one is set.
+fn listeners_and_zone(server: &crate::server::Server, cfg: &crate::config::Settings) -> String {
+    let mut o = String::new();
+    if crate::speaks_7_4() {
+        let binds = |o: &mut String| {
+            for b in &cfg.bind {
+                let _ = write!(o, ",bind={b}");
+            }
+        };
+        let port = server.tcp_port.load(Relaxed);
+        if port != 0 {
+            o.push_str("listener0:name=tcp");
+            binds(&mut o);
+            let _ = write!(o, ",port={port}\r\n");
+        }
+        if let Some(path) = &cfg.unixsocket {
+            let _ = write!(o, "listener1:name=unix,bind={path}\r\n");
+        }
+        if cfg.tls_port != 0 {
+            o.push_str("listener2:name=tls");
+            binds(&mut o);
+            let _ = write!(o, ",port={}\r\n", cfg.tls_port);
+        }
+    }
+    if !cfg.availability_zone.is_empty() {
+        let _ = write!(o, "availability_zone:{}\r\n", cfg.availability_zone);
+    }
+    o
+}
+
 fn latencystats(server: &crate::server::Server, cfg: &crate::config::Settings, o: &mut String) {
     o.push_str("# Latencystats\r\n");
     let percentiles = &cfg.latency_tracking_info_percentiles;
@@ -609,6 +643,7 @@ fn config_resetstat(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     cx.server.expired_subkeys.store(0, Relaxed);
     cx.server.expire_cycle.time_cap_reached.store(0, Relaxed);
     cx.server.expire_cycle.cpu_us.store(0, Relaxed);
+    cx.server.cluster.slot_stats.reset();
     cx.ok();
     Ok(())
 }

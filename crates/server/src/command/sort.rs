@@ -267,6 +267,9 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
             }
         }
         let (alpha, by, desc) = (o.alpha, o.by.is_some(), o.desc);
+        // Redis compares with strcoll (the locale's collation, up to a
+        // NUL) unless it stores the result, then byte by byte.
+        let store = o.store.is_some();
         items.sort_by(|a, b| {
             let c = if !alpha {
                 a.score
@@ -278,11 +281,14 @@ fn sort_generic(cx: &mut Ctx, argv: &[&[u8]], readonly: bool) -> CmdResult {
                     (None, None) => Ordering::Equal,
                     (None, Some(_)) => Ordering::Less,
                     (Some(_), None) => Ordering::Greater,
-                    (Some(x), Some(y)) => x.cmp(y),
+                    (Some(x), Some(y)) if store => x.cmp(y),
+                    (Some(x), Some(y)) => super::collate::compare(x, y),
                 }
                 .then_with(|| a.elem.cmp(&b.elem))
-            } else {
+            } else if store {
                 a.elem.cmp(&b.elem)
+            } else {
+                super::collate::compare(&a.elem, &b.elem).then_with(|| a.elem.cmp(&b.elem))
             };
             if desc {
                 c.reverse()

@@ -198,3 +198,14 @@ pub fn lazyfree(_: &Server, s: &Settings) {
         flag.store(on, Relaxed);
     }
 }
+
+pub fn locale_collate(_: &Server, s: &Settings) {
+    crate::command::collate::set(&s.locale_collate);
+}
+
+pub fn cluster_slot_stats(server: &Server, s: &Settings) {
+    server
+        .cluster
+        .slot_stats
+        .set_enabled(s.cluster_slot_stats_enabled);
+}

@@ -61,6 +61,9 @@ enum Kind {
     AuxName,
     /// replicaof: `<host> <port>`, or `no one` (shown as "").
     ReplicaOf,
+    /// locale-collate: a locale the C library knows ("" = the
+    /// environment's).
+    Locale,
 }
 
 struct Param {
@@ -104,6 +107,7 @@ const HIDDEN: &[&str] = &[
     "loading-process-events-interval-bytes",
     "watchdog-period",
     "use-exit-on-panic",
+    "cluster-ping-interval",
 ];
 
 /// Parameters Redis 7.2 made hidden (see [`HIDDEN`]): patterns match them
@@ -124,6 +128,8 @@ const SINCE_7_2: &[&str] = &[
     "bio-cpulist",
     "aof-rewrite-cpulist",
     "bgsave-cpulist",
+    "locale-collate",
+    "cluster-ping-interval",
 ];
 
 /// Whether CONFIG GET and SET know `name` in the Redis version presented.
@@ -140,6 +146,15 @@ const PARAMS: &[Param] = &[
     p("bind", Kind::Str, "127.0.0.1 -::1", true),
     p("unixsocket", Kind::Str, "", false),
     p("unixsocketperm", Kind::Octal, "0", false),
+    // Valkey 8.0's: the Unix socket's group (a name).
+    p("unixsocketgroup", Kind::Str, "", false),
+    // Valkey 8.0's: the zone INFO server shows (`availability_zone`).
+    p("availability-zone", Kind::Str, "", true),
+    // Valkey 8.0's: CLUSTER SLOT-STATS also counts CPU and network bytes
+    // per slot.
+    p("cluster-slot-stats-enabled", Kind::Bool, "no", true).applied(apply::cluster_slot_stats),
+    // Redis 7.2's: the collation of SORT ... ALPHA.
+    p("locale-collate", Kind::Locale, "", true).applied(apply::locale_collate),
     p(
         "databases",
         Kind::Int {
@@ -386,6 +401,17 @@ const PARAMS: &[Param] = &[
         true,
     ),
     p("use-exit-on-panic", Kind::Bool, "no", true),
+    // Redis 7.2's hidden knob for its cluster bus's ping period; keel's
+    // nodes keep their topology in etcd, with no bus to ping.
+    p(
+        "cluster-ping-interval",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        "0",
+        true,
+    ),
     p("rdbchecksum", Kind::Bool, "yes", true),
     p("stop-writes-on-bgsave-error", Kind::Bool, "yes", true),
     p(
@@ -1004,6 +1030,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("list-max-ziplist-size", "list-max-listpack-size"),
     ("lua-time-limit", "busy-reply-threshold"),
     ("slaveof", "replicaof"),
+    // Valkey 8.0's names (its canonical ones; Redis's stay keel's).
+    ("primaryauth", "masterauth"),
+    ("primaryuser", "masteruser"),
     ("slave-serve-stale-data", "replica-serve-stale-data"),
     ("slave-read-only", "replica-read-only"),
     ("slave-lazy-flush", "replica-lazy-flush"),
@@ -1269,6 +1298,13 @@ fn normalise(p: &Param, value: &str) -> Result<String, String> {
                 return Err("Hostnames may only contain alphanumeric characters, hyphens or dots".into());
             }
             Ok(value.to_string())
+        }
+        Kind::Locale => {
+            if crate::command::collate::valid(value) {
+                Ok(value.to_string())
+            } else {
+                Err("Invalid locale name".into())
+            }
         }
         Kind::AuxName => {
             if value.bytes().any(|c| !c.is_ascii_alphanumeric() && b"!#$%&()*+:;<>?@[]^{|}~".contains(&c)) {
@@ -1802,7 +1838,7 @@ impl Config {
                     state.line(name, format!("{name} {v}"), true)
                 }
             }
-            Kind::Str | Kind::ProcTitle | Kind::Hostname | Kind::AuxName => {
+            Kind::Str | Kind::ProcTitle | Kind::Hostname | Kind::AuxName | Kind::Locale => {
                 if NULL_WHEN_EMPTY.contains(&name) || name.starts_with("tls-") {
                     if v.is_empty() {
                         state.processed.insert(name.into());
@@ -1880,6 +1916,7 @@ impl Config {
 /// EMPTY_STRING_IS_NULL): CONFIG REWRITE drops their lines then.
 const NULL_WHEN_EMPTY: &[&str] = &[
     "unixsocket",
+    "unixsocketgroup",
     "pidfile",
     "requirepass",
     "masterauth",

@@ -297,6 +297,10 @@ settings! {
     bind: Vec<String> = "bind";
     unixsocket: Option<String> = "unixsocket";
     unixsocketperm: u32 = "unixsocketperm" => octal;
+    unixsocketgroup: Option<String> = "unixsocketgroup";
+    availability_zone: String = "availability-zone";
+    cluster_slot_stats_enabled: bool = "cluster-slot-stats-enabled";
+    locale_collate: String = "locale-collate";
     tcp_backlog: u32 = "tcp-backlog";
     tcp_keepalive: u64 = "tcp-keepalive";
     maxclients: usize = "maxclients";

@@ -208,3 +208,33 @@ fn bind_tcp(addr: SocketAddr, backlog: u32) -> std::io::Result<std::net::TcpList
     sock.set_nonblocking(true)?;
     Ok(sock.into())
 }
+
+/// Valkey 8.0's `unixsocketgroup`: gives the Unix socket at `path` to the
+/// group named `group` (its owner unchanged), as Valkey's anetListen.
+pub fn chown_group(path: &str, group: &str) -> Result<(), String> {
+    let gid = group_id(group)
+        .ok_or_else(|| format!("getgrnam error for group '{group}': no such group"))?;
+    std::os::unix::fs::chown(path, None, Some(gid))
+        .map_err(|e| format!("chown error for group '{group}': {e}"))
+}
+
+/// The id of the group named `name`, from the system's group database.
+fn group_id(name: &str) -> Option<u32> {
+    let name = std::ffi::CString::new(name).ok()?;
+    // SAFETY: all-zero is a valid `struct group` to be filled in.
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    let mut buf = vec![0 as libc::c_char; 1 << 16];
+    // SAFETY: every pointer is valid for the call; getgrnam_r writes only
+    // into `grp`, `buf` (of the length given) and `found`.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            name.as_ptr(),
+            &mut grp,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        )
+    };
+    (rc == 0 && !found.is_null()).then_some(grp.gr_gid)
+}

@@ -94,6 +94,11 @@ pub fn listen(server: &Server) -> Result<Bound, StartError> {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
         }
+        if let Some(group) = &s.unixsocketgroup {
+            listeners::chown_group(path, group).map_err(|e| {
+                StartError::Listen(format!("Failed opening Unix socket {path}: {e}"))
+            })?;
+        }
         unix = Some(Listener::Unix(l, path.clone()));
     }
     if plain.is_empty() && tls.is_empty() && unix.is_none() {

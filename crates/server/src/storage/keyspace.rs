@@ -1092,6 +1092,17 @@ impl<'a> View<'a> {
         }
     }
 
+    /// How many keys database `db` holds in `slot` (expired ones not yet
+    /// removed included, as Redis's countKeysInSlot). The slot's shard
+    /// must be held.
+    pub fn slot_len(&self, db: usize, slot: usize) -> usize {
+        let s = self.shard_ref(shard_of(slot));
+        s.dbs
+            .get(db)
+            .and_then(|d| d.map(slot))
+            .map_or(0, |m| m.len())
+    }
+
     /// Marks `key`'s value as its own object (COPY, and RENAME/MOVE of
     /// such a value): OBJECT REFCOUNT 1 even for a small integer.
     pub fn set_unshared(&mut self, db: usize, key: &[u8]) {

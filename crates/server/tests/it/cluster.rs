@@ -1872,3 +1872,148 @@ fn keel_ctl_adds_rebalances_fails_over_and_removes_nodes() {
     assert!(ok, "{out}");
     read_all(&client);
 }
+
+// ---------------------------------------------------------------------------
+// Valkey 8.0's CLUSTER SLOT-STATS
+// ---------------------------------------------------------------------------
+
+/// CLUSTER SLOT-STATS as Valkey 8.0.1 answers it (replies and errors
+/// recorded from valkey-server 8.0.1 in cluster mode): key counts always,
+/// CPU time and request/reply bytes per slot with
+/// `cluster-slot-stats-enabled`, only for the slots of the node's shard.
+#[test]
+fn cluster_slot_stats_count_keys_time_and_bytes_of_the_nodes_slots() {
+    let c = KeelCluster::start(2);
+    c.create(0);
+    for i in 0..2 {
+        wait_ok(&c, i);
+    }
+    // Slot 15495 is key "a"'s.
+    let p = c.primary_of_slot(0, 15495);
+    let other = 1 - p;
+    let mut r = c.raw(p);
+    let one = |keys: u8| format!("*1\r\n*2\r\n:15495\r\n*2\r\n$9\r\nkey-count\r\n:{keys}\r\n");
+    assert_eq!(
+        r.cmd(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "15495", "15495"]),
+        one(0).as_bytes()
+    );
+    assert_eq!(
+        c.raw(other)
+            .cmd(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "15495", "15495"]),
+        b"*0\r\n"
+    );
+    // Every slot of the shard, in slot order.
+    let all = r.cmd(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "16383"]);
+    assert!(all.starts_with(b"*8192\r\n"), "{}", escape(&all));
+    assert_eq!(r.cmd(&["SET", "a", "1"]), b"+OK\r\n");
+    assert_eq!(
+        r.cmd(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "15495", "15495"]),
+        one(1).as_bytes()
+    );
+    let top = r.cmd(&[
+        "CLUSTER",
+        "SLOT-STATS",
+        "ORDERBY",
+        "KEY-COUNT",
+        "LIMIT",
+        "1",
+    ]);
+    assert_eq!(top, one(1).as_bytes());
+    // Without the switch only key-count sorts.
+    let unknown = b"-ERR Unrecognized sort metric for ORDERBY.\r\n";
+    assert_eq!(
+        r.cmd(&["CLUSTER", "SLOT-STATS", "ORDERBY", "cpu-usec"]),
+        unknown
+    );
+
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "cluster-slot-stats-enabled", "yes"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), b"+OK\r\n");
+    // GET a: 20 bytes in, `$1\r\n1\r\n` out; MULTI, SET a 2, EXEC: the
+    // queued SET's 27 bytes and +QUEUED, EXEC's 14 and MULTI's 15, and
+    // EXEC's reply.
+    assert_eq!(r.cmd(&["GET", "a"]), b"$1\r\n1\r\n");
+    assert_eq!(r.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(r.cmd(&["SET", "a", "2"]), b"+QUEUED\r\n");
+    assert_eq!(r.cmd(&["EXEC"]), b"*1\r\n+OK\r\n");
+    let stats = r.cmd(&[
+        "CLUSTER",
+        "SLOT-STATS",
+        "ORDERBY",
+        "network-bytes-in",
+        "LIMIT",
+        "1",
+    ]);
+    let text = String::from_utf8_lossy(&stats).to_string();
+    let cpu_at = text.find("$8\r\ncpu-usec\r\n:").expect("cpu-usec") + 15;
+    let cpu_end = cpu_at + text[cpu_at..].find("\r\n").expect("end");
+    let cpu: u64 = text[cpu_at..cpu_end].parse().expect("a count");
+    assert_eq!(
+        text,
+        format!(
+            "*1\r\n*2\r\n:15495\r\n*8\r\n$9\r\nkey-count\r\n:1\r\n$8\r\ncpu-usec\r\n:{cpu}\r\n$16\r\nnetwork-bytes-in\r\n:76\r\n$17\r\nnetwork-bytes-out\r\n:25\r\n"
+        )
+    );
+    // Ties by slot ascending, either order.
+    let asc = r.cmd(&[
+        "CLUSTER",
+        "SLOT-STATS",
+        "ORDERBY",
+        "network-bytes-out",
+        "LIMIT",
+        "2",
+        "ASC",
+    ]);
+    let first = c
+        .raw(p)
+        .cmd(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "16383"]);
+    let lowest = String::from_utf8_lossy(&first)
+        .split("\r\n")
+        .nth(2)
+        .expect("the first slot")
+        .to_string();
+    assert!(
+        String::from_utf8_lossy(&asc).starts_with(&format!("*2\r\n*2\r\n{lowest}\r\n")),
+        "{}",
+        escape(&asc)
+    );
+
+    // Valkey's errors.
+    for (args, err) in [
+        (
+            &["ORDERBY", "key-count", "LIMIT", "0"][..],
+            "ERR Limit has to lie in between 1 and 16384 (maximum number of slots).",
+        ),
+        (
+            &["ORDERBY", "key-count", "LIMIT", "2", "LIMIT", "3"],
+            "ERR Multiple filters of the same type are disallowed.",
+        ),
+        (
+            &["ORDERBY", "key-count", "ASC", "DESC"],
+            "ERR Multiple filters of the same type are disallowed.",
+        ),
+        (&["ORDERBY", "key-count", "foo"], "ERR syntax error"),
+        (
+            &["SLOTSRANGE", "5", "1"],
+            "ERR Start slot number 5 is greater than end slot number 1",
+        ),
+        (
+            &["SLOTSRANGE", "5", "16384"],
+            "ERR Invalid or out of range slot",
+        ),
+        (
+            &["SLOTSRANGE", "5"],
+            "ERR unknown subcommand or wrong number of arguments for 'SLOT-STATS'. Try CLUSTER HELP.",
+        ),
+        (
+            &["foo"],
+            "ERR wrong number of arguments for 'cluster|slot-stats' command",
+        ),
+    ] {
+        let mut argv = vec!["CLUSTER", "SLOT-STATS"];
+        argv.extend_from_slice(args);
+        assert_eq!(r.cmd(&argv), format!("-{err}\r\n").as_bytes(), "{args:?}");
+    }
+}

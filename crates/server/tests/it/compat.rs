@@ -5388,6 +5388,8 @@ const NEWER_THAN_7_0: &[&str] = &[
     "hpersist",
     // Valkey 8.0's.
     "script|show",
+    "client|capa",
+    "cluster|slot-stats",
 ];
 
 fn bulk_text(v: &Value) -> String {

@@ -492,8 +492,26 @@ CLIENT SETINFO lib-name "a b"
 CLIENT SETINFO lib-ver "x\ny"
 CLIENT SETINFO foo bar
 CLIENT SETINFO LIB-NAME x
+# ------------------------------------------------ locale-collate (7.2), hidden cluster-ping-interval
+CONFIG GET locale-collate
+CONFIG SET locale-collate xx_YY.nothing
+CONFIG SET locale-collate C
+CONFIG GET locale-collate
+RPUSH coll b a "a\x00z" c "b\x00a"
+SORT coll ALPHA LIMIT 0 1
+SORT coll ALPHA DESC LIMIT 0 1
+SORT coll ALPHA STORE coll2
+LRANGE coll2 0 -1
+CONFIG SET locale-collate POSIX
+CONFIG SET locale-collate ""
+CONFIG GET cluster-ping-interval
+CONFIG GET cluster-ping*
+CONFIG SET cluster-ping-interval -1
+CONFIG SET cluster-ping-interval 5
+CONFIG GET cluster-ping-interval
+CONFIG SET cluster-ping-interval 0
 
-DEL fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
+DEL coll coll2 fe fe_str fp fp2 fp3 fl fv fl2 p1 p2 p3 fk
 "##;
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -760,3 +760,32 @@ fn redis_version_presents_the_chosen_dialect() {
         b"-ERR CONFIG SET failed (possibly related to argument 'redis-version') - can't set immutable config\r\n"
     );
 }
+
+/// INFO server's `listenerN` lines (Redis 7.2): one per kind of listener
+/// (tcp 0, unix 1, tls 2) with its addresses as configured, in the format
+/// redis-server 7.4.1 prints; none under 7.0's dialect.
+#[test]
+fn info_server_lists_the_listeners_under_74() {
+    let dir = scratch_dir("listeners");
+    let sock = dir.join("keel.sock");
+    let sock = sock.to_str().expect("utf-8 path");
+    let s = Server::keel_with(&[
+        "--redis-version",
+        "7.4.1",
+        "--bind",
+        "127.0.0.1 -::1",
+        "--unixsocket",
+        sock,
+    ]);
+    let info = String::from_utf8(s.raw().cmd(&["INFO", "server"])).unwrap();
+    let wanted = format!(
+        "\r\nio_threads_active:0\r\nlistener0:name=tcp,bind=127.0.0.1,bind=-::1,port={}\r\nlistener1:name=unix,bind={sock}\r\n",
+        s.port
+    );
+    assert!(info.contains(&wanted), "{info}");
+    drop(s);
+    let s = Server::keel_with(&["--redis-version", "7.0.15"]);
+    let info = String::from_utf8(s.raw().cmd(&["INFO", "server"])).unwrap();
+    assert!(!info.contains("listener"), "{info}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
