@@ -40,9 +40,12 @@ def measure(binary, args, tests, n, clients, pipeline, bench_args=()):
     work = tempfile.mkdtemp(prefix="keel-instr-")
     port = free_port()
     out = os.path.join(work, "callgrind.out")
+    # A redis-server binary (bench/per_request.py compares with Redis)
+    # takes neither keel's setting nor needs it.
+    own = ["--appendonly", "no"] if os.path.basename(binary) == "redis-server" else ["--idle-poll-us", "0"]
     proc = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}.%p",
-         binary, "--port", str(port), "--save", "", "--idle-poll-us", "0", *args],
+         binary, "--port", str(port), "--save", "", *own, *args],
         cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc, timeout=120)
     result = {}

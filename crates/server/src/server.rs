@@ -662,11 +662,11 @@ fn worker(server: Arc<Server>, me: usize, mut rx: mpsc::UnboundedReceiver<Incomi
             return;
         }
     };
+    let stats = server.stats.register_thread(server.commands.len());
     match net::idle_poll::runtime_epoll(&rt) {
-        Some(fd) => net::idle_poll::init_worker(me, fd),
+        Some(fd) => net::idle_poll::init_worker(me, fd, stats.clone()),
         None => tracing::warn!("worker {me}: runtime epoll not found, no idle polling"),
     }
-    let stats = server.stats.register_thread(server.commands.len());
     crate::tier::ring::on_worker();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {

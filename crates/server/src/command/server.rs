@@ -396,8 +396,9 @@ fn keel_section(
     }
     let _ = write!(
         o,
-        "keel_idle_poll_allowed:{}\r\n",
-        crate::net::idle_poll::cores_free() as u8
+        "keel_idle_poll_allowed:{}\r\nkeel_idle_poll_paying_workers:{}\r\n",
+        crate::net::idle_poll::cores_free() as u8,
+        crate::net::idle_poll::paying_workers(w.len()),
     );
     let shards = server.keyspace.shard_stats(view);
     let keys: Vec<u64> = shards.iter().map(|s| s.keys).collect();

@@ -17,8 +17,8 @@ use crate::num::strtol::strtoll_whole;
 mod apply;
 mod settings;
 pub use settings::{
-    ClientsMemory, DisklessLoad, EndpointType, Exposure, FromValue, LogLevel, ReplicaOf, Settings,
-    TlsAuthClients,
+    ClientsMemory, DisklessLoad, EndpointType, Exposure, FromValue, IdlePollPolicy, LogLevel,
+    ReplicaOf, Settings, TlsAuthClients,
 };
 
 #[derive(Debug, Clone, Copy)]
@@ -245,6 +245,13 @@ const PARAMS: &[Param] = &[
     ),
     // keel's own: see net::idle_poll.
     p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true).applied(apply::idle_poll_us),
+    p(
+        "idle-poll-policy",
+        Kind::Enum(&["cpu", "rate"]),
+        "cpu",
+        true,
+    )
+    .applied(apply::idle_poll_us),
     // Honoured at start (main.rs forks into the background).
     p("daemonize", Kind::Bool, "no", false),
     p("pidfile", Kind::Str, "", false),

@@ -193,6 +193,27 @@ impl FromValue for DisklessLoad {
     }
 }
 
+/// `idle-poll-policy` (keel's own): when a busy worker polls before
+/// sleeping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdlePollPolicy {
+    /// Only while polling costs less CPU per request than sleeping, by
+    /// the worker's own trials (`net::idle_poll`).
+    Cpu,
+    /// Whenever the worker is busy: more CPU per request for a higher rate
+    /// where the clients pay for waking a sleeping worker.
+    Rate,
+}
+
+impl FromValue for IdlePollPolicy {
+    fn from_value(v: &str) -> IdlePollPolicy {
+        match v {
+            "rate" => IdlePollPolicy::Rate,
+            _ => IdlePollPolicy::Cpu,
+        }
+    }
+}
+
 /// `cluster-preferred-endpoint-type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndpointType {
@@ -317,6 +338,7 @@ settings! {
     threads: usize = "threads";
     active_threads_min: usize = "active-threads-min";
     idle_poll_us: u64 = "idle-poll-us";
+    idle_poll_policy: IdlePollPolicy = "idle-poll-policy";
     hz: u64 = "hz";
     dynamic_hz: bool = "dynamic-hz";
     daemonize: bool = "daemonize";
