@@ -9,7 +9,7 @@ p99, the keel/redis rps ratio, requests per server CPU-second (from
 microseconds per request against each (on a machine whose cores the client
 shares with the server, the client's cost bounds the rate).
 
-Usage: bench/compare.py [--runs 3] [--keel-args "..."] [--redis-args "..."]
+Usage: bench/compare.py [--runs 3] [--spread] [--keel-args "..."] [--redis-args "..."]
                         [--label text] [--setup FILE] [--baseline BIN [--baseline-args "..."]]
                         [--keel-bench-args "..."] [--tls] -- <redis-benchmark args>
 
@@ -218,6 +218,8 @@ def main():
     ap.add_argument("--setup", default="",
                     help="file of commands (redis-cli syntax, one per line) run on both servers before "
                          "the benchmark, e.g. to fill keys it reads")
+    ap.add_argument("--spread", action="store_true",
+                    help="also print every run's rps per row (the spread of repeated runs)")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     global TOOL, PRELOAD
@@ -296,6 +298,17 @@ def main():
         print(f"| {t} | {rr:,.0f} | {kr:,.0f} | {kr / rr:.2f} | {med(r, 'p50'):.3f} | {med(k, 'p50'):.3f} | "
               f"{med(r, 'p99'):.3f} | {med(k, 'p99'):.3f} | {rc:,.0f} | {kc:,.0f} | {kc / rc:.2f} | "
               f"{med(r, 'client_us'):.1f} / {med(k, 'client_us'):.1f} |")
+    if a.spread:
+        print(f"\nEvery run's rps, in run order ({o}; keel), and max/min of each:\n")
+        print(f"| test | {o} runs | keel runs | {o} max/min | keel max/min |")
+        print("|---|---|---|---:|---:|")
+        for t in names:
+            r, k = results.get((t, "redis"), []), results.get((t, "keel"), [])
+            if not r or not k:
+                continue
+            runs = lambda rows: " / ".join(f"{x['rps']:,.0f}" for x in rows)
+            ratio = lambda rows: max(x["rps"] for x in rows) / max(min(x["rps"] for x in rows), 1e-9)
+            print(f"| {t} | {runs(r)} | {runs(k)} | {ratio(r):.2f} | {ratio(k):.2f} |")
 
 
 if __name__ == "__main__":

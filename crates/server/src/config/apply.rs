@@ -88,7 +88,7 @@ pub fn acllog_max_len(server: &Server, s: &Settings) {
 
 pub fn idle_poll_us(_: &Server, s: &Settings) {
     crate::net::idle_poll::set_budget_us(s.idle_poll_us);
-    crate::net::idle_poll::set_judged(s.idle_poll_policy == crate::config::IdlePollPolicy::Cpu);
+    crate::net::idle_poll::set_judged(s.idle_poll_goal == crate::config::IdlePollGoal::Cpu);
 }
 
 pub fn repl_backlog_size(server: &Server, s: &Settings) {

@@ -17,7 +17,7 @@ use crate::num::strtol::strtoll_whole;
 mod apply;
 mod settings;
 pub use settings::{
-    ClientsMemory, DisklessLoad, EndpointType, Exposure, FromValue, IdlePollPolicy, LogLevel,
+    ClientsMemory, DisklessLoad, EndpointType, Exposure, FromValue, IdlePollGoal, LogLevel,
     ReplicaOf, Settings, TlsAuthClients,
 };
 
@@ -245,13 +245,7 @@ const PARAMS: &[Param] = &[
     ),
     // keel's own: see net::idle_poll.
     p("idle-poll-us", Kind::Int { min: 0, max: 1000 }, "100", true).applied(apply::idle_poll_us),
-    p(
-        "idle-poll-policy",
-        Kind::Enum(&["cpu", "rate"]),
-        "cpu",
-        true,
-    )
-    .applied(apply::idle_poll_us),
+    p("idle-poll-goal", Kind::Enum(&["cpu", "rate"]), "cpu", true).applied(apply::idle_poll_us),
     // Honoured at start (main.rs forks into the background).
     p("daemonize", Kind::Bool, "no", false),
     p("pidfile", Kind::Str, "", false),

@@ -193,10 +193,10 @@ impl FromValue for DisklessLoad {
     }
 }
 
-/// `idle-poll-policy` (keel's own): when a busy worker polls before
+/// `idle-poll-goal` (keel's own): when a busy worker polls before
 /// sleeping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IdlePollPolicy {
+pub enum IdlePollGoal {
     /// Only while polling costs less CPU per request than sleeping, by
     /// the worker's own trials (`net::idle_poll`).
     Cpu,
@@ -205,11 +205,11 @@ pub enum IdlePollPolicy {
     Rate,
 }
 
-impl FromValue for IdlePollPolicy {
-    fn from_value(v: &str) -> IdlePollPolicy {
+impl FromValue for IdlePollGoal {
+    fn from_value(v: &str) -> IdlePollGoal {
         match v {
-            "rate" => IdlePollPolicy::Rate,
-            _ => IdlePollPolicy::Cpu,
+            "rate" => IdlePollGoal::Rate,
+            _ => IdlePollGoal::Cpu,
         }
     }
 }
@@ -338,7 +338,7 @@ settings! {
     threads: usize = "threads";
     active_threads_min: usize = "active-threads-min";
     idle_poll_us: u64 = "idle-poll-us";
-    idle_poll_policy: IdlePollPolicy = "idle-poll-policy";
+    idle_poll_goal: IdlePollGoal = "idle-poll-goal";
     hz: u64 = "hz";
     dynamic_hz: bool = "dynamic-hz";
     daemonize: bool = "daemonize";

@@ -23,7 +23,7 @@
 //! with polling allowed and one without, compares the CPU time its thread
 //! spent per socket read in each, and polls until the next trial only if
 //! polling was the cheaper (with a margin, so that it does not flap);
-//! `idle-poll-policy rate` polls whenever the worker is busy instead.
+//! `idle-poll-goal rate` polls whenever the worker is busy instead.
 //! Measured at 50 redis-benchmark clients on this 2-core machine, polling
 //! had come to cost 43% more CPU per request for a lower rate
 //! (docs/benchmarks.md, "CPU per request").
@@ -240,7 +240,7 @@ impl Judge {
     }
 }
 
-/// `idle-poll-policy cpu` (the default): polling only where it pays;
+/// `idle-poll-goal cpu` (the default): polling only where it pays;
 /// `rate`: whenever a worker is busy.
 static JUDGED: AtomicBool = AtomicBool::new(true);
 

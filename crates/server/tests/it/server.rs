@@ -594,7 +594,7 @@ async fn command_getkeys_argument_count() {
     );
 }
 
-/// keel's `idle-poll-us` and `idle-poll-policy`: readable and settable like
+/// keel's `idle-poll-us` and `idle-poll-goal`: readable and settable like
 /// any parameter, bounded, and with polling off, at its longest, judged or
 /// not, every connection is still served
 /// (several clients at once, so workers do go to sleep between requests).
@@ -615,15 +615,15 @@ fn idle_poll_setting() {
         raw.cmd(&["CONFIG", "SET", "idle-poll-us", "1001"]),
         b"-ERR CONFIG SET failed (possibly related to argument 'idle-poll-us') - argument must be between 0 and 1000 inclusive\r\n"
     );
-    // `idle-poll-policy`: `cpu` (polling only where it lowers the CPU per
+    // `idle-poll-goal`: `cpu` (polling only where it lowers the CPU per
     // request) or `rate` (whenever a worker is busy).
     assert_eq!(
-        raw.cmd(&["CONFIG", "GET", "idle-poll-policy"]),
-        b"*2\r\n$16\r\nidle-poll-policy\r\n$3\r\ncpu\r\n"
+        raw.cmd(&["CONFIG", "GET", "idle-poll-goal"]),
+        b"*2\r\n$14\r\nidle-poll-goal\r\n$3\r\ncpu\r\n"
     );
     assert_eq!(
-        raw.cmd(&["CONFIG", "SET", "idle-poll-policy", "always"]),
-        b"-ERR CONFIG SET failed (possibly related to argument 'idle-poll-policy') - argument(s) must be one of the following: cpu, rate\r\n"
+        raw.cmd(&["CONFIG", "SET", "idle-poll-goal", "always"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'idle-poll-goal') - argument(s) must be one of the following: cpu, rate\r\n"
     );
     let info = String::from_utf8(raw.cmd(&["INFO", "keel"])).unwrap();
     let paying = info_field(&info, "keel_idle_poll_paying_workers").expect("the count");
@@ -636,7 +636,7 @@ fn idle_poll_setting() {
     ] {
         assert_eq!(raw.cmd(&["CONFIG", "SET", "idle-poll-us", us]), b"+OK\r\n");
         assert_eq!(
-            raw.cmd(&["CONFIG", "SET", "idle-poll-policy", policy]),
+            raw.cmd(&["CONFIG", "SET", "idle-poll-goal", policy]),
             b"+OK\r\n"
         );
         let clients: Vec<_> = (0..4)
