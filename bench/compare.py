@@ -9,7 +9,7 @@ p99, the keel/redis rps ratio, requests per server CPU-second (from
 microseconds per request against each (on a machine whose cores the client
 shares with the server, the client's cost bounds the rate).
 
-Usage: bench/compare.py [--runs 3] [--spread] [--keel-args "..."] [--redis-args "..."]
+Usage: bench/compare.py [--runs 3] [--warmup N] [--spread] [--keel-args "..."] [--redis-args "..."]
                         [--label text] [--setup FILE] [--baseline BIN [--baseline-args "..."]]
                         [--keel-bench-args "..."] [--tls] -- <redis-benchmark args>
 
@@ -218,6 +218,9 @@ def main():
     ap.add_argument("--setup", default="",
                     help="file of commands (redis-cli syntax, one per line) run on both servers before "
                          "the benchmark, e.g. to fill keys it reads")
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="unmeasured runs first (each test on each server): the keyspace a run leaves "
+                         "(new keys, grown lists) then no longer differs between the measured runs")
     ap.add_argument("--spread", action="store_true",
                     help="also print every run's rps per row (the spread of repeated runs)")
     ap.add_argument("bench", nargs=argparse.REMAINDER)
@@ -259,6 +262,10 @@ def main():
     extra = {"redis": [], "keel": shlex.split(a.keel_bench_args)}
     results = {}  # (name, server) -> list of rows
     try:
+        for _ in range(a.warmup):
+            for name, selector in tests:
+                for srv in ("redis", "keel"):
+                    run_bench(servers[srv][1], extra[srv] + common, selector)
         for run in range(a.runs):
             for name, selector in tests:
                 order = ["redis", "keel"] if run % 2 == 0 else ["keel", "redis"]
