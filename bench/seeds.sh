@@ -18,8 +18,12 @@ done
 # Seed 004 (large values, pipelined), no memory limit.
 # LRANGE_100 of these values is a 2-3 MB reply (Redis: ~300 per second), so
 # it runs on its own with fewer requests.
-c -c 50 -P 5 -n 100000 -d 18000 -q -t set,get,lpush
-c -c 50 -P 10 -n 100000 -d 30000 -q -t set,get,lpush
+# Two unmeasured runs first: the first runs' new keys and the list LPUSH
+# grows would otherwise make each run a different workload
+# (docs/benchmarks.md, "Large values: why repeated runs spread").
+cw() { python3 bench/compare.py --runs "$runs" --warmup 2 -- "$@"; }
+cw -c 50 -P 5 -n 100000 -d 18000 -q -t set,get,lpush
+cw -c 50 -P 10 -n 100000 -d 30000 -q -t set,get,lpush
 c -c 50 -P 5 -n 2000 -d 18000 -q -t lrange_100
 # The default suite: 50 clients, pipelined, one client.
 tests=ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange,mset

@@ -797,10 +797,7 @@ fn run_request(
     let start = clock.last;
     // The slot CLUSTER SLOT-STATS adds this request to, found before EXEC
     // spends its queue.
-    let stats_slot = server
-        .cluster
-        .slot_stats
-        .enabled()
+    let stats_slot = (server.cluster.slot_stats.enabled() && server.cluster.enabled())
         .then(|| crate::cluster::slot_stats::request_slot(client, &call))
         .flatten();
     let mut view = lock_for(server, &call);
@@ -866,7 +863,7 @@ fn run_request(
     if us >= server.slowlog.watch_us() || cmd.has(table::flag::BLOCKING) {
         crate::observe::slowlog::command_done(server, client, cmd, argv, us, parked);
     }
-    if let Some(slot) = stats_slot.filter(|_| !parked && server.cluster.enabled()) {
+    if let Some(slot) = stats_slot.filter(|_| !parked) {
         add_slot_usage(server, slot, argv, cmd, took, out.len() - mark);
     }
     finish_reply(client, out, mark, run.pushing);
