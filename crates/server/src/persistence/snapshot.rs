@@ -540,7 +540,7 @@ pub fn load_into_releasing(
     let replica = server.keyspace.is_replica();
     // With a disk tier, what does not fit under maxmemory goes to disk as
     // it loads: an image larger than memory loads.
-    let mut spill = crate::tier::active().map(|_| crate::tier::spill::WhileLoading::default());
+    let mut spill = crate::tier::active().map(|_| crate::tier::spill::WhileLoading::begin());
     let key_delay = server.settings().key_load_delay;
     let result = rdb::load(
         data,

@@ -145,9 +145,21 @@ fn spill_in(
 /// keeps the values' memory level but not the keys' own, which grows with
 /// every key loaded: while memory is still over the limit after a batch,
 /// values loaded earlier go too, found by a sweep of the slots.
-#[derive(Default)]
+///
+/// "Over the limit" while loading counts resident memory too, not only
+/// what the allocator hands out: millions of small key nodes leave the
+/// allocator's pages partly used, and a restart or full sync that kept
+/// counted memory at `maxmemory` grew the process 11% past it. The load
+/// keeps the resident memory it added within `maxmemory` (what the
+/// process held beyond counted memory when the load began, the binary and
+/// the empty server, is not charged).
 pub struct WhileLoading {
     recent: Vec<(usize, Vec<u8>)>,
+    /// Resident bytes the allocator did not count when the load began.
+    uncounted: usize,
+    /// Batches until resident memory is read again, and what it said.
+    resident_in: u32,
+    resident_over: bool,
     /// Bytes freed by spilling since memory was last given back.
     freed: usize,
     /// The next slot the sweep looks in.
@@ -161,7 +173,31 @@ pub struct WhileLoading {
 /// Slots one sweep looks in at most.
 const SWEEP_SLOTS: usize = 64;
 
+/// Checks between two reads of resident memory (a read of
+/// /proc/self/statm): the load spills at most this many batches more than
+/// it needed to.
+const RESIDENT_EVERY: u32 = 4;
+
 impl WhileLoading {
+    /// Before the first key of a load.
+    pub fn begin() -> WhileLoading {
+        // Memory freed before the load (the server's start leaves tens of
+        // megabytes of freed pages) goes back first: the allocator would
+        // reuse it for the first keys, and it must not count as the
+        // process's own.
+        crate::memory::purge();
+        WhileLoading {
+            recent: Vec::new(),
+            uncounted: crate::command::memory::rss_bytes()
+                .saturating_sub(crate::memory::alloc::used()),
+            resident_in: 0,
+            resident_over: false,
+            freed: 0,
+            sweep: 0,
+            sweep_skip: (0, 0),
+        }
+    }
+
     /// `key` (of `db`) was just loaded in `view`.
     pub fn loaded(&mut self, server: &Server, view: &mut View, db: usize, key: Vec<u8>) {
         self.recent.push((db, key));
@@ -169,14 +205,33 @@ impl WhileLoading {
             return;
         }
         let recent = std::mem::take(&mut self.recent);
-        if crate::memory::evict::over_limit(server) {
+        if self.over_limit(server) {
             self.spill(server, view, &recent);
-            if crate::memory::evict::over_limit(server) {
+            if self.over_limit(server) {
                 self.sweep(server, view);
             }
         }
         self.recent = recent;
         self.recent.clear();
+    }
+
+    /// Counted memory over `maxmemory`, or the resident memory this load
+    /// added (read every [`RESIDENT_EVERY`] calls).
+    fn over_limit(&mut self, server: &Server) -> bool {
+        if crate::memory::evict::over_limit(server) {
+            return true;
+        }
+        let max = server.memory.maxmemory();
+        if max == 0 {
+            return false;
+        }
+        if self.resident_in == 0 {
+            let added = crate::command::memory::rss_bytes().saturating_sub(self.uncounted);
+            self.resident_over = added as u64 > max;
+            self.resident_in = RESIDENT_EVERY;
+        }
+        self.resident_in -= 1;
+        self.resident_over
     }
 
     /// Spills values found in the next slots until memory is under the
@@ -200,7 +255,7 @@ impl WhileLoading {
             for chunk in found.chunks(MAX_BATCH) {
                 spilled = true;
                 self.spill(server, view, chunk);
-                if !crate::memory::evict::over_limit(server) {
+                if !self.over_limit(server) {
                     self.sweep_skip = (0, 0);
                     return;
                 }
