@@ -402,6 +402,18 @@ impl Server {
         self.child.as_ref().map(|c| c.id()).unwrap_or(0)
     }
 
+    /// The server process's resident set (VmRSS), in bytes.
+    pub fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/<pid>/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .expect("VmRSS")
+            * 1024
+    }
+
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }

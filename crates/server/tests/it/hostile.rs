@@ -61,18 +61,6 @@ fn used_memory(r: &mut Raw) -> u64 {
     info_u64(r, "memory", "used_memory")
 }
 
-/// The server process's resident set, in bytes.
-fn rss(s: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", s.pid()))
-        .expect("read /proc/<pid>/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .expect("VmRSS")
-        * KB
-}
-
 /// The side client's check that the server still answers right: a
 /// counter only it increments, and a value only it writes.
 struct Bystander {
@@ -397,7 +385,7 @@ fn declared_gigabyte_bulks_allocate_only_what_arrives() {
     let mut side = Bystander::new(&s);
     side.check();
     let used_before = used_memory(&mut side.r);
-    let rss_before = rss(&s);
+    let rss_before = s.rss();
     let input_before = info_u64(&mut side.r, "stats", "total_net_input_bytes");
     let sent_each = 256 * KB as usize;
     let mut hostile = Vec::new();
@@ -421,7 +409,7 @@ fn declared_gigabyte_bulks_allocate_only_what_arrives() {
     });
     side.check();
     let used = used_memory(&mut side.r).saturating_sub(used_before);
-    let resident = rss(&s).saturating_sub(rss_before);
+    let resident = s.rss().saturating_sub(rss_before);
     // 8 x 256 KB arrived; the buffers may be up to twice that.
     assert!(
         used < 16 * MB,
@@ -464,7 +452,7 @@ fn ten_thousand_idle_connections_cost_little() {
     // Resident memory without the allocator's cache of freed pages (the
     // ten thousand first requests' buffers come and go at once).
     eqb!(side.r.cmd(&["MEMORY", "PURGE"]), b"+OK\r\n");
-    let rss_before = rss(&s);
+    let rss_before = s.rss();
     let mut idle: Vec<TcpStream> = Vec::with_capacity(N);
     for _ in 0..N {
         let c = TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
@@ -489,7 +477,7 @@ fn ten_thousand_idle_connections_cost_little() {
     side.check();
     let used = used_memory(&mut side.r).saturating_sub(used_before) / N as u64;
     eqb!(side.r.cmd(&["MEMORY", "PURGE"]), b"+OK\r\n");
-    let resident = rss(&s).saturating_sub(rss_before) / N as u64;
+    let resident = s.rss().saturating_sub(rss_before) / N as u64;
     eprintln!("per idle connection: used_memory {used} bytes, RSS {resident} bytes");
     // Client record, session, task and socket registration: about 3 KB;
     // a connection that kept its two 16 KB buffers held 36 KB, 11 KB of
@@ -680,7 +668,7 @@ fn check_flooded_subscriber(s: &Server, limits: &str, message: usize, burst: usi
             .cmd(&["CONFIG", "SET", "client-output-buffer-limit", limits]),
         b"+OK\r\n"
     );
-    let rss_before = rss(s);
+    let rss_before = s.rss();
     let mut sub = s.raw();
     eqb!(
         sub.cmd(&["SUBSCRIBE", "flood"]),
@@ -701,7 +689,7 @@ fn check_flooded_subscriber(s: &Server, limits: &str, message: usize, burst: usi
                 other => panic!("PUBLISH: {}", escape(other)),
             }
         }
-        peak = peak.max(rss(s).saturating_sub(rss_before));
+        peak = peak.max(s.rss().saturating_sub(rss_before));
         side.check();
         if gone {
             Ok(())

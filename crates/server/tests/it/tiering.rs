@@ -670,21 +670,6 @@ fn a_tiered_replica_syncs_a_dataset_larger_than_its_memory() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A /proc/PID/status memory field (VmRSS, VmHWM) in bytes.
-fn proc_memory(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
-
 #[test]
 fn a_restart_larger_than_memory_stays_within_maxmemory_resident() {
     // Many small keys (node and value per key) leave the allocator's pages
@@ -749,7 +734,7 @@ fn a_restart_larger_than_memory_stays_within_maxmemory_resident() {
 
     let keel = Server::keel_raw(&args);
     let mut k = keel.raw();
-    let rss = proc_memory(keel.pid(), "VmRSS");
+    let rss = keel.rss();
     let used = info_u64(&mut k, "memory", "used_memory");
     let maxmemory = info_u64(&mut k, "memory", "maxmemory");
     eqb!(k.cmd(&["DBSIZE"]), format!(":{keys}\r\n").as_bytes());
@@ -757,7 +742,7 @@ fn a_restart_larger_than_memory_stays_within_maxmemory_resident() {
     // empty server's own: a few megabytes, not the allocator's slack on
     // 300,000 keys.
     let empty = Server::keel_raw(&["--dir", &d, "--save", "", "--dbfilename", "none.rdb"]);
-    let empty_rss = proc_memory(empty.pid(), "VmRSS");
+    let empty_rss = empty.rss();
     drop(empty);
     assert!(
         rss <= maxmemory + empty_rss,
