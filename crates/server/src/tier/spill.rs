@@ -149,7 +149,8 @@ fn spill_in(
 /// "Over the limit" while loading counts resident memory too, not only
 /// what the allocator hands out: millions of small key nodes leave the
 /// allocator's pages partly used, and a restart or full sync that kept
-/// counted memory at `maxmemory` grew the process 11% past it. The load
+/// counted memory at `maxmemory` grew the process well past it
+/// (docs/benchmarks.md, "Tiering"). The load
 /// keeps the resident memory it added within `maxmemory` (what the
 /// process held beyond counted memory when the load began, the binary and
 /// the empty server, is not charged).
@@ -181,8 +182,8 @@ const RESIDENT_EVERY: u32 = 4;
 impl WhileLoading {
     /// Before the first key of a load.
     pub fn begin() -> WhileLoading {
-        // Memory freed before the load (the server's start leaves tens of
-        // megabytes of freed pages) goes back first: the allocator would
+        // Memory freed before the load (the server's start leaves freed
+        // pages behind) goes back first: the allocator would
         // reuse it for the first keys, and it must not count as the
         // process's own.
         crate::memory::purge();
