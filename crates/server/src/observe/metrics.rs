@@ -330,6 +330,11 @@ fn render_tiering(p: &mut Page) {
         s.prefetched.load(Relaxed),
     );
     p.counter(
+        "keel_tiering_snapshot_reads_total",
+        "Records read from disk together for a snapshot or a full sync",
+        s.snapshot_reads.load(Relaxed),
+    );
+    p.counter(
         "keel_tiering_compacted_segments_total",
         "Value log segments emptied by compaction",
         s.compacted_segments.load(Relaxed),

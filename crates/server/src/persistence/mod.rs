@@ -5,6 +5,7 @@ pub mod aof;
 pub mod atomic_file;
 pub mod capture;
 pub mod check;
+pub mod copied;
 pub mod image_file;
 pub mod load;
 pub mod log_file;

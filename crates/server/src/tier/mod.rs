@@ -7,6 +7,7 @@
 //! - [`stub`]: what stays in the key's place while its value is on disk.
 //! - [`spill`]: moving eviction's candidates to disk in batches.
 //! - [`load`]: reading values back for a parked request, off the worker.
+//! - [`read_many`]: many records at once, for a snapshot being written.
 //!
 //! One tier per process, opened once (`tiering-dir` set at start or by
 //! CONFIG SET from empty): a stub's drop must find the log it points
@@ -16,6 +17,7 @@ pub mod clean;
 pub mod compact;
 pub mod load;
 pub mod log;
+pub mod read_many;
 pub mod ring;
 pub mod spill;
 pub mod stub;
@@ -60,6 +62,9 @@ pub struct Stats {
     pub inline_loads: AtomicU64,
     /// Requests parked for a read.
     pub parked: AtomicU64,
+    /// Records a snapshot (SAVE, BGSAVE, a replica's full sync) read
+    /// together (`read_pinned`).
+    pub snapshot_reads: AtomicU64,
     /// Requests further down a pipeline whose reads started before their
     /// turn (`load::prefetch`).
     pub prefetched: AtomicU64,
@@ -276,6 +281,73 @@ pub fn read_payload(stub: &Stub) -> Vec<u8> {
     }
 }
 
+/// A spilled value's record held for a reader that runs later, when the
+/// key may have changed or gone (a snapshot's copy of a slot): the
+/// segment's file stays open, and records are never rewritten in place,
+/// so the bytes stay readable even once the stub has let the record go.
+pub struct Pinned {
+    file: log::ReadFile,
+    loc: Loc,
+    /// The stub's encoding, to decode the payload as it was in memory.
+    encoding: &'static str,
+}
+
+impl Pinned {
+    /// Bytes of the record on disk.
+    pub fn disk_len(&self) -> usize {
+        self.loc.len as usize
+    }
+}
+
+/// Holds `stub`'s record for a later read (see [`Pinned`]). A stub whose
+/// segment is gone is a value lost: see [`read_back`].
+pub fn pin(stub: &Stub) -> Pinned {
+    let loc = stub.loc();
+    let file = TIER.get().and_then(|t| t.log.lock().reads(loc.segment));
+    match file {
+        Some(file) => Pinned {
+            file,
+            loc,
+            encoding: stub.encoding(),
+        },
+        None => fatal_read(loc, "no segment"),
+    }
+}
+
+/// The value a pinned record's payload (read by [`read_pinned`]) holds.
+/// See [`read_back`] for a failure.
+pub fn decode_pinned(record: &Pinned, payload: &[u8]) -> Value {
+    let value = TIER.get().and_then(|t| t.decode(payload, record.encoding));
+    match value {
+        Some(v) => v,
+        None => fatal_read(record.loc, "undecodable payload"),
+    }
+}
+
+/// The DUMP payloads the `records` hold, read together (`read_many`), in
+/// the same order. See [`read_back`] for a failure.
+pub fn read_pinned(records: &[&Pinned]) -> Vec<Vec<u8>> {
+    let reads: Vec<(&log::ReadFile, Loc)> = records.iter().map(|p| (&p.file, p.loc)).collect();
+    let got = read_many::read_many(&reads);
+    if let Some(t) = TIER.get() {
+        t.stats
+            .snapshot_reads
+            .fetch_add(records.len() as u64, Relaxed);
+    }
+    got.into_iter()
+        .zip(records)
+        .map(|(r, p)| {
+            match r
+                .map_err(log::ReadError::Io)
+                .and_then(|record| log::record_value(&record))
+            {
+                Ok(payload) => payload,
+                Err(e) => fatal_read(p.loc, &format!("{e:?}")),
+            }
+        })
+        .collect()
+}
+
 /// Replaces a spilled value by the value itself (see [`read_back`]).
 #[cold]
 pub fn load_in_place(value: &mut Value) {
@@ -312,6 +384,7 @@ pub fn info(o: &mut String) {
          tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
          tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
          tiering_parked_requests:{}\r\ntiering_prefetched_requests:{}\r\n\
+         tiering_snapshot_reads:{}\r\n\
          tiering_compacted_segments:{}\r\n\
          tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n",
         if t.uring { "io_uring" } else { "threads" },
@@ -324,6 +397,7 @@ pub fn info(o: &mut String) {
         s.coalesced.load(Relaxed),
         s.parked.load(Relaxed),
         s.prefetched.load(Relaxed),
+        s.snapshot_reads.load(Relaxed),
         s.compacted_segments.load(Relaxed),
         s.compacted_bytes.load(Relaxed),
         s.clean_copies.load(Relaxed),

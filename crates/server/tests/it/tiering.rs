@@ -765,3 +765,138 @@ fn a_restart_larger_than_memory_stays_within_maxmemory_resident() {
     drop(keel);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An image and an AOF base written while spilled keys are overwritten
+/// and deleted: the snapshot pins their records instead of reading them
+/// while it copies a slot, and reads them later, many at once; what it
+/// wrote is still the dataset as of its start. `preamble`:
+/// `aof-use-rdb-preamble` (no: the base is commands, rebuilt from the
+/// values read back).
+fn images_hold_spilled_values_changed_while_they_are_written(preamble: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "keel-it-tier-pit-{preamble}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_string_lossy().into_owned();
+    let args = |aof: &'static str| {
+        vec![
+            "--dir".to_string(),
+            d.clone(),
+            "--save".to_string(),
+            String::new(),
+            "--appendonly".to_string(),
+            aof.to_string(),
+            "--aof-use-rdb-preamble".to_string(),
+            preamble.to_string(),
+            "--enable-debug-command".to_string(),
+            "yes".to_string(),
+            "--tiering-dir".to_string(),
+            "tier".to_string(),
+        ]
+    };
+    let start = |aof: &'static str| {
+        let a = args(aof);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        Server::keel_raw(&a)
+    };
+    let strings = 300;
+    let reads = mixed_reads(strings);
+    let keel = start("yes");
+    let mut k = keel.raw();
+    pipeline(&mut k, &mixed_writes(strings));
+    let before = pipeline(&mut k, &reads);
+    k.cmd(&["DEBUG", "SPILL"]);
+    let spilled = tier_stat(&mut k, "tiering_spilled_keys");
+    assert!(spilled >= strings as u64 + 200, "{spilled} keys on disk");
+
+    // Every string overwritten and every aggregate deleted while the
+    // image is written (slowly: rdb-key-save-delay), some of them before
+    // the snapshot reached their slot.
+    let changes = |tag: &str| -> Vec<Vec<Vec<u8>>> {
+        let mut cmds: Vec<Vec<Vec<u8>>> = (0..strings)
+            .map(|i| argv(&["SET", &format!("s:{i}"), &format!("{tag}-{i}")]))
+            .collect();
+        for i in 0..40 {
+            for t in ["h", "l", "set", "z", "x"] {
+                cmds.push(argv(&["DEL", &format!("{t}:{i}")]));
+            }
+        }
+        cmds
+    };
+    let while_writing = |k: &mut Raw, start: &str, tag: &str, field: &str| {
+        eqb!(
+            k.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "2000"]),
+            b"+OK\r\n"
+        );
+        let mut cmds = vec![argv(&[start])];
+        cmds.extend(changes(tag));
+        cmds.push(argv(&["INFO", "persistence"]));
+        let replies = pipeline(k, &cmds);
+        let text = String::from_utf8_lossy(replies.last().unwrap()).into_owned();
+        assert_eq!(
+            info_field(&text, field).as_deref(),
+            Some("1"),
+            "still writing after the changes"
+        );
+        eqb!(
+            k.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+            b"+OK\r\n"
+        );
+        wait_for("the image to be written", || {
+            let text = info(k, "persistence");
+            match info_field(&text, field).as_deref() {
+                Some("0") => Ok(()),
+                _ => Err(text),
+            }
+        });
+    };
+    while_writing(&mut k, "BGSAVE", "changed", "rdb_bgsave_in_progress");
+    assert_eq!(
+        info_field(&info(&mut k, "persistence"), "rdb_last_bgsave_status").as_deref(),
+        Some("ok")
+    );
+    assert!(tier_stat(&mut k, "tiering_snapshot_reads") > 0);
+
+    // The AOF base, written while the same happens again to what is on
+    // disk now.
+    k.cmd(&["DEBUG", "SPILL"]);
+    let reads_before_rewrite = tier_stat(&mut k, "tiering_snapshot_reads");
+    while_writing(&mut k, "BGREWRITEAOF", "rewritten", "aof_rewrite_in_progress");
+    assert_eq!(
+        info_field(&info(&mut k, "persistence"), "aof_last_bgrewrite_status").as_deref(),
+        Some("ok")
+    );
+    assert!(tier_stat(&mut k, "tiering_snapshot_reads") > reads_before_rewrite);
+    let after = pipeline(&mut k, &reads);
+    assert_ne!(after, before);
+    drop(k);
+    sigkill(keel);
+
+    let keel = start("yes");
+    let mut k = keel.raw();
+    assert_eq!(pipeline(&mut k, &reads), after, "from the AOF");
+    drop(k);
+    sigkill(keel);
+    let keel = start("no");
+    let mut k = keel.raw();
+    assert_eq!(
+        pipeline(&mut k, &reads),
+        before,
+        "from the RDB file: the dataset as of BGSAVE"
+    );
+    drop(k);
+    drop(keel);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn images_hold_spilled_values_changed_while_they_are_written_rdb_preamble() {
+    images_hold_spilled_values_changed_while_they_are_written("yes");
+}
+
+#[test]
+fn images_hold_spilled_values_changed_while_they_are_written_command_base() {
+    images_hold_spilled_values_changed_while_they_are_written("no");
+}

@@ -9,6 +9,7 @@
 
 use super::*;
 use crate::persistence::capture::{key_save_delay, Capture, FlushedMaps};
+use crate::persistence::copied::{Copied, Gathered, Item, Read, SlotCopy};
 use resp::slot::SLOTS;
 
 pub(super) struct Rewrite {
@@ -61,7 +62,6 @@ struct BaseFile<'f> {
 }
 
 /// A slot's keys as they were when the rewrite took them.
-type SlotCopy = Vec<(usize, Box<[u8]>, crate::storage::value::Entry)>;
 
 impl Aof {
     /// SWAPDB `a` `b` is about to run, every shard held.
@@ -109,21 +109,50 @@ impl Base {
         }
     }
 
-    /// Encodes keys the rewrite thread copied (see `finish_rewrite`).
-    fn write_copy(&mut self, copy: &SlotCopy) -> std::io::Result<()> {
-        self.write_keys(
-            copy.iter()
-                .map(|(db, key, entry)| (*db, &key[..], entry.as_ref())),
-        )
+    /// Encodes keys the rewrite thread copied (see `finish_rewrite`), their
+    /// records on disk read.
+    fn write_copies(&mut self, copies: &Read) -> std::io::Result<()> {
+        let mut current_db = usize::MAX;
+        copies.each(|db, key, item| {
+            match (&mut *self, item) {
+                (Base::Rdb(out), Item::OnDisk { expire_at, payload, .. }) => {
+                    if db != current_db {
+                        out.select_db(db)?;
+                    }
+                    out.payload_entry(key, expire_at, payload)?;
+                }
+                (Base::Commands(_), Item::OnDisk {
+                    expire_at,
+                    payload,
+                    record,
+                }) => {
+                    let value = crate::tier::decode_pinned(record, payload);
+                    let entry = EntryRef {
+                        value: &value,
+                        access: 0,
+                        expire_at,
+                        unshared: false,
+                    };
+                    self.write_keys(std::iter::once((db, key, entry)), current_db)?;
+                }
+                (_, Item::InMemory(entry)) => {
+                    self.write_keys(std::iter::once((db, key, entry)), current_db)?;
+                }
+            }
+            current_db = db;
+            Ok(())
+        })
     }
 
     /// Encodes `(db, key, entry)`s, with a SELECT where the database
     /// changes.
+    /// `current_db`: the database of the key written before them (none:
+    /// `usize::MAX`).
     fn write_keys<'k>(
         &mut self,
         keys: impl Iterator<Item = (usize, &'k [u8], EntryRef<'k>)>,
+        mut current_db: usize,
     ) -> std::io::Result<()> {
-        let mut current_db = usize::MAX;
         for (db, key, entry) in keys {
             match self {
                 Base::Commands(out) => {
@@ -370,35 +399,36 @@ impl Aof {
         // walking slots in their own order (each in the next shard) keeps
         // the rewrite one shard ahead of it all the way.
         let slots = (0..SHARDS).flat_map(|shard| (shard..SLOTS).step_by(SHARDS));
+        let mut gathered = Gathered::default();
         for slot in slots {
             out.key_save_delay = save_delay_config();
             if !self.write_detached(&mut out)? {
                 return Ok(());
             }
             // The slot's keys are copied while its shard is held (a copy is
-            // much faster than encoding and compressing them), and encoded
-            // once it is let go.
+            // much faster than encoding and compressing them; a value on
+            // disk is pinned, not read), and encoded once it is let go.
             let copy: Option<SlotCopy> = {
                 let view = keyspace.lock_shard(crate::storage::keyspace::shard_of(slot));
                 self.capture.take(slot).then(|| {
                     let mut copy = Vec::new();
                     self.capture
                         .for_each_in_slot(&view, slot, |db, key, entry| {
-                            copy.push((db, Box::from(key), entry.to_entry()));
+                            copy.push((db, Box::from(key), Copied::of(entry)));
                         });
                     copy
                 })
             };
             key_save_delay(out.key_save_delay, copy.as_ref().map_or(0, Vec::len));
-            let written = self.encode(&mut out, |base| match &copy {
-                Some(copy) => base.write_copy(copy),
-                None => Ok(()),
-            })?;
-            // The copy is freed here, outside every lock.
-            drop(copy);
-            if !written {
+            if let Some(copy) = copy {
+                gathered.add(copy);
+            }
+            if gathered.ready() && !self.write_gathered(&mut out, std::mem::take(&mut gathered))? {
                 return Ok(());
             }
+        }
+        if !self.write_gathered(&mut out, gathered)? {
+            return Ok(());
         }
         if !self.write_detached(&mut out)? {
             return Ok(());
@@ -442,13 +472,26 @@ impl Aof {
         Ok(())
     }
 
+    /// Encodes gathered slot copies (their records on disk read first, no
+    /// lock held). False: the rewrite was dropped meanwhile.
+    fn write_gathered(&self, out: &mut BaseFile, gathered: Gathered) -> Result<bool, AofError> {
+        if gathered.is_empty() {
+            return Ok(true);
+        }
+        let read = gathered.read();
+        let written = self.encode(out, |base| base.write_copies(&read))?;
+        // The copies are freed here, outside every lock.
+        drop(read);
+        Ok(written)
+    }
+
     /// Encodes the keys flushes handed over, a slot at a time.
     fn write_detached(&self, out: &mut BaseFile) -> Result<bool, AofError> {
         for detached in self.capture.take_detached() {
             for (db, map) in detached.maps() {
                 key_save_delay(out.key_save_delay, map.len());
                 let written = self.encode(out, |base| {
-                    base.write_keys(map.iter().map(|(key, entry)| (db, key, entry)))
+                    base.write_keys(map.iter().map(|(key, entry)| (db, key, entry)), usize::MAX)
                 })?;
                 if !written {
                     return Ok(false);

@@ -80,21 +80,30 @@ impl<W: Write> Writer<W> {
             self.buf.extend_from_slice(&entry.expire_at.to_le_bytes());
         }
         if let Value::Spilled(stub) = entry.value {
-            // A spilled value's record is its DUMP payload: the type byte
-            // and the value as this file encodes it, copied as they are.
             let payload = crate::tier::read_payload(stub);
-            let body = &payload[..payload.len().saturating_sub(10)];
-            let Some((&t, encoded)) = body.split_first() else {
-                return Err(io::Error::other("an empty spilled payload"));
-            };
-            self.buf.push(t);
-            self.string(key);
-            self.buf.extend_from_slice(encoded);
-            return self.flush_item();
+            return self.payload_entry(key, 0, &payload);
         }
         self.buf.push(value_type(entry.value));
         self.string(key);
         self.value(entry.value)?;
+        self.flush_item()
+    }
+
+    /// One key whose value is a DUMP payload (a spilled value's record):
+    /// the type byte and the value as this file encodes it, copied as they
+    /// are. `expire_at` 0: none (the caller wrote it otherwise).
+    pub fn payload_entry(&mut self, key: &[u8], expire_at: u64, payload: &[u8]) -> io::Result<()> {
+        if expire_at != 0 {
+            self.buf.push(OP_EXPIRETIME_MS);
+            self.buf.extend_from_slice(&expire_at.to_le_bytes());
+        }
+        let body = &payload[..payload.len().saturating_sub(10)];
+        let Some((&t, encoded)) = body.split_first() else {
+            return Err(io::Error::other("an empty spilled payload"));
+        };
+        self.buf.push(t);
+        self.string(key);
+        self.buf.extend_from_slice(encoded);
         self.flush_item()
     }
 
