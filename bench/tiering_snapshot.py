@@ -5,8 +5,9 @@ replica's full sync, for several keel builds alternating in one sitting
 bench/tiering.py).
 
 Each round, for each build: a fresh tiered keel loads KEYS values of SIZE
-bytes (most of them spill), SAVE is timed, then a new tiered replica's
-full sync from it. Prints every run and the medians.
+bytes (most of them spill), SAVE is timed, then writing an AOF base
+(`CONFIG SET appendonly yes`), then a new tiered replica's full sync from
+it. Prints every run and the medians.
 
 Usage: bench/tiering_snapshot.py --keel NAME=BIN [--keel NAME=BIN ...]
            [--keys 327680] [--size 4096] [--maxmemory 128mb] [--group-mb 320]
@@ -41,7 +42,7 @@ def main():
         with open(f"{group}/memory.limit_in_bytes", "w") as f:
             f.write(str(a.group_mb << 20))
     tiered = ["--maxmemory", a.maxmemory, "--maxmemory-policy", "allkeys-lru", "--tiering-dir", "tier"]
-    results = {name: {"save": [], "sync": []} for name, _ in builds}
+    results = {name: {"save": [], "rewrite": [], "sync": []} for name, _ in builds}
     for run in range(a.runs):
         for name, binary in builds:
             tdir = a.workdir + "/primary"
@@ -54,6 +55,18 @@ def main():
             save = time.time() - t0
             results[name]["save"].append(save)
             line = f"run {run + 1} {name}: SAVE {save:.1f} s ({spilled} of {a.keys} values on disk)"
+            # Turning the AOF on writes its base (an RDB preamble) in the
+            # background, as BGREWRITEAOF does.
+            t0 = time.time()
+            c.cmd("CONFIG", "SET", "appendonly", "yes")
+            while True:
+                p_info = info(c, "persistence")
+                if p_info["aof_rewrite_in_progress"] == "0" and p_info["aof_rewrite_scheduled"] == "0":
+                    break
+                time.sleep(0.05)
+            rewrite = time.time() - t0
+            results[name]["rewrite"].append(rewrite)
+            line += f", AOF base {rewrite:.1f} s"
             if not a.no_sync:
                 took, _peak = full_sync(binary, a.port, a.port + 2, a.workdir + "/replica", tiered, REPLICA_CGROUP)
                 results[name]["sync"].append(took)
@@ -62,7 +75,8 @@ def main():
             p.terminate(); p.wait()
             shutil.rmtree(tdir, ignore_errors=True)
     for name, r in results.items():
-        line = f"{name}: SAVE median {statistics.median(r['save']):.1f} s"
+        line = (f"{name}: SAVE median {statistics.median(r['save']):.1f} s, AOF base median "
+                f"{statistics.median(r['rewrite']):.1f} s")
         if r["sync"]:
             line += f", full sync median {statistics.median(r['sync']):.1f} s"
         print(line)
