@@ -21,7 +21,13 @@ use crate::storage::value::{EntryMut, Str, Value, EMBSTR_MAX};
 
 pub(super) fn register(r: &mut Registry) {
     r.add("setbit", setbit);
+    r.args_checked_first("setbit", |server, argv| {
+        bit_offset_in(server, argv[2], 0).is_ok() && bit_value(argv[3]).is_ok()
+    });
     r.add("getbit", getbit);
+    r.args_checked_first("getbit", |server, argv| {
+        bit_offset_in(server, argv[2], 0).is_ok()
+    });
     r.add("bitcount", bitcount);
     r.add("bitpos", bitpos);
     r.add("bitop", bitop);
@@ -53,6 +59,15 @@ fn word_is(arg: &[u8], word: &str) -> bool {
 /// what a string of proto-max-bulk-len bytes holds. With `hash_bits`
 /// (BITFIELD), `#n` is the n-th field of that width.
 fn bit_offset(cx: &Ctx, arg: &[u8], hash_bits: u32) -> Result<u64, CmdError> {
+    bit_offset_in(&cx.server, arg, hash_bits)
+}
+
+/// [`bit_offset`] for `server`'s proto-max-bulk-len.
+fn bit_offset_in(
+    server: &crate::server::Server,
+    arg: &[u8],
+    hash_bits: u32,
+) -> Result<u64, CmdError> {
     let (digits, scale) = match arg.split_first() {
         Some((b'#', rest)) if hash_bits > 0 => (rest, hash_bits as i64),
         _ => (arg, 1),
@@ -62,11 +77,19 @@ fn bit_offset(cx: &Ctx, arg: &[u8], hash_bits: u32) -> Result<u64, CmdError> {
     let n = resp::parse_i64(digits)
         .ok_or(BAD_OFFSET)?
         .wrapping_mul(scale);
-    let max_bytes = i64::try_from(cx.server.proto_max_bulk_len.load(Relaxed)).unwrap_or(i64::MAX);
+    let max_bytes = i64::try_from(server.proto_max_bulk_len.load(Relaxed)).unwrap_or(i64::MAX);
     if n < 0 || (n >> 3) >= max_bytes {
         return Err(BAD_OFFSET);
     }
     Ok(n as u64)
+}
+
+/// SETBIT's bit: 0 or 1.
+fn bit_value(arg: &[u8]) -> Result<bool, CmdError> {
+    match resp::parse_i64(arg) {
+        Some(v @ (0 | 1)) => Ok(v == 1),
+        _ => Err(BAD_BIT),
+    }
 }
 
 /// Redis's lookupStringForBitCommand: the string at `key` as raw bytes
@@ -102,10 +125,7 @@ fn bitmap_for_write<'v>(
 /// SETBIT key offset value
 fn setbit(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let offset = bit_offset(cx, argv[2], 0)?;
-    let on = match resp::parse_i64(argv[3]) {
-        Some(v @ (0 | 1)) => v == 1,
-        _ => return Err(BAD_BIT),
-    };
+    let on = bit_value(argv[3])?;
     let (db, now, key) = (cx.db(), cx.now_ms, argv[1]);
     let byte = (offset >> 3) as usize;
     let mask = 0x80u8 >> (offset & 7);

@@ -504,6 +504,12 @@ pub struct Command {
     keys_proc: Option<KeysProc>,
     /// The handler reads its keys' metadata only (see [`METADATA_ONLY`]).
     metadata_only: bool,
+    /// keel's column: the checks the handler makes of its arguments
+    /// before it reads any key (as Redis's command does), false when they
+    /// fail. A request that fails them replies its error without the disk
+    /// tier reading any value for it (`tier::load`): a GETBIT past the
+    /// end of a 512 MB bitmap on disk reads nothing.
+    pub args_ok: Option<ArgsCheck>,
     /// COMMAND INFO entry (tagged JSON), subcommands filtered to those keel
     /// implements; only while the table is built, then encoded into
     /// `info_resp` (the parsed JSON of the whole table took 14 MB, more
@@ -968,6 +974,7 @@ fn command_from_info(info: &Json, docs: Option<&Json>) -> Option<Command> {
         single_key,
         keys_proc: KeysProc::for_command(&name),
         metadata_only: METADATA_ONLY.contains(&name.as_str()),
+        args_ok: None,
         name,
         arity,
         flags,
@@ -1045,7 +1052,11 @@ pub enum TableError {
 pub struct Registry {
     handlers: Vec<(&'static str, Access, Handler, u32)>,
     while_busy: Vec<(&'static str, WhileBusy)>,
+    args_checks: Vec<(&'static str, ArgsCheck)>,
 }
+
+/// See [`Command::args_ok`].
+pub type ArgsCheck = fn(&crate::server::Server, &[&[u8]]) -> bool;
 
 /// keel's column: how a command is answered while a script past
 /// busy-reply-threshold holds its connection's worker, from the script's
@@ -1082,6 +1093,12 @@ impl Registry {
     /// `flag::SUBSCRIBED_OK`) beside Redis's.
     pub fn add_flagged(&mut self, name: &'static str, handler: Handler, flags: u32) {
         self.handlers.push((name, Access::Keys, handler, flags));
+    }
+
+    /// Gives `name` the checks its handler makes of its arguments before
+    /// it reads any key (see [`Command::args_ok`]).
+    pub fn args_checked_first(&mut self, name: &'static str, check: ArgsCheck) {
+        self.args_checks.push((name, check));
     }
 
     /// Says how `name` is answered while its worker is busy (otherwise
@@ -1212,6 +1229,14 @@ impl CommandTable {
             if cmd.has(flag::ALLOW_BUSY) {
                 cmd.while_busy = WhileBusy::Wait;
             }
+        }
+        for (name, check) in registry.args_checks {
+            let id = table
+                .commands
+                .iter()
+                .position(|c| c.name == name)
+                .ok_or_else(|| TableError::Unknown(name.into()))?;
+            table.commands[id].args_ok = Some(check);
         }
         for (name, how) in registry.while_busy {
             let id = table

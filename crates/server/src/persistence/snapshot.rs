@@ -198,7 +198,14 @@ impl Snapshots {
             let mut current_db = usize::MAX;
             for &slot in &wanted {
                 self.capture.for_each_in_slot(view, slot, |db, key, entry| {
-                    write_key(job, &mut current_db, db, key, Item::InMemory(entry), &mut keys);
+                    write_key(
+                        job,
+                        &mut current_db,
+                        db,
+                        key,
+                        Item::InMemory(entry),
+                        &mut keys,
+                    );
                 });
             }
         }
@@ -253,7 +260,14 @@ impl Snapshots {
                 let Some(job) = slot.as_mut() else { return };
                 let mut current_db = usize::MAX;
                 for (key, entry) in map.iter() {
-                    write_key(job, &mut current_db, db, key, Item::InMemory(entry), &mut keys);
+                    write_key(
+                        job,
+                        &mut current_db,
+                        db,
+                        key,
+                        Item::InMemory(entry),
+                        &mut keys,
+                    );
                 }
                 drop(slot);
                 self.keys_processed.fetch_add(keys, Relaxed);

@@ -85,6 +85,10 @@ fn start_reads(
     view: &mut View,
     now_ms: u64,
 ) -> Option<Loading> {
+    if call.cmd.args_ok.is_some_and(|ok| !ok(server, call.argv)) {
+        // The handler refuses them before it reads a key.
+        return None;
+    }
     let mut wanted: Vec<(Vec<u8>, Loc, &'static str)> = Vec::new();
     call.cmd.for_each_key_needing_value(call.argv, |pos| {
         let key = call.argv[pos];

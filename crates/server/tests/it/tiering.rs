@@ -185,6 +185,19 @@ fn writes_and_metadata_answer_without_reading_the_disk() {
     eqb!(k.cmd(&["RENAME", "k6", "k6b"]), b"+OK\r\n");
     eqb!(k.cmd(&["WATCH", "k7", "list"]), b"+OK\r\n");
     eqb!(k.cmd(&["UNWATCH"]), b"+OK\r\n");
+    // Arguments Redis refuses before it looks the key up.
+    eqb!(
+        k.cmd(&["GETBIT", "k8", "4294967296"]),
+        b"-ERR bit offset is not an integer or out of range\r\n"
+    );
+    eqb!(
+        k.cmd(&["SETBIT", "k8", "1", "2"]),
+        b"-ERR bit is not an integer or out of range\r\n"
+    );
+    eqb!(
+        k.cmd(&["SETBIT", "k8", "-1", "1"]),
+        b"-ERR bit offset is not an integer or out of range\r\n"
+    );
     assert_eq!(disk_reads(&mut k), before, "a command read the disk");
     // The overwritten and deleted keys' records are freed (k1, k2, k3, k4).
     assert_eq!(tier_stat(&mut k, "tiering_spilled_keys"), 7);
@@ -863,7 +876,12 @@ fn images_hold_spilled_values_changed_while_they_are_written(preamble: &str) {
     // disk now.
     k.cmd(&["DEBUG", "SPILL"]);
     let reads_before_rewrite = tier_stat(&mut k, "tiering_snapshot_reads");
-    while_writing(&mut k, "BGREWRITEAOF", "rewritten", "aof_rewrite_in_progress");
+    while_writing(
+        &mut k,
+        "BGREWRITEAOF",
+        "rewritten",
+        "aof_rewrite_in_progress",
+    );
     assert_eq!(
         info_field(&info(&mut k, "persistence"), "aof_last_bgrewrite_status").as_deref(),
         Some("ok")

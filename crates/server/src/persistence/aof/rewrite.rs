@@ -115,17 +115,25 @@ impl Base {
         let mut current_db = usize::MAX;
         copies.each(|db, key, item| {
             match (&mut *self, item) {
-                (Base::Rdb(out), Item::OnDisk { expire_at, payload, .. }) => {
+                (
+                    Base::Rdb(out),
+                    Item::OnDisk {
+                        expire_at, payload, ..
+                    },
+                ) => {
                     if db != current_db {
                         out.select_db(db)?;
                     }
                     out.payload_entry(key, expire_at, payload)?;
                 }
-                (Base::Commands(_), Item::OnDisk {
-                    expire_at,
-                    payload,
-                    record,
-                }) => {
+                (
+                    Base::Commands(_),
+                    Item::OnDisk {
+                        expire_at,
+                        payload,
+                        record,
+                    },
+                ) => {
                     let value = crate::tier::decode_pinned(record, payload);
                     let entry = EntryRef {
                         value: &value,
