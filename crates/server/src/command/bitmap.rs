@@ -59,7 +59,7 @@ fn word_is(arg: &[u8], word: &str) -> bool {
 /// what a string of proto-max-bulk-len bytes holds. With `hash_bits`
 /// (BITFIELD), `#n` is the n-th field of that width.
 fn bit_offset(cx: &Ctx, arg: &[u8], hash_bits: u32) -> Result<u64, CmdError> {
-    bit_offset_in(&cx.server, arg, hash_bits)
+    bit_offset_in(cx.server, arg, hash_bits)
 }
 
 /// [`bit_offset`] for `server`'s proto-max-bulk-len.

@@ -61,8 +61,6 @@ struct BaseFile<'f> {
     key_save_delay: i64,
 }
 
-/// A slot's keys as they were when the rewrite took them.
-
 impl Aof {
     /// SWAPDB `a` `b` is about to run, every shard held.
     pub fn swapped(&self, a: usize, b: usize) {
