@@ -5,7 +5,9 @@
 //! pinned (`tier::Pinned`, no read) and read later with the records of
 //! many other copied keys at once (`tier::read_pinned`), so the disk
 //! serves a snapshot of a tiered dataset many reads in flight at a time
-//! instead of one, and no worker waits on the disk to copy a slot.
+//! instead of one, and no worker waits on the disk to copy a slot. The
+//! copies go in batches ([`Batches`]): while the writer encodes one, the
+//! next one's records are being read.
 
 use crate::storage::value::{Entry, EntryRef, Value};
 use crate::tier::Pinned;
@@ -44,9 +46,9 @@ pub enum Item<'a> {
     },
 }
 
-/// Records on disk read together at most (a few rounds of the disk's
-/// reads in flight, `tier::read_many::DEPTH`), and their bytes.
-const GATHER_RECORDS: usize = 4 * crate::tier::read_many::DEPTH;
+/// Records on disk read together at most (as many as one batch puts in
+/// flight at once, `tier::read_many::DEPTH`), and their bytes.
+const GATHER_RECORDS: usize = crate::tier::read_many::DEPTH;
 const GATHER_BYTES: usize = 8 << 20;
 /// Keys gathered at most (copies of values in memory wait with them).
 const GATHER_KEYS: usize = 4096;
@@ -54,7 +56,7 @@ const GATHER_KEYS: usize = 4096;
 /// Slot copies gathered until their records on disk are worth reading
 /// together.
 #[derive(Default)]
-pub struct Gathered {
+struct Gathered {
     copies: Vec<SlotCopy>,
     keys: usize,
     records: usize,
@@ -62,7 +64,7 @@ pub struct Gathered {
 }
 
 impl Gathered {
-    pub fn add(&mut self, copy: SlotCopy) {
+    fn add(&mut self, copy: SlotCopy) {
         self.keys += copy.len();
         for (_, _, c) in &copy {
             if let Copied::OnDisk { record, .. } = c {
@@ -76,25 +78,21 @@ impl Gathered {
     /// Whether to write now: enough records to read together, or nothing
     /// on disk to wait for (a dataset in memory is written slot by slot,
     /// as before there was a tier).
-    pub fn ready(&self) -> bool {
+    fn ready(&self) -> bool {
         self.records == 0
             || self.records >= GATHER_RECORDS
             || self.record_bytes >= GATHER_BYTES
             || self.keys >= GATHER_KEYS
     }
 
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.copies.is_empty()
     }
 
-    /// Keys in each slot copy, in order (for `rdb-key-save-delay`).
-    pub fn copy_lens(&self) -> impl Iterator<Item = usize> + '_ {
-        self.copies.iter().map(Vec::len)
-    }
-
-    /// Reads every record on disk the copies hold (no lock should be held:
-    /// this waits for the disk).
-    pub fn read(self) -> Read {
+    /// Starts reading every record on disk the copies hold; [`Reading::done`]
+    /// waits for them (no lock should be held then). Meanwhile the caller
+    /// can write what it read before.
+    fn start_reads(self) -> Reading {
         let records: Vec<&Pinned> = self
             .copies
             .iter()
@@ -104,10 +102,63 @@ impl Gathered {
                 Copied::InMemory(_) => None,
             })
             .collect();
-        let payloads = crate::tier::read_pinned(&records);
-        Read {
+        let reads = crate::tier::read_pinned(&records);
+        Reading {
             copies: self.copies,
-            payloads,
+            reads,
+        }
+    }
+}
+
+/// Slot copies in batches: one being gathered, the one before it being
+/// read from disk while the caller writes the one before that.
+#[derive(Default)]
+pub struct Batches {
+    gathered: Gathered,
+    reading: Option<Reading>,
+}
+
+impl Batches {
+    /// Adds a slot copy. Once the gathered batch is worth reading, its
+    /// reads start, and the batch before it comes back read, for the
+    /// caller to write while the disk serves the new one.
+    pub fn add(&mut self, copy: SlotCopy) -> Option<Read> {
+        self.gathered.add(copy);
+        if self.gathered.ready() {
+            self.next()
+        } else {
+            None
+        }
+    }
+
+    /// Starts the gathered batch's reads; the one before, read.
+    fn next(&mut self) -> Option<Read> {
+        let previous = self.reading.take().map(Reading::done);
+        if !self.gathered.is_empty() {
+            self.reading = Some(std::mem::take(&mut self.gathered).start_reads());
+        }
+        previous
+    }
+
+    /// Every batch left, read (waits for the disk).
+    pub fn rest(&mut self) -> Vec<Read> {
+        let mut left: Vec<Read> = self.next().into_iter().collect();
+        left.extend(self.reading.take().map(Reading::done));
+        left
+    }
+}
+
+/// Gathered copies whose records on disk are being read.
+struct Reading {
+    copies: Vec<SlotCopy>,
+    reads: crate::tier::PinnedReads,
+}
+
+impl Reading {
+    fn done(self) -> Read {
+        Read {
+            payloads: self.reads.payloads(),
+            copies: self.copies,
         }
     }
 }

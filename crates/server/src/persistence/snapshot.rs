@@ -25,7 +25,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use super::capture::{Capture, FlushedMaps};
-use super::copied::{Copied, Gathered, Item, SlotCopy};
+use super::copied::{Batches, Copied, Item, Read, SlotCopy};
 use super::rdb;
 use crate::server::Server;
 use crate::storage::keyspace::{View, SHARDS};
@@ -248,8 +248,9 @@ impl Snapshots {
         copy
     }
 
-    /// Encodes the copies commands took and the keys flushes handed over.
-    fn write_pending(&self) {
+    /// Encodes the keys flushes handed over, and batches the copies
+    /// commands took.
+    fn write_pending(&self, batches: &mut Batches) {
         for detached in self.capture.take_detached() {
             // A slot at a time: a command encoding its own slots (past
             // MAX_PENDING) waits for one slot's keys at most.
@@ -273,30 +274,25 @@ impl Snapshots {
                 self.keys_processed.fetch_add(keys, Relaxed);
             }
         }
-        let mut gathered = Gathered::default();
         loop {
             let Some(copy) = self.pending.lock().pop() else {
                 break;
             };
-            gathered.add(copy);
-            if gathered.ready() {
-                self.write_copies(std::mem::take(&mut gathered));
-            }
+            self.add_copy(batches, copy);
         }
-        self.write_copies(gathered);
     }
 
-    /// Writes gathered copies: their records on disk read together first,
-    /// then every key in the order taken.
-    fn write_copies(&self, gathered: Gathered) {
-        if gathered.is_empty() {
-            return;
+    /// Adds a slot copy to the batches (`copied::Batches`), and writes
+    /// the batch that comes back read.
+    fn add_copy(&self, batches: &mut Batches, copy: SlotCopy) {
+        super::capture::key_save_delay(self.key_save_delay.load(Relaxed), copy.len());
+        if let Some(read) = batches.add(copy) {
+            self.write_read(&read);
         }
-        let delay = self.key_save_delay.load(Relaxed);
-        for keys in gathered.copy_lens() {
-            super::capture::key_save_delay(delay, keys);
-        }
-        let read = gathered.read();
+    }
+
+    /// Writes copies whose records on disk are read, in the order taken.
+    fn write_read(&self, read: &Read) {
         let mut keys = 0;
         {
             let mut job = self.job.lock();
@@ -308,7 +304,6 @@ impl Snapshots {
             });
         }
         self.keys_processed.fetch_add(keys, Relaxed);
-        // The copies are freed here, outside the lock.
     }
 
     /// Takes the image: opens the temporary file, writes the header and the
@@ -392,13 +387,13 @@ impl Snapshots {
     /// Writes the shards no command has written, then installs the file
     /// (fsync, rename over `dbfilename`, fsync of the directory).
     pub fn finish(&self, server: &Server) -> Result<(), SnapshotError> {
-        let mut gathered = Gathered::default();
+        let mut batches = Batches::default();
         for shard in 0..SHARDS {
             let slots: Vec<usize> = (shard..SLOTS).step_by(SHARDS).collect();
             for piece in slots.chunks(PIECE) {
                 self.key_save_delay
                     .store(server.settings().rdb_key_save_delay, Relaxed);
-                self.write_pending();
+                self.write_pending(&mut batches);
                 if self.shard_taken[shard].load(Relaxed) {
                     break;
                 }
@@ -411,15 +406,14 @@ impl Snapshots {
                         .collect();
                     self.copy_slots(&view, &untaken)
                 };
-                gathered.add(copy);
-                if gathered.ready() {
-                    self.write_copies(std::mem::take(&mut gathered));
-                }
+                self.add_copy(&mut batches, copy);
             }
             self.shard_taken[shard].store(true, Relaxed);
         }
-        self.write_copies(gathered);
-        self.write_pending();
+        self.write_pending(&mut batches);
+        for read in batches.rest() {
+            self.write_read(&read);
+        }
         let job = {
             let mut slot = self.job.lock();
             self.installing.store(true, Relaxed);

@@ -324,28 +324,46 @@ pub fn decode_pinned(record: &Pinned, payload: &[u8]) -> Value {
     }
 }
 
-/// The DUMP payloads the `records` hold, read together (`read_many`), in
-/// the same order. See [`read_back`] for a failure.
-pub fn read_pinned(records: &[&Pinned]) -> Vec<Vec<u8>> {
-    let reads: Vec<(&log::ReadFile, Loc)> = records.iter().map(|p| (&p.file, p.loc)).collect();
-    let got = read_many::read_many(&reads);
+/// Starts reading the `records` together (`read_many`); their DUMP
+/// payloads come from [`PinnedReads::payloads`].
+pub fn read_pinned(records: &[&Pinned]) -> PinnedReads {
     if let Some(t) = TIER.get() {
         t.stats
             .snapshot_reads
             .fetch_add(records.len() as u64, Relaxed);
     }
-    got.into_iter()
-        .zip(records)
-        .map(|(r, p)| {
-            match r
-                .map_err(log::ReadError::Io)
-                .and_then(|record| log::record_value(&record))
-            {
-                Ok(payload) => payload,
-                Err(e) => fatal_read(p.loc, &format!("{e:?}")),
-            }
-        })
-        .collect()
+    PinnedReads {
+        reading: read_many::start(records.iter().map(|p| (p.file.clone(), p.loc)).collect()),
+        locs: records.iter().map(|p| p.loc).collect(),
+    }
+}
+
+/// Reads of pinned records in flight.
+pub struct PinnedReads {
+    reading: read_many::Reading,
+    locs: Vec<Loc>,
+}
+
+impl PinnedReads {
+    /// The payloads, in the order the records were given (waits for the
+    /// reads). See [`read_back`] for a failure.
+    pub fn payloads(self) -> Vec<Vec<u8>> {
+        let locs = self.locs;
+        self.reading
+            .finish()
+            .into_iter()
+            .zip(locs)
+            .map(|(r, loc)| {
+                match r
+                    .map_err(log::ReadError::Io)
+                    .and_then(|record| log::record_value(&record))
+                {
+                    Ok(payload) => payload,
+                    Err(e) => fatal_read(loc, &format!("{e:?}")),
+                }
+            })
+            .collect()
+    }
 }
 
 /// Replaces a spilled value by the value itself (see [`read_back`]).

@@ -9,7 +9,7 @@
 
 use super::*;
 use crate::persistence::capture::{key_save_delay, Capture, FlushedMaps};
-use crate::persistence::copied::{Copied, Gathered, Item, Read, SlotCopy};
+use crate::persistence::copied::{Batches, Copied, Item, Read, SlotCopy};
 use resp::slot::SLOTS;
 
 pub(super) struct Rewrite {
@@ -405,7 +405,7 @@ impl Aof {
         // walking slots in their own order (each in the next shard) keeps
         // the rewrite one shard ahead of it all the way.
         let slots = (0..SHARDS).flat_map(|shard| (shard..SLOTS).step_by(SHARDS));
-        let mut gathered = Gathered::default();
+        let mut batches = Batches::default();
         for slot in slots {
             out.key_save_delay = save_delay_config();
             if !self.write_detached(&mut out)? {
@@ -426,15 +426,17 @@ impl Aof {
                 })
             };
             key_save_delay(out.key_save_delay, copy.as_ref().map_or(0, Vec::len));
-            if let Some(copy) = copy {
-                gathered.add(copy);
-            }
-            if gathered.ready() && !self.write_gathered(&mut out, std::mem::take(&mut gathered))? {
-                return Ok(());
+            let read = copy.and_then(|copy| batches.add(copy));
+            if let Some(read) = read {
+                if !self.write_read(&mut out, read)? {
+                    return Ok(());
+                }
             }
         }
-        if !self.write_gathered(&mut out, gathered)? {
-            return Ok(());
+        for read in batches.rest() {
+            if !self.write_read(&mut out, read)? {
+                return Ok(());
+            }
         }
         if !self.write_detached(&mut out)? {
             return Ok(());
@@ -478,13 +480,9 @@ impl Aof {
         Ok(())
     }
 
-    /// Encodes gathered slot copies (their records on disk read first, no
-    /// lock held). False: the rewrite was dropped meanwhile.
-    fn write_gathered(&self, out: &mut BaseFile, gathered: Gathered) -> Result<bool, AofError> {
-        if gathered.is_empty() {
-            return Ok(true);
-        }
-        let read = gathered.read();
+    /// Encodes slot copies whose records on disk are read (no lock held
+    /// while they were). False: the rewrite was dropped meanwhile.
+    fn write_read(&self, out: &mut BaseFile, read: Read) -> Result<bool, AofError> {
         let written = self.encode(out, |base| base.write_copies(&read))?;
         // The copies are freed here, outside every lock.
         drop(read);
