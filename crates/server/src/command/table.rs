@@ -1230,20 +1230,19 @@ impl CommandTable {
                 cmd.while_busy = WhileBusy::Wait;
             }
         }
-        for (name, check) in registry.args_checks {
-            let id = table
+        let id_of = |table: &CommandTable, name: &str| {
+            table
                 .commands
                 .iter()
                 .position(|c| c.name == name)
-                .ok_or_else(|| TableError::Unknown(name.into()))?;
+                .ok_or_else(|| TableError::Unknown(name.into()))
+        };
+        for (name, check) in registry.args_checks {
+            let id = id_of(&table, name)?;
             table.commands[id].args_ok = Some(check);
         }
         for (name, how) in registry.while_busy {
-            let id = table
-                .commands
-                .iter()
-                .position(|c| c.name == name)
-                .ok_or_else(|| TableError::Unknown(name.into()))?;
+            let id = id_of(&table, name)?;
             if !table.commands[id].has(flag::ALLOW_BUSY) {
                 return Err(TableError::Unknown(format!("{name} (not allow_busy)")));
             }
