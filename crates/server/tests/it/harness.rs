@@ -600,7 +600,11 @@ impl Raw {
     }
 
     pub fn try_cmd<A: AsRef<[u8]>>(&mut self, argv: &[A]) -> Result<Vec<u8>, ReadError> {
-        self.send_cmd(argv);
+        // A server killed or gone answers the write with a reset: the read
+        // after it reports that, for the caller to handle.
+        let mut out = Vec::new();
+        resp::encode::command(&mut out, argv);
+        self.send_lossy(&out);
         self.try_read_reply()
     }
 
