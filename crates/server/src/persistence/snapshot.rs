@@ -18,7 +18,10 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -164,6 +167,7 @@ impl Snapshots {
             return;
         }
         let mut wanted: Vec<usize> = Vec::new();
+        let mut whole_shards: Vec<usize> = Vec::new();
         match slots {
             Some(slots) => {
                 wanted.extend(slots.iter().copied().filter(|&s| !self.is_taken(s)));
@@ -172,48 +176,69 @@ impl Snapshots {
             }
             None => {
                 for shard in view.held_shards() {
-                    if !self.shard_taken[shard].load(Relaxed) {
+                    if !self.shard_taken[shard].load(Acquire) {
                         wanted.extend(
                             (shard..SLOTS)
                                 .step_by(SHARDS)
                                 .filter(|&s| !self.is_taken(s)),
                         );
-                        self.shard_taken[shard].store(true, Relaxed);
+                        whole_shards.push(shard);
                     }
                 }
             }
         }
-        if wanted.is_empty() {
-            return;
+        if !wanted.is_empty() {
+            self.take_slots(view, &wanted);
         }
+        // Only once what they held is handed over: the saving thread skips
+        // a shard marked taken, and may finish the image right after.
+        for shard in whole_shards {
+            self.shard_taken[shard].store(true, Release);
+        }
+    }
+
+    /// Hands the keys of `slots` (untaken, their shards held by `view`) to
+    /// the saving thread: a copy for it to encode, or past [`MAX_PENDING`]
+    /// copies, the values in memory encoded here and the records on disk
+    /// pinned for the saving thread to read (a worker never reads the
+    /// disk for an image).
+    fn take_slots(&self, view: &View, wanted: &[usize]) {
         let mut pending = self.pending.lock();
         if pending.len() < MAX_PENDING {
-            pending.push(self.copy_slots(view, &wanted));
+            pending.push(self.copy_slots(view, wanted));
             return;
         }
         drop(pending);
+        let mut on_disk: SlotCopy = Vec::new();
         let mut job = self.job.lock();
         let mut keys = 0;
         if let Some(job) = job.as_mut() {
             let mut current_db = usize::MAX;
-            for &slot in &wanted {
+            for &slot in wanted {
                 self.capture.for_each_in_slot(view, slot, |db, key, entry| {
-                    write_key(
-                        job,
-                        &mut current_db,
-                        db,
-                        key,
-                        Item::InMemory(entry),
-                        &mut keys,
-                    );
+                    if entry.value.is_spilled() {
+                        on_disk.push((db, Box::from(key), Copied::of(entry)));
+                    } else {
+                        write_key(
+                            job,
+                            &mut current_db,
+                            db,
+                            key,
+                            Item::InMemory(entry),
+                            &mut keys,
+                        );
+                    }
                 });
             }
         }
-        for &slot in &wanted {
+        for &slot in wanted {
             self.capture.take(slot);
         }
         drop(job);
         self.keys_processed.fetch_add(keys, Relaxed);
+        if !on_disk.is_empty() {
+            self.pending.lock().push(on_disk);
+        }
     }
 
     fn is_taken(&self, slot: usize) -> bool {
@@ -394,7 +419,7 @@ impl Snapshots {
                 self.key_save_delay
                     .store(server.settings().rdb_key_save_delay, Relaxed);
                 self.write_pending(&mut batches);
-                if self.shard_taken[shard].load(Relaxed) {
+                if self.shard_taken[shard].load(Acquire) {
                     break;
                 }
                 let copy = {

@@ -272,7 +272,10 @@ pub fn read_back(stub: &Stub) -> Value {
 pub fn read_payload(stub: &Stub) -> Vec<u8> {
     let loc = stub.loc();
     let read = match TIER.get() {
-        Some(t) => t.read(loc).map_err(|e| format!("{e:?}")),
+        Some(t) => {
+            t.stats.inline_loads.fetch_add(1, Relaxed);
+            t.read(loc).map_err(|e| format!("{e:?}"))
+        }
         None => Err("no tier is open".to_string()),
     };
     match read {

@@ -838,7 +838,11 @@ fn images_hold_spilled_values_changed_while_they_are_written(preamble: &str) {
         }
         cmds
     };
+    // No worker reads the disk for an image: the records of the slots the
+    // changes take first are read by the image's writer (more than 64
+    // slots waiting for it included).
     let while_writing = |k: &mut Raw, start: &str, tag: &str, field: &str| {
+        let inline_before = tier_stat(k, "tiering_inline_loads");
         eqb!(
             k.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "2000"]),
             b"+OK\r\n"
@@ -864,6 +868,11 @@ fn images_hold_spilled_values_changed_while_they_are_written(preamble: &str) {
                 _ => Err(text),
             }
         });
+        assert_eq!(
+            tier_stat(k, "tiering_inline_loads"),
+            inline_before,
+            "values on disk read inline while {start} ran"
+        );
     };
     while_writing(&mut k, "BGSAVE", "changed", "rdb_bgsave_in_progress");
     assert_eq!(

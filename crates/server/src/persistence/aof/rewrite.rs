@@ -26,6 +26,9 @@ pub(super) struct Rewrite {
     pub(super) started: Instant,
     /// A shard a command's write made us copy could not be written.
     pub(super) failed: Option<std::io::Error>,
+    /// Records on disk of the slots commands wrote (`write_slots_first`),
+    /// pinned for the rewrite thread to read and encode.
+    pub(super) on_disk: Vec<SlotCopy>,
 }
 
 /// The new base being encoded: commands, or (aof-use-rdb-preamble yes) an
@@ -79,32 +82,31 @@ impl Aof {
 }
 
 impl Base {
+    /// Writes the keys of `slot` (its shard held by `view`) whose values
+    /// are in memory; the records of those on disk are pinned into
+    /// `on_disk`, for the rewrite thread to read with others (a worker
+    /// never reads the disk for the base).
     pub(super) fn write_slot(
         &mut self,
         capture: &Capture,
         view: &mut View,
         slot: usize,
+        on_disk: &mut SlotCopy,
     ) -> std::io::Result<()> {
-        match self {
-            Base::Commands(out) => write_slot(out, capture, view, slot),
-            Base::Rdb(out) => {
-                let mut current_db = usize::MAX;
-                let mut result = Ok(());
-                capture.for_each_in_slot(view, slot, |db, key, entry| {
-                    if result.is_err() {
-                        return;
-                    }
-                    if db != current_db {
-                        current_db = db;
-                        result = out.select_db(db);
-                    }
-                    if result.is_ok() {
-                        result = out.entry(key, entry);
-                    }
-                });
-                result
+        let mut result = Ok(());
+        let mut current_db = usize::MAX;
+        capture.for_each_in_slot(view, slot, |db, key, entry| {
+            if result.is_err() {
+                return;
             }
-        }
+            if entry.value.is_spilled() {
+                on_disk.push((db, Box::from(key), Copied::of(entry)));
+                return;
+            }
+            result = self.write_keys(std::iter::once((db, key, entry)), current_db);
+            current_db = db;
+        });
+        result
     }
 
     /// Encodes keys the rewrite thread copied (see `finish_rewrite`), their
@@ -197,37 +199,6 @@ impl Base {
     }
 }
 
-/// Writes every key of `slot` (its shard held by `view`) as commands that
-/// rebuild it: SELECT, then per key the commands of its type and a
-/// PEXPIREAT.
-pub(super) fn write_slot(
-    out: &mut impl Write,
-    capture: &Capture,
-    view: &mut View,
-    slot: usize,
-) -> std::io::Result<()> {
-    let mut buf = Vec::new();
-    let mut result = Ok(());
-    let mut current_db = usize::MAX;
-    capture.for_each_in_slot(view, slot, |db, key, entry| {
-        if result.is_err() {
-            return;
-        }
-        if db != current_db {
-            let dbs = db.to_string();
-            encode::command(&mut buf, &[b"SELECT".as_slice(), dbs.as_bytes()]);
-            current_db = db;
-        }
-        rebuild_commands(&mut buf, key, entry);
-        if buf.len() > 64 * 1024 {
-            result = out.write_all(&buf);
-            buf.clear();
-        }
-    });
-    result?;
-    out.write_all(&buf)
-}
-
 /// Appends the commands that recreate `key` with `entry`'s value and TTL.
 pub fn rebuild_commands(buf: &mut Vec<u8>, key: &[u8], entry: EntryRef<'_>) {
     match &entry.value {
@@ -275,8 +246,12 @@ impl Aof {
             // A slot the base misses would lose its keys once the base
             // replaces the old files: a failure fails the rewrite.
             if self.capture.take(slot) {
-                if let Err(e) = rw.base.write_slot(&self.capture, view, slot) {
+                let mut on_disk = Vec::new();
+                if let Err(e) = rw.base.write_slot(&self.capture, view, slot, &mut on_disk) {
                     rw.failed.get_or_insert(e);
+                }
+                if !on_disk.is_empty() {
+                    rw.on_disk.push(on_disk);
                 }
             }
         }
@@ -368,6 +343,7 @@ impl Aof {
             base_seq,
             started: Instant::now(),
             failed: None,
+            on_disk: Vec::new(),
         });
         self.rewriting.store(true, Relaxed);
         drop(manifest);
@@ -426,8 +402,18 @@ impl Aof {
                 })
             };
             key_save_delay(out.key_save_delay, copy.as_ref().map_or(0, Vec::len));
-            let read = copy.and_then(|copy| batches.add(copy));
-            if let Some(read) = read {
+            let copies = copy.into_iter().chain(self.take_on_disk());
+            for copy in copies {
+                if let Some(read) = batches.add(copy) {
+                    if !self.write_read(&mut out, read)? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        // Every slot is taken now, so no command pins more.
+        for copy in self.take_on_disk() {
+            if let Some(read) = batches.add(copy) {
                 if !self.write_read(&mut out, read)? {
                     return Ok(());
                 }
@@ -478,6 +464,15 @@ impl Aof {
         self.last_rewrite_secs
             .store(rw.started.elapsed().as_secs(), Relaxed);
         Ok(())
+    }
+
+    /// The records on disk commands pinned since the last call.
+    fn take_on_disk(&self) -> Vec<SlotCopy> {
+        self.rewrite
+            .lock()
+            .as_mut()
+            .map(|rw| std::mem::take(&mut rw.on_disk))
+            .unwrap_or_default()
     }
 
     /// Encodes slot copies whose records on disk are read (no lock held
