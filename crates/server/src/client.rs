@@ -301,6 +301,10 @@ pub struct Client {
     /// and cleared for the one run after a wait, so a request whose value
     /// went back to disk meanwhile still runs.
     pub parks_for_disk: bool,
+    /// Where the values this request needs are was counted already (it
+    /// runs again after its reads, or a prefetch looked at it): the
+    /// tier's hit rate counts each request once.
+    pub values_looked_at: bool,
 }
 
 impl Client {
@@ -331,6 +335,7 @@ impl Client {
             repl_conf: None,
             repl_offset: 0,
             parks_for_disk: false,
+            values_looked_at: false,
         }
     }
 

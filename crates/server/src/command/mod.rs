@@ -815,9 +815,14 @@ fn run_request(
     // Values on disk are read off the worker while the connection waits;
     // the request runs once they are back (see `tier::load`).
     if client.parks_for_disk && crate::tier::any_spilled() {
-        if let Some(loading) =
-            crate::tier::load::missing(server, client.db, &call, &mut view, clock.unix_ms_at(start))
-        {
+        if let Some(loading) = crate::tier::load::missing(
+            server,
+            client.db,
+            &call,
+            &mut view,
+            clock.unix_ms_at(start),
+            !client.values_looked_at,
+        ) {
             drop(view);
             return Next::Load(loading);
         }

@@ -275,7 +275,7 @@ pub fn info_text(cx: &Ctx, wanted: &[String]) -> String {
             "keel" => keel_section(server, &cx.view, &mut o),
             "tiering" => {
                 o.push_str("# Tiering\r\n");
-                crate::tier::info(&mut o);
+                crate::tier::info(&mut o, &kstats);
             }
             "cluster" => {
                 let on = u8::from(cx.server.cluster.enabled());

@@ -873,6 +873,7 @@ async fn session_loop<S: Stream>(
                     // invalidation of a key it tracks) follow it, as in
                     // Redis, where both go to the output buffer at once.
                     take_inbox(client, &mut out);
+                    client.values_looked_at = *start <= prefetched_to;
                     let mut next =
                         command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                     // CLIENT PAUSE: the request waits for the pause to end
@@ -901,6 +902,7 @@ async fn session_loop<S: Stream>(
                             }
                             loading.await;
                             loads += 1;
+                            client.values_looked_at = true;
                             client.parks_for_disk = loads < MAX_DISK_WAITS;
                         } else {
                             let held = server.blocking.hold();

@@ -257,15 +257,31 @@ pub fn render(server: &Server) -> String {
     render_memory(server, &mut p);
     render_persistence(server, &mut p);
     render_replication(server, &mut p);
-    render_tiering(&mut p);
+    render_tiering(server, &mut p);
     p.o
 }
 
 /// The disk tier's figures (INFO tiering), when one is open.
-fn render_tiering(p: &mut Page) {
+fn render_tiering(server: &Server, p: &mut Page) {
     let Some(t) = crate::tier::active() else {
         return;
     };
+    let (k, _) = server.keyspace.stats(&server.keyspace.none());
+    p.counter(
+        "keel_tiering_values_in_memory_total",
+        "Values requests needed that were in memory when they first looked",
+        k.values_in_memory,
+    );
+    p.counter(
+        "keel_tiering_values_on_disk_total",
+        "Values requests needed that were on disk when they first looked",
+        k.values_on_disk,
+    );
+    p.gauge(
+        "keel_tiering_hit_rate",
+        "Share of the values requests needed that were in memory",
+        crate::tier::hit_rate(&k),
+    );
     let (disk, live, segments) = t.disk_usage();
     let s = &t.stats;
     p.gauge(

@@ -64,6 +64,10 @@ pub struct ShardStats {
     pub hits: u64,
     pub misses: u64,
     pub expired: u64,
+    /// Values requests needed, by where they were when the request
+    /// first looked (`View::value_needed`): the tier's hit rate.
+    pub values_in_memory: u64,
+    pub values_on_disk: u64,
 }
 
 /// One database's part of a shard.
@@ -547,6 +551,8 @@ impl Keyspace {
             total.hits += s.stats.hits;
             total.misses += s.stats.misses;
             total.expired += s.stats.expired;
+            total.values_in_memory += s.stats.values_in_memory;
+            total.values_on_disk += s.stats.values_on_disk;
             for (i, db) in s.dbs.iter().enumerate() {
                 dbs[i].keys += db.keys;
                 dbs[i].volatile += db.volatile;
@@ -904,6 +910,36 @@ impl<'a> View<'a> {
             Value::Spilled(stub) => Some((stub.loc(), stub.encoding())),
             _ => None,
         }
+    }
+
+    /// [`View::spilled_loc`] for a value a request needs: the first look
+    /// of the request (`count`) is counted as a value found in memory or
+    /// on disk, for the tier's hit rate. An absent key counts nothing.
+    pub fn value_needed(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        count: bool,
+    ) -> Option<(crate::tier::log::Loc, &'static str)> {
+        let now_ms = self.expiry_now(now_ms);
+        let slot = self.slot_of(key);
+        let shard = self.shard(shard_of(slot));
+        let e = shard.dbs[db]
+            .slots
+            .get_mut(slot / SHARDS)?
+            .get_unexpired(key, now_ms)?;
+        let on_disk = match &*e.value {
+            Value::Spilled(stub) => Some((stub.loc(), stub.encoding())),
+            _ => None,
+        };
+        if count {
+            match on_disk {
+                Some(_) => shard.stats.values_on_disk += 1,
+                None => shard.stats.values_in_memory += 1,
+            }
+        }
+        on_disk
     }
 
     /// Whether `key` is live with its value in memory (not on disk): a

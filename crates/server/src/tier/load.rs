@@ -29,15 +29,19 @@ use crate::storage::keyspace::View;
 pub type Loading = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The reads `call` must wait for before it runs, started; `None` when
-/// every value it needs is in memory.
+/// every value it needs is in memory. `first_look`: the request has not
+/// looked before (it is not running again after its reads, and no
+/// prefetch looked at it), so where its values are counts in the tier's
+/// hit rate.
 pub fn missing(
     server: &Server,
     db: usize,
     call: &Call,
     view: &mut View,
     now_ms: u64,
+    first_look: bool,
 ) -> Option<Loading> {
-    let loading = start_reads(server, db, call, view, now_ms)?;
+    let loading = start_reads(server, db, call, view, now_ms, first_look)?;
     if let Some(tier) = super::active() {
         tier.stats.parked.fetch_add(1, Relaxed);
     }
@@ -66,7 +70,7 @@ pub fn prefetch(server: &Server, db: usize, requests: &[u8], max_bulk_len: usize
         };
         let mut view = crate::command::lock_for(server, &call);
         let now = crate::command::unix_ms();
-        if start_reads(server, db, &call, &mut view, now).is_some() {
+        if start_reads(server, db, &call, &mut view, now, true).is_some() {
             if let Some(tier) = super::active() {
                 tier.stats.prefetched.fetch_add(1, Relaxed);
             }
@@ -84,6 +88,7 @@ fn start_reads(
     call: &Call,
     view: &mut View,
     now_ms: u64,
+    count: bool,
 ) -> Option<Loading> {
     if call.cmd.args_ok.is_some_and(|ok| !ok(server, call.argv)) {
         // The handler refuses them before it reads a key.
@@ -92,7 +97,7 @@ fn start_reads(
     let mut wanted: Vec<(Vec<u8>, Loc, &'static str)> = Vec::new();
     call.cmd.for_each_key_needing_value(call.argv, |pos| {
         let key = call.argv[pos];
-        if let Some((loc, encoding)) = view.spilled_loc(db, key, now_ms) {
+        if let Some((loc, encoding)) = view.value_needed(db, key, now_ms, count) {
             if !wanted.iter().any(|(_, l, _)| *l == loc) {
                 wanted.push((key.to_vec(), loc, encoding));
             }

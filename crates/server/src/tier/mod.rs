@@ -388,8 +388,19 @@ pub(super) fn fatal_read(loc: Loc, e: &str) -> ! {
     std::process::exit(1)
 }
 
-/// The tier's section of INFO.
-pub fn info(o: &mut String) {
+/// Share of the values requests needed that were in memory when they
+/// first looked (`ShardStats::values_in_memory`), 0 before any.
+pub fn hit_rate(k: &crate::storage::keyspace::ShardStats) -> f64 {
+    let needed = k.values_in_memory + k.values_on_disk;
+    if needed == 0 {
+        0.0
+    } else {
+        k.values_in_memory as f64 / needed as f64
+    }
+}
+
+/// The tier's section of INFO; `k`: the shards' counters.
+pub fn info(o: &mut String, k: &crate::storage::keyspace::ShardStats) {
     use std::fmt::Write;
     let Some(t) = TIER.get() else {
         let _ = write!(o, "tiering_enabled:0\r\n");
@@ -407,7 +418,8 @@ pub fn info(o: &mut String) {
          tiering_parked_requests:{}\r\ntiering_prefetched_requests:{}\r\n\
          tiering_snapshot_reads:{}\r\n\
          tiering_compacted_segments:{}\r\n\
-         tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n",
+         tiering_compacted_bytes:{}\r\ntiering_clean_copies:{}\r\ntiering_reused_copies:{}\r\n\
+         tiering_values_in_memory:{}\r\ntiering_values_on_disk:{}\r\ntiering_hit_rate:{:.4}\r\n",
         if t.uring { "io_uring" } else { "threads" },
         t.spilled_keys(),
         t.max_disk.load(Relaxed),
@@ -423,5 +435,8 @@ pub fn info(o: &mut String) {
         s.compacted_bytes.load(Relaxed),
         s.clean_copies.load(Relaxed),
         s.reused_copies.load(Relaxed),
+        k.values_in_memory,
+        k.values_on_disk,
+        hit_rate(k),
     );
 }

@@ -282,6 +282,48 @@ fn counts_and_sizes_of_spilled_values_park_for_the_disk() {
 }
 
 #[test]
+fn the_hit_rate_counts_each_needed_value_once_where_it_was_first_looked_for() {
+    let keel = Server::keel_with(&["--tiering-dir", "tier"]);
+    let mut k = keel.raw();
+    for i in 0..10 {
+        k.cmd(&["SET", &format!("k{i}"), &value(i, 1000)]);
+    }
+    // Counted while any value is on disk: this one stays there.
+    k.cmd(&["SET", "cold", &value(10, 1000)]);
+    eqb!(k.cmd(&["DEBUG", "SPILL"]), b":11\r\n");
+    let counts = |k: &mut Raw| {
+        (
+            tier_stat(k, "tiering_values_in_memory"),
+            tier_stat(k, "tiering_values_on_disk"),
+        )
+    };
+    assert_eq!(counts(&mut k), (0, 0));
+    k.cmd(&["GET", "k0"]);
+    assert_eq!(
+        counts(&mut k),
+        (0, 1),
+        "read from disk (the run after the read counts nothing)"
+    );
+    k.cmd(&["GET", "k0"]);
+    assert_eq!(counts(&mut k), (1, 1));
+    // A pipeline: its later requests' reads start while the first waits;
+    // each request is counted once all the same.
+    let mut cmds: Vec<Vec<Vec<u8>>> = (1..10).map(|i| argv(&["GET", &format!("k{i}")])).collect();
+    cmds.push(argv(&["GET", "k0"]));
+    cmds.push(argv(&["GET", "nokey"]));
+    cmds.push(argv(&["SET", "k0", "overwritten unread"]));
+    pipeline(&mut k, &cmds);
+    assert_eq!(counts(&mut k), (2, 10));
+    k.cmd(&["MGET", "k1", "k2", "nokey"]);
+    assert_eq!(counts(&mut k), (4, 10));
+    let text = info(&mut k, "tiering");
+    assert_eq!(
+        info_field(&text, "tiering_hit_rate").as_deref(),
+        Some("0.2857")
+    );
+}
+
+#[test]
 fn spilled_keys_expire_and_free_their_records() {
     let keel = Server::keel_with(&["--tiering-dir", "tier"]);
     let mut k = keel.raw();
