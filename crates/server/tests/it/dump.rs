@@ -273,6 +273,61 @@ fn payloads_move_both_ways_for_every_type() {
     }
 }
 
+/// Strings of every length class and degree of repetition, the same
+/// each run (xorshift from a fixed seed).
+fn lzf_samples(n: usize) -> Vec<Vec<u8>> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let alphabets: [&[u8]; 4] = [b"ab", b"abc", b"abcdefgh", b"0123456789-"];
+    let lengths = [21, 22, 23, 25, 30, 40, 64, 100, 300, 1000, 5000];
+    (0..n)
+        .map(|_| {
+            let alphabet = alphabets[next() as usize % alphabets.len()];
+            let len = lengths[next() as usize % lengths.len()];
+            let mut v: Vec<u8> = (0..len)
+                .map(|_| alphabet[next() as usize % alphabet.len()])
+                .collect();
+            if next() % 3 == 0 {
+                let period = (1 + next() as usize % 30).min(len);
+                v = v[..period].repeat(len / period + 1)[..len].to_vec();
+            }
+            v
+        })
+        .collect()
+}
+
+/// LZF inside DUMP payloads (and RDB files) is Redis's byte for byte:
+/// its liblzf build finds matches a stock liblzf does not.
+#[test]
+fn compressed_strings_are_redis_bytes() {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let (mut k, mut r) = (keel.raw(), redis.raw());
+    let samples = lzf_samples(2000);
+    let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
+    for (i, v) in samples.iter().enumerate() {
+        let key = format!("lzf:{i}").into_bytes();
+        cmds.push(vec![b"SET".to_vec(), key.clone(), v.clone()]);
+        cmds.push(vec![b"DUMP".to_vec(), key]);
+    }
+    let (ours, theirs) = (pipeline(&mut k, &cmds), pipeline(&mut r, &cmds));
+    let differ: Vec<usize> = (0..samples.len())
+        .filter(|i| ours[2 * i + 1] != theirs[2 * i + 1])
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{} of {} payloads differ; the first: {}",
+        differ.len(),
+        samples.len(),
+        escape(&samples[differ[0]])
+    );
+}
+
 #[test]
 fn restore_options_and_metadata() {
     let s = Server::under_test();

@@ -324,7 +324,7 @@ impl<W: Write> Writer<W> {
         if self.compress && s.len() > 20 {
             let mut packed = std::mem::take(&mut self.packed);
             packed.clear();
-            if self.lzf.compress(s, &mut packed) && packed.len() + 4 <= s.len() {
+            if self.lzf.compress(s, &mut packed) {
                 self.buf.push((LEN_ENCVAL << 6) | ENC_LZF);
                 self.len(packed.len() as u64);
                 self.len(s.len() as u64);
