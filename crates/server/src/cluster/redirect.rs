@@ -220,7 +220,7 @@ fn add_key<'a>(
     if (q.migrating_to.is_some() || q.importing) && !channel {
         let now = crate::command::unix_ms();
         let mut keys = server.keyspace.lock_key(key);
-        if keys.peek(0, key, now).is_some() {
+        if keys.peek_meta(0, key, now).is_some() {
             q.existing += 1;
         } else {
             q.missing += 1;
@@ -278,7 +278,7 @@ fn recheck_all(
         for key in call.keys() {
             slot.get_or_insert(key.slot());
             total += 1;
-            if keys.peek(0, call.argv[key.pos()], now).is_none() {
+            if keys.peek_meta(0, call.argv[key.pos()], now).is_none() {
                 missing += 1;
             }
         }

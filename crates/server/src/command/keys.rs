@@ -537,7 +537,7 @@ fn flushdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let async_free = flush_mode(argv)?;
     let (db, now) = (cx.db(), cx.now_ms);
     let n = cx.view.len(db);
-    cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
+    cx.touch_db(db, |v, k| v.peek_meta(db, k, now).is_some());
     let maps = crate::persistence::capture::flush_db(cx.server, &mut cx.view, db);
     dispose(maps, async_free);
     cx.server.tracking.flushed(&cx.server.clients);
@@ -554,7 +554,7 @@ fn flushall(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let now = cx.now_ms;
     for db in 0..cx.server.keyspace.databases() {
         n += cx.view.len(db);
-        cx.touch_db(db, |v, k| v.peek(db, k, now).is_some());
+        cx.touch_db(db, |v, k| v.peek_meta(db, k, now).is_some());
         maps.push(crate::persistence::capture::flush_db(
             cx.server,
             &mut cx.view,
@@ -584,8 +584,9 @@ fn swapdb(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     if a != b {
         let (a, b, now) = (a as usize, b as usize, cx.now_ms);
         // A watched key changes if it exists in either database.
-        let either =
-            |v: &mut View, k: &[u8]| v.peek(a, k, now).is_some() || v.peek(b, k, now).is_some();
+        let either = |v: &mut View, k: &[u8]| {
+            v.peek_meta(a, k, now).is_some() || v.peek_meta(b, k, now).is_some()
+        };
         cx.touch_db(a, either);
         cx.touch_db(b, either);
         crate::persistence::capture::swap_dbs(cx.server, &mut cx.view, a, b);

@@ -133,7 +133,7 @@ fn exec(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     let aborted = watch.dirty.load(Relaxed)
         || watched
             .iter()
-            .any(|(db, key, existed)| *existed && view.peek(*db, key, now).is_none());
+            .any(|(db, key, existed)| *existed && view.peek_meta(*db, key, now).is_none());
     server.watches.unwatch_all(&watch);
     if server.cluster.enabled() {
         // The gate looked at the queued keys before EXEC held them.

@@ -1216,7 +1216,7 @@ fn debug_populate(cx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         key.extend_from_slice(prefix);
         key.push(b':');
         key.extend_from_slice(itoa::Buffer::new().format(j).as_bytes());
-        if view.peek(db, &key, now).is_some() {
+        if view.peek_meta(db, &key, now).is_some() {
             continue;
         }
         let mut value = format!("value:{j}").into_bytes();

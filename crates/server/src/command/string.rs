@@ -327,7 +327,12 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             cx.propagate_instead(vec![vec![b"PEXPIREAT".to_vec(), key.to_vec(), at]]);
         }
         cx.dirty += 1;
-    } else if o.persist && cx.view.peek(db, key, now).is_some_and(|e| e.expire_at != 0) {
+    } else if o.persist
+        && cx
+            .view
+            .peek_meta(db, key, now)
+            .is_some_and(|e| e.expire_at != 0)
+    {
         cx.view.set_expire(db, key, 0);
         cx.dirty += 1;
         cx.notify(notify::GENERIC, "persist", key);
@@ -399,7 +404,7 @@ fn msetnx(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     }
     let (db, now) = (cx.db(), cx.now_ms);
     for pair in argv[1..].chunks_exact(2) {
-        if cx.view.peek(db, pair[0], now).is_some() {
+        if cx.view.peek_meta(db, pair[0], now).is_some() {
             cx.int(0);
             return Ok(());
         }

@@ -335,7 +335,7 @@ fn evict(server: &Server, policy: Policy, db: usize, key: &[u8]) -> bool {
     let started = server.latency.start();
     let mut view = server.keyspace.lock_key(key);
     let qualifies = view
-        .peek(db, key, now)
+        .peek_meta(db, key, now)
         .is_some_and(|e| !policy.volatile_only() || e.expire_at != 0);
     let removed = if qualifies {
         view.remove(db, key, now)

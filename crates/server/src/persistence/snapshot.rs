@@ -689,7 +689,7 @@ pub fn empty_dataset(server: &Server, view: &mut View, now_ms: u64) {
         let v = &mut *view;
         server
             .watches
-            .touch_db(db, |k| v.peek(db, k, now_ms).is_some());
+            .touch_db(db, |k| v.peek_meta(db, k, now_ms).is_some());
         maps.push(super::capture::flush_db(server, view, db));
     }
     drop(maps);

@@ -1680,6 +1680,54 @@ fn resharding_under_a_writing_client_loses_no_key_and_leaves_one_copy() {
     );
 }
 
+/// Resharding a node whose values are on disk (`tiering-dir`): MIGRATE
+/// reads them back off the worker, and every value arrives exact.
+#[test]
+fn resharding_moves_values_on_disk_exact() {
+    let tier = ["--tiering-dir".to_string(), "tier".to_string()];
+    let c = KeelCluster::start_with(Etcd::start(), 2, |_| None, |_| tier.to_vec());
+    c.create(0);
+    wait_ok(&c, 0);
+    wait_ok(&c, 1);
+    let (from, to) = (myid(&c, 0), myid(&c, 1));
+    let seeds: Vec<String> = (0..2).map(|i| format!("redis://{}/", c.addr(i))).collect();
+    let client = redis::cluster::ClusterClient::new(seeds).expect("cluster client");
+    let value = |n: usize| format!("{n:06}-").repeat(30);
+    let keys = 5_000;
+    let mut con = client.get_connection().expect("cluster connection");
+    let mut pipe = redis::cluster::cluster_pipe();
+    for n in 0..keys {
+        pipe.set(format!("t:{n}"), value(n)).ignore();
+    }
+    pipe.query::<()>(&mut con).expect("preload");
+    let mut src = c.raw(0);
+    assert!(matches!(src.call(&["DEBUG", "SPILL"]), Value::Integer(n) if n > 1000));
+    let tier_stat = |raw: &mut Raw, field: &str| -> u64 {
+        info_field(&info(raw, "tiering"), field)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in INFO tiering"))
+    };
+    let inline = tier_stat(&mut src, "tiering_inline_loads");
+    let (ok, out) = c.ctl(&[
+        "reshard", "--from", &from, "--to", &to, "--slots", "4096", "--batch", "512",
+    ]);
+    assert!(ok, "keel-ctl reshard failed:\n{out}");
+    assert_eq!(tier_stat(&mut src, "tiering_inline_loads"), inline);
+    assert!(tier_stat(&mut src, "tiering_loads") > 0);
+    let mut con = client.get_connection().expect("cluster connection");
+    let mut pipe = redis::cluster::cluster_pipe();
+    for n in 0..keys {
+        pipe.get(format!("t:{n}"));
+    }
+    let got: Vec<String> = pipe.query(&mut con).expect("read back");
+    assert!(
+        got.iter().enumerate().all(|(n, v)| *v == value(n)),
+        "a value came back different"
+    );
+    let total = as_i(&c.raw(0).call(&["DBSIZE"])) + as_i(&c.raw(1).call(&["DBSIZE"]));
+    assert_eq!(total as usize, keys, "a key is on both primaries, or none");
+}
+
 /// A kill -9 of the source's primary in the middle of a reshard: the
 /// replica takes over and keel-ctl goes on moving from it, so the
 /// migration ends closed, every key once, none lost.

@@ -185,6 +185,12 @@ fn writes_and_metadata_answer_without_reading_the_disk() {
     eqb!(k.cmd(&["RENAME", "k6", "k6b"]), b"+OK\r\n");
     eqb!(k.cmd(&["WATCH", "k7", "list"]), b"+OK\r\n");
     eqb!(k.cmd(&["UNWATCH"]), b"+OK\r\n");
+    eqb!(k.cmd(&["MSETNX", "k9", "x", "other", "y"]), b":0\r\n");
+    // EXEC checks whether a watched key still exists.
+    eqb!(k.cmd(&["WATCH", "k7"]), b"+OK\r\n");
+    eqb!(k.cmd(&["MULTI"]), b"+OK\r\n");
+    eqb!(k.cmd(&["PING"]), b"+QUEUED\r\n");
+    eqb!(k.cmd(&["EXEC"]), b"*1\r\n+PONG\r\n");
     // Arguments Redis refuses before it looks the key up.
     eqb!(
         k.cmd(&["GETBIT", "k8", "4294967296"]),
@@ -450,6 +456,23 @@ fn a_full_tier_leaves_the_eviction_policy_to_decide() {
         let v = value(i, 4096);
         assert_eq!(*r, format!("${}\r\n{v}\r\n", v.len()).into_bytes(), "k{i}");
     }
+    // allkeys-lru: writes go on, evicting keys in memory and on disk; a
+    // key evicted from disk is deleted unread.
+    eqb!(
+        k.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]),
+        b"+OK\r\n"
+    );
+    let inline = tier_stat(&mut k, "tiering_inline_loads");
+    let writes: Vec<_> = (6000..9000)
+        .map(|i| argv(&["SET", &format!("k{i}"), &value(i, 4096)]))
+        .collect();
+    assert!(pipeline(&mut k, &writes).iter().all(|r| r == b"+OK\r\n"));
+    assert!(info_u64(&mut k, "stats", "evicted_keys") > 0);
+    assert_eq!(
+        tier_stat(&mut k, "tiering_inline_loads"),
+        inline,
+        "eviction read values on disk"
+    );
 }
 
 /// Sends SIGKILL to `s` and waits for it to go.
