@@ -305,6 +305,27 @@ enum KeysProc {
     /// migrateGetKeys: the key at 3, or with an empty key there the
     /// arguments after KEYS (ACL checks them too).
     Migrate,
+    /// bitfieldGetKeys: the key, read-only while every operation is a
+    /// GET (or OVERFLOW), else read-write.
+    Bitfield,
+}
+
+/// Whether BITFIELD only reads, as bitfieldGetKeys decides: GETs and
+/// OVERFLOWs with their arguments all there; a SET, an INCRBY or anything
+/// else (a syntax error included) writes.
+fn bitfield_read_only(argv: &[&[u8]]) -> bool {
+    let mut i = 2;
+    while i < argv.len() {
+        let (a, rest) = (argv[i], argv.len() - i - 1);
+        if a.eq_ignore_ascii_case(b"get") && rest >= 2 {
+            i += 3;
+        } else if a.eq_ignore_ascii_case(b"overflow") && rest >= 1 {
+            i += 2;
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 /// The destination SORT writes, as sortGetKeys finds it: options are
@@ -369,6 +390,7 @@ impl KeysProc {
             "sort" => Some(KeysProc::Sort { store: true }),
             "sort_ro" => Some(KeysProc::Sort { store: false }),
             "migrate" => Some(KeysProc::Migrate),
+            "bitfield" => Some(KeysProc::Bitfield),
             _ => None,
         }
     }
@@ -452,6 +474,14 @@ impl KeysProc {
                     .filter(|&p| p < argc)
                     .map(|p| (p, vec!["RW", "access", "delete"]))
                     .collect()
+            }
+            KeysProc::Bitfield => {
+                let flags = if bitfield_read_only(argv) {
+                    vec!["RO", "access"]
+                } else {
+                    vec!["RW", "access", "update"]
+                };
+                vec![(1, flags)]
             }
             KeysProc::Set => {
                 let get = argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
@@ -641,7 +671,33 @@ impl Command {
                 return;
             }
         }
-        for (pos, flags) in self.keys_with_flags(argv) {
+        // Each spec on its own, with the keys of those that fit (a spec
+        // that does not fit names none: the handler refuses the request,
+        // PFMERGE's lone destination aside, which Redis's COMMAND GETKEYS
+        // refuses too). Where the flags vary with the arguments (SET,
+        // BITFIELD) or a spec is incomplete, the command's key finder
+        // says; without one, the widest flags the spec declares.
+        let argc = argv.len() as i64;
+        let finder = self.keys_proc.filter(|_| {
+            self.key_specs
+                .iter()
+                .any(|s| !s.not_key && (s.variable_flags || s.incomplete))
+        });
+        for spec in self.key_specs.iter().filter(|s| !s.not_key) {
+            if finder.is_some() && (spec.variable_flags || spec.incomplete) {
+                continue;
+            }
+            if let SpecRange::Keys { first, last, step } = spec.range(argv) {
+                let mut i = first;
+                while i <= last && i < argc {
+                    if spec.needs_value {
+                        f(i as usize);
+                    }
+                    i += step;
+                }
+            }
+        }
+        for (pos, flags) in finder.map(|p| p.keys(argv)).unwrap_or_default() {
             if needs_value(flags.into_iter()) {
                 f(pos);
             }

@@ -193,3 +193,27 @@ async fn large_bitmaps_match_a_reference() {
     assert!(q!(c, "GET d") == bulk(&want), "BITOP NOT differs");
     ck!(c, "BITCOUNT d", int(b.len() as i64 * 8 - count(&b)));
 }
+
+/// BITFIELD's key flags, as Redis's bitfieldGetKeys gives them: read-only
+/// while every operation is a GET (or OVERFLOW), else read-write.
+#[test]
+fn bitfield_key_flags_are_redis_s() {
+    let keel = Server::keel();
+    let redis = Server::redis();
+    let (mut k, mut r) = (keel.raw(), redis.raw());
+    for line in [
+        "BITFIELD bf",
+        "BITFIELD bf GET u8 0",
+        "BITFIELD bf GET u8 0 OVERFLOW SAT GET i4 4",
+        "BITFIELD bf GET u8",
+        "BITFIELD bf SET u8 0 1",
+        "BITFIELD bf GET u8 0 INCRBY u8 0 1",
+        "BITFIELD bf OVERFLOW",
+        "BITFIELD bf NOSUCH",
+        "BITFIELD_RO bf GET u8 0",
+    ] {
+        let mut argv = vec!["COMMAND", "GETKEYSANDFLAGS"];
+        argv.extend(line.split(' '));
+        eqb!(k.cmd(&argv), r.cmd(&argv), "{line}");
+    }
+}

@@ -5082,6 +5082,16 @@ fn mask_hello_id(bytes: &[u8]) -> String {
     format!("{v:?}")
 }
 
+/// `tiering_inline_loads` of the server `side` talks to (`None`: the
+/// line before killed this connection too).
+fn tier_inline_loads(side: &mut Side) -> Option<u64> {
+    let info = side.run(&split("INFO tiering"));
+    String::from_utf8_lossy(&info)
+        .lines()
+        .find_map(|l| l.strip_prefix("tiering_inline_loads:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Runs the table on keel and redis-server and compares. With `on_disk`,
 /// keel has a disk tier and every value goes to it after each command
 /// (`DEBUG SPILL`, on a connection of its own): every command then runs
@@ -5098,6 +5108,7 @@ fn differential(resp3: bool, on_disk: bool) {
     let mut spiller = on_disk.then(|| Side::new(&keel, false));
     let spill = split("DEBUG SPILL");
     let mut spilled = 0usize;
+    let mut inline_loads = 0u64;
     let mut diffs = Vec::new();
     if resp3 {
         let hk = k.run(&split("HELLO 3"));
@@ -5122,6 +5133,23 @@ fn differential(resp3: bool, on_disk: bool) {
         let kr = k.run(&line.argv);
         let rr = r.run(&line.argv);
         if let Some(s) = spiller.as_mut() {
+            // A command reads a value on disk on the worker only for keys
+            // it does not declare: SORT's BY and GET patterns, a script's
+            // keys.
+            let undeclared = ["sort ", "sort_ro ", "eval "]
+                .iter()
+                .any(|c| line.text.to_ascii_lowercase().starts_with(c));
+            if let Some(inline) = tier_inline_loads(s) {
+                if inline != inline_loads && !undeclared {
+                    diffs.push(format!(
+                        "line {}: {}\n    read {} values on disk on the worker",
+                        line.lineno,
+                        line.text,
+                        inline - inline_loads
+                    ));
+                }
+                inline_loads = inline;
+            }
             // (A line that pauses clients or kills connections makes this
             // fail now and then: the next line spills again.)
             if let Some(Value::Integer(n)) = resp::parse_reply(&s.run(&spill))
