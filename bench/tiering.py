@@ -262,16 +262,26 @@ def main():
     # The hot keys read once (from disk, on the tiered server) first: the
     # steady state is measured.
     benchmark(a.port, ["-t", "get", "-n", str(hot * 2), "-r", str(hot), "-c", "50", "--threads", "2"])
+    # The tier's hit rate of each phase, from INFO's counts of the values
+    # requests needed (in memory or on disk when they first looked).
+    def hit_rate(before, after):
+        mem = int(after["tiering_values_in_memory"]) - int(before["tiering_values_in_memory"])
+        disk = int(after["tiering_values_on_disk"]) - int(before["tiering_values_on_disk"])
+        return mem / (mem + disk) if mem + disk else 0.0
+    before_hot = info(c, "tiering")
     hot_t, hot_m = [], []
     for _ in range(a.runs):
         hot_t.append(benchmark(a.port, hot_args))
         hot_m.append(benchmark(mport, hot_args))
     uni_args = ["-t", "get", "-n", str(a.requests // 4), "-r", str(a.keys), "-c", str(a.inflight), "--threads", "2"]
+    before_uni = info(c, "tiering")
     uni_t, fios = [], []
     for _ in range(a.runs):
         uni_t.append(benchmark(a.port, uni_args))
         fios.append(fio(os.path.join(a.workdir, "fio.dat"), a.keys * a.size, a.size, a.inflight, 10))
     t2 = info(c, "tiering")
+    print(f"tier hit rate: hot-set runs {hit_rate(before_hot, before_uni):.4f}, "
+          f"uniform runs {hit_rate(before_uni, t2):.4f}")
 
     # Sustained overwrites, then compaction.
     before = info(c, "tiering")

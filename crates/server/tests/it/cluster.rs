@@ -1714,6 +1714,23 @@ fn resharding_moves_values_on_disk_exact() {
     assert!(ok, "keel-ctl reshard failed:\n{out}");
     assert_eq!(tier_stat(&mut src, "tiering_inline_loads"), inline);
     assert!(tier_stat(&mut src, "tiering_loads") > 0);
+    // The new layout on both nodes (once each has read it from etcd): the
+    // crate's cluster pipelines do not follow MOVED.
+    for i in 0..2 {
+        wait_for("the new layout", || {
+            let l = cluster_nodes(&mut c.raw(i));
+            let slots = |port: u16| -> usize {
+                l.iter()
+                    .find(|x| x.port == port)
+                    .map(|x| x.slots.iter().map(|(a, b)| b - a + 1).sum())
+                    .unwrap_or(0)
+            };
+            match (slots(c.ports[0]), slots(c.ports[1])) {
+                (4096, 12288) => Ok(()),
+                other => Err(format!("node {i}: {other:?}")),
+            }
+        });
+    }
     let mut con = client.get_connection().expect("cluster connection");
     let mut pipe = redis::cluster::cluster_pipe();
     for n in 0..keys {
