@@ -264,10 +264,12 @@ def main():
     benchmark(a.port, ["-t", "get", "-n", str(hot * 2), "-r", str(hot), "-c", "50", "--threads", "2"])
     # The tier's hit rate of each phase, from INFO's counts of the values
     # requests needed (in memory or on disk when they first looked).
+    # (A build without those counts shows "n/a".)
     def hit_rate(before, after):
-        mem = int(after["tiering_values_in_memory"]) - int(before["tiering_values_in_memory"])
-        disk = int(after["tiering_values_on_disk"]) - int(before["tiering_values_on_disk"])
-        return mem / (mem + disk) if mem + disk else 0.0
+        count = lambda t, f: int(t.get(f, 0))
+        mem = count(after, "tiering_values_in_memory") - count(before, "tiering_values_in_memory")
+        disk = count(after, "tiering_values_on_disk") - count(before, "tiering_values_on_disk")
+        return f"{mem / (mem + disk):.4f}" if mem + disk else "n/a"
     before_hot = info(c, "tiering")
     hot_t, hot_m = [], []
     for _ in range(a.runs):
@@ -280,8 +282,8 @@ def main():
         uni_t.append(benchmark(a.port, uni_args))
         fios.append(fio(os.path.join(a.workdir, "fio.dat"), a.keys * a.size, a.size, a.inflight, 10))
     t2 = info(c, "tiering")
-    print(f"tier hit rate: hot-set runs {hit_rate(before_hot, before_uni):.4f}, "
-          f"uniform runs {hit_rate(before_uni, t2):.4f}")
+    print(f"tier hit rate: hot-set runs {hit_rate(before_hot, before_uni)}, "
+          f"uniform runs {hit_rate(before_uni, t2)}")
 
     # Sustained overwrites, then compaction.
     before = info(c, "tiering")
