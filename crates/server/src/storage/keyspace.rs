@@ -899,17 +899,7 @@ impl<'a> View<'a> {
         key: &[u8],
         now_ms: u64,
     ) -> Option<(crate::tier::log::Loc, &'static str)> {
-        let now_ms = self.expiry_now(now_ms);
-        let slot = self.slot_of(key);
-        let shard = self.shard(shard_of(slot));
-        let e = shard.dbs[db]
-            .slots
-            .get_mut(slot / SHARDS)?
-            .get_unexpired(key, now_ms)?;
-        match &*e.value {
-            Value::Spilled(stub) => Some((stub.loc(), stub.encoding())),
-            _ => None,
-        }
+        self.value_needed(db, key, now_ms, false)
     }
 
     /// [`View::spilled_loc`] for a value a request needs: the first look

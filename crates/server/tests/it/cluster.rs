@@ -1589,6 +1589,26 @@ fn preloaded(c: &KeelCluster, count: usize) -> redis::cluster::ClusterClient {
     client
 }
 
+/// Waits until both nodes of `c` show nodes 0 and 1 holding `want`
+/// slots (each node reads a new layout from etcd on its own).
+fn wait_for_slot_counts(c: &KeelCluster, want: (usize, usize)) {
+    for i in 0..2 {
+        wait_for("the new layout", || {
+            let l = cluster_nodes(&mut c.raw(i));
+            let slots = |port: u16| -> usize {
+                l.iter()
+                    .find(|x| x.port == port)
+                    .map(|x| x.slots.iter().map(|(a, b)| b - a + 1).sum())
+                    .unwrap_or(0)
+            };
+            match (slots(c.ports[0]), slots(c.ports[1])) {
+                got if got == want => Ok(()),
+                other => Err(format!("node {i}: {other:?}")),
+            }
+        });
+    }
+}
+
 #[test]
 fn resharding_under_a_writing_client_loses_no_key_and_leaves_one_copy() {
     let c = KeelCluster::start(2);
@@ -1634,21 +1654,7 @@ fn resharding_under_a_writing_client_loses_no_key_and_leaves_one_copy() {
     assert!(acked > 0);
 
     // The new layout, on both nodes (once each has read it from etcd).
-    for i in 0..2 {
-        wait_for("the new layout", || {
-            let l = cluster_nodes(&mut c.raw(i));
-            let slots = |port: u16| -> usize {
-                l.iter()
-                    .find(|x| x.port == port)
-                    .map(|x| x.slots.iter().map(|(a, b)| b - a + 1).sum())
-                    .unwrap_or(0)
-            };
-            match (slots(c.ports[0]), slots(c.ports[1])) {
-                (4096, 12288) => Ok(()),
-                other => Err(format!("node {i}: {other:?}")),
-            }
-        });
-    }
+    wait_for_slot_counts(&c, (4096, 12288));
     let (ok, out) = c.ctl(&["check"]);
     assert!(ok, "{out}");
     // Every key, once: readable through the cluster, and the two
@@ -1716,21 +1722,7 @@ fn resharding_moves_values_on_disk_exact() {
     assert!(tier_stat(&mut src, "tiering_loads") > 0);
     // The new layout on both nodes (once each has read it from etcd): the
     // crate's cluster pipelines do not follow MOVED.
-    for i in 0..2 {
-        wait_for("the new layout", || {
-            let l = cluster_nodes(&mut c.raw(i));
-            let slots = |port: u16| -> usize {
-                l.iter()
-                    .find(|x| x.port == port)
-                    .map(|x| x.slots.iter().map(|(a, b)| b - a + 1).sum())
-                    .unwrap_or(0)
-            };
-            match (slots(c.ports[0]), slots(c.ports[1])) {
-                (4096, 12288) => Ok(()),
-                other => Err(format!("node {i}: {other:?}")),
-            }
-        });
-    }
+    wait_for_slot_counts(&c, (4096, 12288));
     let mut con = client.get_connection().expect("cluster connection");
     let mut pipe = redis::cluster::cluster_pipe();
     for n in 0..keys {
