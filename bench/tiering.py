@@ -259,9 +259,11 @@ def main():
     load(mc, a.keys, a.size)
 
     hot_args = ["-t", "get", "-n", str(a.requests), "-r", str(hot), "-c", "50", "--threads", "2"]
-    # The hot keys read once (from disk, on the tiered server) first: the
-    # steady state is measured.
-    benchmark(a.port, ["-t", "get", "-n", str(hot * 2), "-r", str(hot), "-c", "50", "--threads", "2"])
+    # The hot keys read first (from disk, on the tiered server), about
+    # four times each: the steady state is measured. (A value read back
+    # for a key unused longer than memory holds values is admitted on its
+    # second read from disk, docs/tiering.md.)
+    benchmark(a.port, ["-t", "get", "-n", str(hot * 4), "-r", str(hot), "-c", "50", "--threads", "2"])
     # The tier's hit rate of each phase, from INFO's counts of the values
     # requests needed (in memory or on disk when they first looked).
     # (A build without those counts shows "n/a".)

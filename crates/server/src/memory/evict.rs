@@ -130,8 +130,18 @@ pub fn not_counted(server: &Server) -> usize {
 /// [`not_counted`].
 #[inline]
 pub fn over_limit(server: &Server) -> bool {
+    over_by(server) > 0
+}
+
+/// Bytes the process holds over `maxmemory` (0 under it, or no limit),
+/// not counting [`not_counted`].
+#[inline]
+fn over_by(server: &Server) -> u64 {
     let max = server.memory.maxmemory();
-    max != 0 && alloc::used().saturating_sub(not_counted(server)) as u64 > max
+    if max == 0 {
+        return 0;
+    }
+    (alloc::used().saturating_sub(not_counted(server)) as u64).saturating_sub(max)
 }
 
 /// Evicts keys until memory is under `maxmemory`, the policy forbids it,
@@ -211,14 +221,10 @@ pub fn spill_only(server: &Server) {
 /// false when that is not enough (nothing worth moving is left in
 /// memory, or the tier is full) and keys must be evicted.
 fn spill_to_disk(server: &Server) -> bool {
-    // Which values are cold is judged as the policy would judge keys,
-    // over every key: a volatile or `noeviction` policy still has an
-    // access clock (LRU, or LFU's counter).
-    let policy = match server.memory.policy() {
-        p if p.is_lfu() => Policy::AllkeysLfu,
-        p if p.is_random() => Policy::AllkeysRandom,
-        _ => Policy::AllkeysLru,
+    let Some(tier) = crate::tier::active() else {
+        return false;
     };
+    let policy = spill_policy(server);
     let start = Instant::now();
     let used_before = alloc::used();
     // What spilling freed goes back to the OS at once, as eviction's does.
@@ -228,19 +234,14 @@ fn spill_to_disk(server: &Server) -> bool {
         }
     };
     while over_limit(server) {
-        let mut candidates = Vec::with_capacity(crate::tier::spill::MAX_BATCH);
-        while candidates.len() < crate::tier::spill::MAX_BATCH {
-            match choose_where(
-                server,
-                &server.spill_pool,
-                policy,
-                crate::tier::spill::worth_spilling,
-            ) {
-                Some(c) => candidates.push(c),
-                None => break,
-            }
-        }
-        if candidates.is_empty() || crate::tier::spill::spill(server, &candidates) == 0 {
+        // Values read back and not admitted go first (`tier::admission`).
+        let probation = tier.take_probation(crate::tier::spill::MAX_BATCH);
+        if !probation.is_empty() {
+            crate::tier::spill::spill_probation(server, &probation);
+        } else if over_by(server) <= tier.probation_held() {
+            // Values on probation go first, once their requests ran.
+            break;
+        } else if !spill_sampled(server, tier, policy) {
             purge_if_freed();
             return false;
         }
@@ -254,43 +255,88 @@ fn spill_to_disk(server: &Server) -> bool {
     true
 }
 
+/// Spills a batch of values chosen from samples; false if none could go.
+fn spill_sampled(server: &Server, tier: &crate::tier::Tier, policy: Policy) -> bool {
+    let mut candidates = Vec::with_capacity(crate::tier::spill::MAX_BATCH);
+    let mut highest = 0;
+    while candidates.len() < crate::tier::spill::MAX_BATCH {
+        match choose_where(
+            server,
+            &server.spill_pool,
+            policy,
+            crate::tier::spill::worth_spilling,
+        ) {
+            Some((db, key, score)) => {
+                highest = highest.max(score);
+                candidates.push((db, key));
+            }
+            None => break,
+        }
+    }
+    if candidates.is_empty() {
+        return false;
+    }
+    // What a value read back is judged against: the batch's coldest.
+    tier.saw_victim(highest);
+    crate::tier::spill::spill(server, &candidates) > 0
+}
+
 /// How long one call may spill (a batch is one write to the page cache).
 const SPILL_TIME_LIMIT: Duration = Duration::from_millis(2);
 
+/// The policy spilling judges values by: whether a value is cold is
+/// judged as the policy would judge keys, over every key (a volatile or
+/// `noeviction` policy still has an access clock: LRU, or LFU's counter).
+pub fn spill_policy(server: &Server) -> Policy {
+    match server.memory.policy() {
+        p if p.is_lfu() => Policy::AllkeysLfu,
+        p if p.is_random() => Policy::AllkeysRandom,
+        _ => Policy::AllkeysLru,
+    }
+}
+
 /// The eviction score of a sampled entry under `policy` (Redis's `idle`).
 fn score(policy: Policy, e: EntryRef<'_>, now_ms: u64) -> u64 {
+    score_of(policy, e.access, e.expire_at, now_ms)
+}
+
+/// [`score`] of a key's access metadata and expiry time.
+pub fn score_of(policy: Policy, access: u32, expire_at: u64, now_ms: u64) -> u64 {
     match policy {
-        Policy::VolatileTtl => u64::MAX - e.expire_at,
-        p if p.is_lfu() => 255 - access::lfu_counter(e.access, now_ms) as u64,
-        _ => access::idle_seconds(e.access, now_ms),
+        Policy::VolatileTtl => u64::MAX - expire_at,
+        p if p.is_lfu() => 255 - access::lfu_counter(access, now_ms) as u64,
+        _ => access::idle_seconds(access, now_ms),
     }
 }
 
 /// The next key to evict, or None when no key may be evicted.
 fn choose(server: &Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
-    choose_where(server, &server.eviction_pool, policy, |_| true)
+    choose_where(server, &server.eviction_pool, policy, |_| true).map(|(db, key, _)| (db, key))
 }
 
-/// [`choose`] among the keys whose value passes `eligible`.
+/// [`choose`] among the keys whose value passes `eligible`, with the
+/// score it was chosen by.
 fn choose_where(
     server: &Server,
     pool: &parking_lot::Mutex<Pool>,
     policy: Policy,
     eligible: impl Fn(&crate::storage::value::Value) -> bool,
-) -> Option<(usize, Vec<u8>)> {
+) -> Option<(usize, Vec<u8>, u64)> {
     let mut rng = rand::thread_rng();
     let volatile = policy.volatile_only();
     let samples = server.memory.samples.load(Relaxed) as usize;
     let first = rng.gen_range(0..SHARDS);
     let mut pool = pool.lock();
-    // A shard with no candidates is passed over; after every shard was
-    // empty there is nothing to evict, except what the pool still holds.
+    // Shards are sampled until `samples` candidates were offered: where
+    // few keys qualify (most values already on disk, for spilling), one
+    // shard's samples may offer none or one, and a pool fed one candidate
+    // per pick would choose at random. After every shard there is nothing
+    // more to find, except what the pool still holds.
+    let mut offered = 0;
     for step in 0..SHARDS {
         let shard = (first + step) % SHARDS;
         let view = server.keyspace.lock_shard(shard);
         let now = unix_ms();
-        // Whether this shard gave the pool a candidate.
-        let mut any = false;
         for db in 0..server.keyspace.databases() {
             let (keys, with_ttl) = view.shard_db_len(shard, db);
             if (if volatile { with_ttl } else { keys }) == 0 {
@@ -304,28 +350,24 @@ fn choose_where(
                     }
                 });
                 if let Some(k) = found {
-                    return Some((db, k));
+                    return Some((db, k, 0));
                 }
                 continue;
             }
-            let mut offered = false;
             view.sample(shard, db, samples, volatile, &mut rng, |k, e| {
                 if eligible(e.value) {
-                    offered = true;
+                    offered += 1;
                     pool.offer(score(policy, e, now), db, k)
                 }
             });
-            // (No eligible key among the samples: as if the shard had
-            // none, try the next one.)
-            any |= offered;
         }
-        if any {
+        if offered >= samples {
             break;
         }
     }
     // Candidates may have been deleted or changed since sampled: the
     // caller checks again under the key's lock.
-    pool.pop_best().map(|c| (c.db, c.key))
+    pool.pop_best().map(|c| (c.db, c.key, c.score))
 }
 
 /// Deletes `key` if it still qualifies; true if it did.

@@ -856,6 +856,8 @@ async fn session_loop<S: Stream>(
         // How far into this batch's requests the disk tier's reads were
         // started ahead (`tier::load::prefetch`).
         let mut prefetched_to = 0;
+        // Their reads, kept until this batch's requests have run.
+        let mut prefetched = Vec::new();
         loop {
             // Per request: an AUTH earlier in this read lifts the limits.
             dec.set_unauthenticated(!authenticated(server, client));
@@ -884,6 +886,9 @@ async fn session_loop<S: Stream>(
                     // short): after a few waits the request reads what it
                     // still misses where it runs, so it always ends.
                     let mut loads = 0;
+                    // The values read back and not admitted stay in memory
+                    // until the request has run (`tier::admission`).
+                    let mut tickets = Vec::new();
                     while matches!(next, Next::Postpone | Next::Load(_)) {
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
                             .await?;
@@ -898,9 +903,10 @@ async fn session_loop<S: Stream>(
                                         client.db,
                                         &rbuf[from..],
                                         server.proto_max_bulk_len.load(Relaxed),
+                                        &mut prefetched,
                                     );
                             }
-                            loading.await;
+                            tickets.push(loading.await);
                             loads += 1;
                             client.values_looked_at = true;
                             client.parks_for_disk = loads < MAX_DISK_WAITS;
@@ -914,6 +920,7 @@ async fn session_loop<S: Stream>(
                             command::dispatch(server, client, &argv, &mut out, stats, &mut clock);
                         client.parks_for_disk = true;
                     }
+                    drop(tickets);
                     if matches!(next, Next::HandOver(_) | Next::Await(_)) {
                         // The replies before this request leave first.
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)

@@ -299,6 +299,11 @@ fn render_tiering(server: &Server, p: &mut Page) {
         "Spills that reused a clean copy instead of writing",
         s.reused_copies.load(Relaxed),
     );
+    p.counter(
+        "keel_tiering_probation_loads_total",
+        "Values read back and not admitted: the first to go back to disk",
+        s.probation.load(Relaxed),
+    );
     p.gauge(
         "keel_tiering_disk_bytes",
         "Bytes in the value log's files",

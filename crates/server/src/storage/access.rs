@@ -32,6 +32,25 @@ pub fn is_lfu() -> bool {
     LFU.load(Relaxed)
 }
 
+/// The 24 bits of metadata; the bits above are marks that any access
+/// clears ([`touch`] rewrites the whole field).
+const METADATA: u32 = 0xFF_FFFF;
+
+/// Marks a key's metadata as unused since now (the disk tier's probation:
+/// `tier::admission`); the next access clears the mark.
+#[inline]
+pub fn mark_unused(access: &mut u32) {
+    *access |= UNUSED;
+}
+
+/// Whether the key was not accessed since [`mark_unused`].
+#[inline]
+pub fn unused_since_marked(access: u32) -> bool {
+    access & UNUSED != 0
+}
+
+const UNUSED: u32 = 1 << 31;
+
 /// The LRU clock: seconds, 24 bits, as Redis's `LRU_CLOCK`.
 #[inline]
 pub fn lru_clock(now_ms: u64) -> u32 {
@@ -82,6 +101,7 @@ fn lfu_touch(access: u32, now_ms: u64, log_factor: u32, decay_time: u32) -> u32 
 }
 
 fn lfu_decayed(access: u32, now_ms: u64, decay_time: u32) -> u32 {
+    let access = access & METADATA;
     let ldt = access >> 8;
     let counter = access & 255;
     let now = lfu_minutes(now_ms);
@@ -145,6 +165,7 @@ pub fn with_freq(freq: u8, now_ms: u64) -> u32 {
 /// Seconds since the last access for OBJECT IDLETIME (LRU clock, with
 /// its wrap-around).
 pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {
+    let access = access & METADATA;
     let now = lru_clock(now_ms);
     if now >= access {
         (now - access) as u64

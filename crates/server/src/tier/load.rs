@@ -18,6 +18,7 @@ use std::pin::Pin;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use super::admission::{Ticket, Tickets};
 use super::log::{Loc, ReadError};
 use super::Tier;
 use crate::command::call::Call;
@@ -25,8 +26,10 @@ use crate::server::Server;
 use crate::storage::access;
 use crate::storage::keyspace::View;
 
-/// What a parked request waits on: every read it needs, done.
-pub type Loading = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// What a parked request waits on: every read it needs, done. It holds
+/// the tickets of the values read back and not admitted until it has
+/// run again (`admission`).
+pub type Loading = Pin<Box<dyn Future<Output = Tickets> + Send>>;
 
 /// The reads `call` must wait for before it runs, started; `None` when
 /// every value it needs is in memory. `first_look`: the request has not
@@ -54,8 +57,16 @@ pub fn missing(
 /// one request's at a time; each request, when it runs, finds its values
 /// back or joins their read. `db` is the client's database now (a SELECT
 /// in between makes a wasted read, nothing more). Returns the bytes of
-/// `requests` looked at (the next prefetch starts after them).
-pub fn prefetch(server: &Server, db: usize, requests: &[u8], max_bulk_len: usize) -> usize {
+/// `requests` looked at (the next prefetch starts after them). The reads
+/// go in `held`, which the caller keeps until those requests have run
+/// (it holds the tickets of values not admitted: `admission`).
+pub fn prefetch(
+    server: &Server,
+    db: usize,
+    requests: &[u8],
+    max_bulk_len: usize,
+    held: &mut Vec<Loading>,
+) -> usize {
     let mut dec = resp::RequestDecoder::new(max_bulk_len);
     let mut at = 0;
     for _ in 0..PREFETCH {
@@ -70,10 +81,11 @@ pub fn prefetch(server: &Server, db: usize, requests: &[u8], max_bulk_len: usize
         };
         let mut view = crate::command::lock_for(server, &call);
         let now = crate::command::unix_ms();
-        if start_reads(server, db, &call, &mut view, now, true).is_some() {
+        if let Some(loading) = start_reads(server, db, &call, &mut view, now, true) {
             if let Some(tier) = super::active() {
                 tier.stats.prefetched.fetch_add(1, Relaxed);
             }
+            held.push(loading);
         }
     }
     at
@@ -113,10 +125,14 @@ fn start_reads(
         .map(|(key, loc, encoding)| fetch(tier, &server, db, key, loc, encoding))
         .collect();
     Some(Box::pin(async move {
+        let mut tickets = Tickets::new();
         for w in waits {
             // (A dropped sender is a read that ended: the run again sees.)
-            let _ = w.await;
+            if let Ok(Some(ticket)) = w.await {
+                tickets.push(ticket);
+            }
         }
+        tickets
     }))
 }
 
@@ -128,7 +144,7 @@ fn fetch(
     key: Vec<u8>,
     loc: Loc,
     encoding: &'static str,
-) -> tokio::sync::oneshot::Receiver<()> {
+) -> tokio::sync::oneshot::Receiver<Option<Arc<Ticket>>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let id = (loc.segment, loc.offset);
     let first = {
@@ -143,10 +159,10 @@ fn fetch(
     }
     let server = Arc::clone(server);
     let finish = move |read: Result<Vec<u8>, ReadError>| {
-        install(&server, tier, db, &key, loc, encoding, read);
+        let ticket = install(&server, tier, db, &key, loc, encoding, read).map(Arc::new);
         let waiters = tier.in_flight.lock().remove(&id);
         for w in waiters.into_iter().flatten() {
-            let _ = w.send(());
+            let _ = w.send(ticket.clone());
         }
     };
     let Some(file) = tier.log.lock().reads(loc.segment) else {
@@ -175,7 +191,8 @@ fn fetch(
     rx
 }
 
-/// Puts the value read from `loc` in `key` if the key still holds it.
+/// Puts the value read from `loc` in `key` if the key still holds it;
+/// the ticket of a value not admitted (`admission`).
 #[allow(clippy::too_many_arguments)]
 fn install(
     server: &Server,
@@ -185,7 +202,7 @@ fn install(
     loc: Loc,
     encoding: &str,
     read: Result<Vec<u8>, ReadError>,
-) {
+) -> Option<Ticket> {
     let value = match read {
         Ok(payload) => tier
             .decode(&payload, encoding)
@@ -193,24 +210,34 @@ fn install(
             .ok_or("an undecodable payload".to_string()),
         // The record was freed (its key overwritten or deleted) and its
         // segment removed since the request looked.
-        Err(ReadError::NoSegment) => return,
+        Err(ReadError::NoSegment) => return None,
         Err(e) => Err(format!("{e:?}")),
     };
     let now = crate::command::unix_ms();
     let mut view = server.keyspace.lock_key(key);
     if view.spilled_loc(db, key, now).map(|(l, _)| l) != Some(loc) {
-        return;
+        return None;
     }
     let (value, fingerprint) = match value {
         Ok(v) => v,
         Err(e) => super::fatal_read(loc, &e),
     };
-    let Some(e) = view.peek_meta(db, key, now) else {
-        return;
+    let e = view.peek_meta(db, key, now)?;
+    // Judged by the key's use before this read.
+    let admitted = match crate::memory::evict::spill_policy(server) {
+        policy if policy.is_random() => true,
+        policy => tier.admits(crate::memory::evict::score_of(
+            policy,
+            *e.access,
+            e.expire_at,
+            now,
+        )),
     };
     let stub = std::mem::replace(e.value, value);
-    // Just used: eviction must not send it straight back.
+    // Just used: sampling must not send it straight back (a value not
+    // admitted goes back first, once its requests ran).
     access::touch(e.access, now);
+    let ticket = (!admitted).then(|| tier.ticket(db, key, loc.len as u64));
     tier.stats.loads.fetch_add(1, Relaxed);
     tier.stats.loaded_bytes.fetch_add(loc.len as u64, Relaxed);
     // The record stays, as the value's clean copy.
@@ -218,4 +245,5 @@ fn install(
         tier.keep_copy(db, key, stub, fingerprint);
     }
     drop(view);
+    ticket
 }

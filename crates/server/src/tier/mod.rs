@@ -7,12 +7,14 @@
 //! - [`stub`]: what stays in the key's place while its value is on disk.
 //! - [`spill`]: moving eviction's candidates to disk in batches.
 //! - [`load`]: reading values back for a parked request, off the worker.
+//! - [`admission`]: whether a value read back stays in memory.
 //! - [`read_many`]: many records at once, for a snapshot being written.
 //!
 //! One tier per process, opened once (`tiering-dir` set at start or by
 //! CONFIG SET from empty): a stub's drop must find the log it points
 //! into without a server at hand.
 
+pub mod admission;
 pub mod clean;
 pub mod compact;
 pub mod load;
@@ -36,8 +38,9 @@ use stub::Stub;
 
 static TIER: OnceLock<Tier> = OnceLock::new();
 
-/// The requests waiting on one read.
-type Waiters = Vec<tokio::sync::oneshot::Sender<()>>;
+/// The requests waiting on one read; each is sent the read's ticket if
+/// its value was not admitted (`admission`).
+type Waiters = Vec<tokio::sync::oneshot::Sender<Option<Arc<admission::Ticket>>>>;
 
 /// The tier's counters, for INFO's Tiering section and Prometheus.
 #[derive(Default)]
@@ -55,6 +58,9 @@ pub struct Stats {
     /// Values read back for a parked request, and their record bytes.
     pub loads: AtomicU64,
     pub loaded_bytes: AtomicU64,
+    /// Values read back and not admitted: put on probation, first to go
+    /// back to disk (`admission`).
+    pub probation: AtomicU64,
     /// Requests that waited on a read another request had started.
     pub coalesced: AtomicU64,
     /// Values read back on the worker itself (a lookup the request's key
@@ -91,6 +97,13 @@ pub struct Tier {
     uring: bool,
     /// Reads in flight, by location, with the requests waiting on each.
     in_flight: Mutex<ahash::HashMap<(u32, u64), Waiters>>,
+    /// Values read back and not admitted, first to be spilled again, and
+    /// the eviction score a value read back must not exceed to be
+    /// admitted (`admission`).
+    probation: Mutex<admission::Queue>,
+    admit_score: AtomicU64,
+    /// Bytes of values on probation still held by their requests.
+    probation_held: AtomicU64,
 }
 
 /// The tier, once `tiering-dir` has opened it.
@@ -134,6 +147,9 @@ pub fn open(server: &Arc<Server>, dir: &Path, max_disk: u64) -> Result<&'static 
         server: Arc::downgrade(server),
         in_flight: Mutex::new(Default::default()),
         copies: Mutex::new(Default::default()),
+        probation: Mutex::new(Default::default()),
+        admit_score: AtomicU64::new(admission::ADMIT_ALL),
+        probation_held: AtomicU64::new(0),
         uring: match ring::available() {
             Ok(()) => true,
             Err(e) => {
@@ -414,7 +430,8 @@ pub fn info(o: &mut String, k: &crate::storage::keyspace::ShardStats) {
         "tiering_enabled:1\r\ntiering_reads:{}\r\ntiering_spilled_keys:{}\r\ntiering_disk_bytes:{disk}\r\n\
          tiering_live_bytes:{live}\r\ntiering_segments:{segments}\r\ntiering_max_disk:{}\r\n\
          tiering_spills:{}\r\ntiering_spilled_bytes:{}\r\ntiering_loads:{loads}\r\n\
-         tiering_loaded_bytes:{}\r\ntiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
+         tiering_loaded_bytes:{}\r\ntiering_probation_loads:{}\r\n\
+         tiering_inline_loads:{}\r\ntiering_coalesced_loads:{}\r\n\
          tiering_parked_requests:{}\r\ntiering_prefetched_requests:{}\r\n\
          tiering_snapshot_reads:{}\r\n\
          tiering_compacted_segments:{}\r\n\
@@ -426,6 +443,7 @@ pub fn info(o: &mut String, k: &crate::storage::keyspace::ShardStats) {
         s.spills.load(Relaxed),
         s.spilled_bytes.load(Relaxed),
         s.loaded_bytes.load(Relaxed),
+        s.probation.load(Relaxed),
         s.inline_loads.load(Relaxed),
         s.coalesced.load(Relaxed),
         s.parked.load(Relaxed),

@@ -35,10 +35,26 @@ pub fn worth_spilling(value: &Value) -> bool {
 /// Spills the values of `candidates` (database, key) that still qualify;
 /// answers how many went to disk.
 pub fn spill(server: &Server, candidates: &[(usize, Vec<u8>)]) -> usize {
+    spill_where(server, candidates, |v, _| worth_spilling(v))
+}
+
+/// Spills the values on probation of `candidates` (`admission`) whose key
+/// was not used since; answers how many went to disk.
+pub fn spill_probation(server: &Server, candidates: &[(usize, Vec<u8>)]) -> usize {
+    spill_where(server, candidates, |v, access| {
+        crate::storage::access::unused_since_marked(access) && worth_spilling(v)
+    })
+}
+
+fn spill_where(
+    server: &Server,
+    candidates: &[(usize, Vec<u8>)],
+    eligible: impl Fn(&Value, u32) -> bool,
+) -> usize {
     let mut view = server
         .keyspace
         .lock_keys(candidates.iter().map(|(_, k)| k.as_slice()));
-    let (n, freed) = spill_in(server, &mut view, candidates, worth_spilling);
+    let (n, freed) = spill_in(server, &mut view, candidates, eligible);
     for (xdb, xkey) in view.take_expired() {
         propagate::expired(server, None, xdb, &xkey);
     }
@@ -61,18 +77,19 @@ pub fn spill_all(server: &Server, view: &mut View) -> usize {
     }
     let mut n = 0;
     for chunk in keys.chunks(MAX_BATCH) {
-        n += spill_in(server, view, chunk, |v| !v.is_spilled()).0;
+        n += spill_in(server, view, chunk, |v, _| !v.is_spilled()).0;
     }
     n
 }
 
-/// The values of `candidates` that pass `eligible`, spilled in `view`
-/// (which holds their shards); how many, and the values replaced.
+/// The values of `candidates` that pass `eligible` (the value, its key's
+/// access metadata), spilled in `view` (which holds their shards); how
+/// many, and the values replaced.
 fn spill_in(
     server: &Server,
     view: &mut View,
     candidates: &[(usize, Vec<u8>)],
-    eligible: impl Fn(&Value) -> bool,
+    eligible: impl Fn(&Value, u32) -> bool,
 ) -> (usize, Vec<Value>) {
     let Some(tier) = super::active() else {
         return (0, Vec::new());
@@ -87,7 +104,7 @@ fn spill_in(
         let Some(e) = view.peek_meta(*db, key, now) else {
             continue;
         };
-        if !eligible(e.value) {
+        if !eligible(e.value, *e.access) {
             continue;
         }
         let payload = crate::persistence::rdb::tier_payload(e.value, fill);
@@ -272,7 +289,7 @@ impl WhileLoading {
 
     fn spill(&mut self, server: &Server, view: &mut View, keys: &[(usize, Vec<u8>)]) {
         let before = crate::memory::alloc::used();
-        let (_, freed) = spill_in(server, view, keys, worth_spilling);
+        let (_, freed) = spill_in(server, view, keys, |v, _| worth_spilling(v));
         drop(freed);
         crate::memory::alloc::flush_thread();
         self.freed += before.saturating_sub(crate::memory::alloc::used());

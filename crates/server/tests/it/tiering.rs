@@ -1059,3 +1059,108 @@ fn images_hold_spilled_values_changed_while_they_are_written_rdb_preamble() {
 fn images_hold_spilled_values_changed_while_they_are_written_command_base() {
     images_hold_spilled_values_changed_while_they_are_written("no");
 }
+
+/// The payload of a bulk reply.
+fn bulk_payload(reply: &[u8]) -> Vec<u8> {
+    let header = reply
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a bulk reply")
+        + 1;
+    reply[header..reply.len() - 2].to_vec()
+}
+
+#[test]
+fn reading_cold_keys_once_leaves_the_values_read_recently_in_memory() {
+    let keel = Server::keel_with(&["--maxmemory-policy", "allkeys-lru", "--tiering-dir", "tier"]);
+    let mut k = keel.raw();
+    // Cold keys, unused for a day (RESTORE ... IDLETIME), and hot ones;
+    // then everything on disk.
+    k.cmd(&["SET", "template", &value(0, 4000)]);
+    let payload = bulk_payload(&k.cmd(&["DUMP", "template"]));
+    k.cmd(&["DEL", "template"]);
+    let cold = 3000;
+    let restores: Vec<Vec<Vec<u8>>> = (0..cold)
+        .map(|i| {
+            let mut c = argv(&["RESTORE", &format!("cold:{i}"), "0"]);
+            c.push(payload.clone());
+            c.extend(argv(&["IDLETIME", "86400"]));
+            c
+        })
+        .collect();
+    assert!(pipeline(&mut k, &restores).iter().all(|r| r == b"+OK\r\n"));
+    let hot = 200;
+    let sets: Vec<Vec<Vec<u8>>> = (0..hot)
+        .map(|i| argv(&["SET", &format!("hot:{i}"), &value(i, 4000)]))
+        .collect();
+    pipeline(&mut k, &sets);
+    eqb!(
+        k.cmd(&["DEBUG", "SPILL"]),
+        format!(":{}\r\n", cold + hot).as_bytes()
+    );
+    // Room for about 500 values; values unused for a while (between the
+    // hot keys and the cold ones) fill it, and spilling chooses among
+    // them: what it chooses sets the bar for admission.
+    let used = info_u64(&mut k, "memory", "used_memory");
+    let max = (used + 2 * MB).to_string();
+    eqb!(k.cmd(&["CONFIG", "SET", "maxmemory", &max]), b"+OK\r\n");
+    let fill: Vec<Vec<Vec<u8>>> = (0..1000)
+        .map(|i| {
+            let mut c = argv(&["RESTORE", &format!("fill:{i}"), "0"]);
+            c.push(payload.clone());
+            c.extend(argv(&["IDLETIME", "1000"]));
+            c
+        })
+        .collect();
+    assert!(pipeline(&mut k, &fill).iter().all(|r| r == b"+OK\r\n"));
+    let on_disk = |k: &mut Raw| tier_stat(k, "tiering_values_on_disk");
+    // In pipelines of 10: replies waiting to be sent count in memory.
+    let gets = |k: &mut Raw, prefix: &str, n: usize| -> Vec<Vec<u8>> {
+        let cmds: Vec<Vec<Vec<u8>>> = (0..n)
+            .map(|i| argv(&["GET", &format!("{prefix}:{i}")]))
+            .collect();
+        cmds.chunks(10).flat_map(|c| pipeline(k, c)).collect()
+    };
+    // The hot keys read until a whole pass finds them in memory (a value
+    // read back for a key unused longer than what memory holds is
+    // admitted on its next read).
+    let mut passes = 0;
+    loop {
+        let before = on_disk(&mut k);
+        gets(&mut k, "hot", hot);
+        passes += 1;
+        if on_disk(&mut k) == before {
+            break;
+        }
+        assert!(
+            passes < 50,
+            "hot keys still read from disk after {passes} passes"
+        );
+    }
+    // Every cold key read once: 12 MB through 2 MB of room.
+    let loads = tier_stat(&mut k, "tiering_loads");
+    let replies = gets(&mut k, "cold", cold);
+    let want = format!("$4000\r\n{}\r\n", value(0, 4000));
+    assert!(replies.iter().all(|r| r == want.as_bytes()));
+    // (A value may be spilled again before its request ran, and read
+    // twice.)
+    assert!(tier_stat(&mut k, "tiering_loads") - loads >= cold as u64);
+    let probation = tier_stat(&mut k, "tiering_probation_loads");
+    assert!(
+        probation >= cold as u64 * 9 / 10,
+        "{probation} values on probation"
+    );
+    // The hot keys stayed in memory.
+    let before = on_disk(&mut k);
+    let replies = gets(&mut k, "hot", hot);
+    for (i, r) in replies.iter().enumerate() {
+        let v = value(i, 4000);
+        assert_eq!(r, format!("$4000\r\n{v}\r\n").as_bytes());
+    }
+    let reread = on_disk(&mut k) - before;
+    assert!(
+        reread <= hot as u64 / 10,
+        "{reread} of {hot} hot keys were read from disk again after the scan"
+    );
+    assert_eq!(info_u64(&mut k, "stats", "evicted_keys"), 0);
+}
