@@ -1079,16 +1079,20 @@ fn reading_cold_keys_once_leaves_the_values_read_recently_in_memory() {
     k.cmd(&["SET", "template", &value(0, 4000)]);
     let payload = bulk_payload(&k.cmd(&["DUMP", "template"]));
     k.cmd(&["DEL", "template"]);
+    // `n` keys `prefix:i` holding the template, unused for `idle` seconds.
+    let restore = |k: &mut Raw, prefix: &str, n: usize, idle: &str| {
+        let cmds: Vec<Vec<Vec<u8>>> = (0..n)
+            .map(|i| {
+                let mut c = argv(&["RESTORE", &format!("{prefix}:{i}"), "0"]);
+                c.push(payload.clone());
+                c.extend(argv(&["IDLETIME", idle]));
+                c
+            })
+            .collect();
+        assert!(pipeline(k, &cmds).iter().all(|r| r == b"+OK\r\n"));
+    };
     let cold = 3000;
-    let restores: Vec<Vec<Vec<u8>>> = (0..cold)
-        .map(|i| {
-            let mut c = argv(&["RESTORE", &format!("cold:{i}"), "0"]);
-            c.push(payload.clone());
-            c.extend(argv(&["IDLETIME", "86400"]));
-            c
-        })
-        .collect();
-    assert!(pipeline(&mut k, &restores).iter().all(|r| r == b"+OK\r\n"));
+    restore(&mut k, "cold", cold, "86400");
     let hot = 200;
     let sets: Vec<Vec<Vec<u8>>> = (0..hot)
         .map(|i| argv(&["SET", &format!("hot:{i}"), &value(i, 4000)]))
@@ -1104,15 +1108,7 @@ fn reading_cold_keys_once_leaves_the_values_read_recently_in_memory() {
     let used = info_u64(&mut k, "memory", "used_memory");
     let max = (used + 2 * MB).to_string();
     eqb!(k.cmd(&["CONFIG", "SET", "maxmemory", &max]), b"+OK\r\n");
-    let fill: Vec<Vec<Vec<u8>>> = (0..1000)
-        .map(|i| {
-            let mut c = argv(&["RESTORE", &format!("fill:{i}"), "0"]);
-            c.push(payload.clone());
-            c.extend(argv(&["IDLETIME", "1000"]));
-            c
-        })
-        .collect();
-    assert!(pipeline(&mut k, &fill).iter().all(|r| r == b"+OK\r\n"));
+    restore(&mut k, "fill", 1000, "1000");
     let on_disk = |k: &mut Raw| tier_stat(k, "tiering_values_on_disk");
     // In pipelines of 10: replies waiting to be sent count in memory.
     let gets = |k: &mut Raw, prefix: &str, n: usize| -> Vec<Vec<u8>> {
