@@ -61,11 +61,21 @@ impl Drop for Ticket {
             };
             let now = crate::command::unix_ms();
             let mut view = server.keyspace.lock_key(&p.key);
-            match view.peek_meta(p.db, &p.key, now) {
-                Some(e) if !e.value.is_spilled() => access::mark_unused(e.access),
-                _ => return,
+            let marked = match view.peek_meta(p.db, &p.key, now) {
+                Some(e) if !e.value.is_spilled() => {
+                    access::mark_unused(e.access);
+                    true
+                }
+                _ => false,
+            };
+            // (A key found expired was deleted: its deletion is logged.)
+            for (xdb, xkey) in view.take_expired() {
+                crate::command::propagate::expired(&server, None, xdb, &xkey);
             }
             drop(view);
+            if !marked {
+                return;
+            }
             let mut queue = tier.probation.lock();
             if queue.len() >= MAX_QUEUED {
                 queue.pop_front();
