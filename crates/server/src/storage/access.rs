@@ -199,4 +199,25 @@ mod tests {
         // Factor 0: every access counts.
         assert_eq!(lfu_decayed(lfu_touch(a, now, 0, 1), now, 1), after_100k + 1);
     }
+
+    #[test]
+    fn the_unused_mark_changes_no_idle_time_or_counter_and_an_access_clears_it() {
+        let now = 10 * 60_000 + 5_000;
+        let lru = with_idle(42, now);
+        let lfu = (lfu_minutes(now - 3 * 60_000) << 8) | 17;
+        for plain in [lru, lfu] {
+            let mut marked = plain;
+            mark_unused(&mut marked);
+            assert!(unused_since_marked(marked) && !unused_since_marked(plain));
+            assert_eq!(idle_seconds(marked, now), idle_seconds(plain, now));
+            assert_eq!(lfu_decayed(marked, now, 1), lfu_decayed(plain, now, 1));
+            assert_eq!(lfu_touch(marked, now, 0, 1), lfu_touch(plain, now, 0, 1));
+        }
+        assert_eq!(idle_seconds(lru | UNUSED, now), 42);
+        assert_eq!(lfu_decayed(lfu | UNUSED, now, 1), 14);
+        let mut a = lru;
+        mark_unused(&mut a);
+        touch(&mut a, now);
+        assert!(!unused_since_marked(a));
+    }
 }
