@@ -36,6 +36,12 @@ pub fn integer(out: &mut Vec<u8>, n: i64) {
     line(out, b':', n);
 }
 
+/// A bulk string's length line alone (its bytes and `\r\n` follow).
+#[inline]
+pub fn bulk_header(out: &mut Vec<u8>, len: usize) {
+    line(out, b'$', len as i64);
+}
+
 #[inline]
 pub fn bulk(out: &mut Vec<u8>, s: &[u8]) {
     line(out, b'$', s.len() as i64);

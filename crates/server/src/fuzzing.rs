@@ -166,7 +166,7 @@ fn harness(cell: &'static OnceLock<Harness>) -> &'static Harness {
 /// writing ends (one that wrote cannot be killed, as in Redis).
 fn kill_busy_scripts(server: &Server, _worker: usize, _busy: &str, stats: &ThreadStats) {
     let mut client = new_client(server, "killer");
-    let mut out = Vec::new();
+    let mut out = crate::net::replies::Replies::plain();
     let mut clock = Clock::start();
     for argv in [[&b"script"[..], b"kill"], [b"function", b"kill"]] {
         let _ = command::dispatch(server, &mut client, &argv, &mut out, stats, &mut clock);
@@ -189,7 +189,7 @@ impl Harness {
     /// ends at once. (WAIT answers at once too: the fuzzed server is not
     /// shared, so `Next::Await` never comes.)
     fn run(&self, client: &mut Client, argv: &[&[u8]]) -> (Vec<u8>, Next) {
-        let mut out = Vec::new();
+        let mut out = crate::net::replies::Replies::plain();
         let mut clock = Clock::start();
         let mut next = command::dispatch(
             &self.server,
@@ -212,7 +212,7 @@ impl Harness {
                 &mut clock,
             );
         }
-        (out, next)
+        (out.into_bytes(), next)
     }
 
     /// What a closing connection leaves behind, undone.

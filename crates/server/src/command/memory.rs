@@ -322,7 +322,8 @@ fn memory_stats(cx: &mut Ctx, _argv: &[&[u8]]) -> CmdResult {
     int(cx, "dataset.bytes", m.dataset as i64);
     let double = |cx: &mut Ctx, name: &str, v: f64| {
         cx.bulk(name.as_bytes());
-        resp::encode::double_text(cx.out, format!("{v}").as_bytes(), cx.proto());
+        let proto = cx.proto();
+        resp::encode::double_text(cx.out, format!("{v}").as_bytes(), proto);
     };
     double(cx, "dataset.percentage", m.dataset_perc());
     double(cx, "peak.percentage", m.peak_perc());

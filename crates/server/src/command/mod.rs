@@ -51,6 +51,7 @@ pub use error::{CmdError, CmdResult};
 use table::{Access, Command, CommandTable, Registry};
 
 use crate::client::{Client, ReplyMode};
+use crate::net::replies::Replies;
 use crate::observe::stats::ThreadStats;
 use crate::persistence::aof::Fsync;
 use crate::server::Server;
@@ -105,7 +106,7 @@ pub struct Ctx<'a, 's> {
     pub server: &'s Server,
     pub client: &'a mut Client,
     pub view: View<'s>,
-    pub out: &'a mut Vec<u8>,
+    pub out: &'a mut Replies,
     pub cmd: &'a Command,
     /// Wall-clock time of this command, in Unix milliseconds: one reading
     /// per command, as Redis's `commandTimeSnapshot`.
@@ -691,7 +692,7 @@ pub fn dispatch(
     server: &Server,
     client: &mut Client,
     argv: &[&[u8]],
-    out: &mut Vec<u8>,
+    out: &mut Replies,
     stats: &ThreadStats,
     clock: &mut Clock,
 ) -> Next {
@@ -729,7 +730,7 @@ fn run_request(
     server: &Server,
     client: &mut Client,
     argv: &[&[u8]],
-    out: &mut Vec<u8>,
+    out: &mut Replies,
     stats: &ThreadStats,
     clock: &mut Clock,
 ) -> Next {
@@ -768,7 +769,7 @@ fn run_request(
             }
             encode::simple(out, b"QUEUED");
             if server.cluster.slot_stats.enabled() {
-                count_queued_slot_usage(server, client, &call, out.len() - mark);
+                count_queued_slot_usage(server, client, &call, out.written_since(mark));
             }
             finish_reply(client, out, mark, false);
             return Next::Continue;
@@ -869,7 +870,7 @@ fn run_request(
         crate::observe::slowlog::command_done(server, client, cmd, argv, us, parked);
     }
     if let Some(slot) = stats_slot.filter(|_| !parked) {
-        add_slot_usage(server, slot, argv, cmd, took, out.len() - mark);
+        add_slot_usage(server, slot, argv, cmd, took, out.written_since(mark));
     }
     finish_reply(client, out, mark, run.pushing);
     run.next
@@ -1022,7 +1023,7 @@ pub fn execute<'s>(
     server: &'s Server,
     client: &mut Client,
     call: &Call,
-    out: &mut Vec<u8>,
+    out: &mut Replies,
     stats: &ThreadStats,
     view: View<'s>,
     now_ms: u64,
@@ -1215,7 +1216,7 @@ pub fn remember<'k>(server: &Server, id: u64, keys: impl Iterator<Item = &'k [u8
 /// Applies CLIENT REPLY OFF/SKIP by dropping the reply just written,
 /// unless it is a push.
 #[inline]
-fn finish_reply(client: &mut Client, out: &mut Vec<u8>, mark: usize, keep: bool) {
+fn finish_reply(client: &mut Client, out: &mut Replies, mark: usize, keep: bool) {
     match client.reply_mode {
         ReplyMode::On => {}
         ReplyMode::Off if keep => {}

@@ -9,6 +9,7 @@ use super::table::Registry;
 use super::typed;
 use super::Ctx;
 use crate::clients::notify;
+use crate::net::replies::Replies;
 use crate::storage::value::{EntryMut, Str, Value};
 
 pub(super) fn register(r: &mut Registry) {
@@ -173,9 +174,18 @@ fn get(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
     match typed::read::<Str>(&mut cx.view, db, argv[1], now)? {
         None => encode::null(cx.out, cx.client.proto),
-        Some(s) => s.with_bytes(|b| encode::bulk(cx.out, b)),
+        Some(s) => bulk_str(cx.out, s),
     }
     Ok(())
+}
+
+/// A string value as a bulk reply: a large one by reference.
+#[inline]
+fn bulk_str(out: &mut Replies, s: &Str) {
+    match s.shared() {
+        Some(v) => out.bulk_shared(v),
+        None => s.with_bytes(|b| encode::bulk(out, b)),
+    }
 }
 
 /// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
@@ -374,7 +384,7 @@ fn mget(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
             Some(EntryMut {
                 value: Value::Str(s),
                 ..
-            }) => s.with_bytes(|b| encode::bulk(cx.out, b)),
+            }) => bulk_str(cx.out, s),
             _ => encode::null(cx.out, cx.client.proto),
         }
     }

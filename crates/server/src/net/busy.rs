@@ -118,7 +118,7 @@ fn answer_one(
         return;
     }
     let mut dec = RequestDecoder::new(server.proto_max_bulk_len.load(Relaxed));
-    let mut out = Vec::new();
+    let mut out = super::replies::Replies::plain();
     let mut used = 0;
     let mut quit = false;
     while let Ok(Some(len)) = dec.decode(&data[used..]) {
@@ -184,7 +184,7 @@ fn answer(
     argv: &[&[u8]],
     shadow: &mut BusyShadow,
     busy_error: &str,
-    out: &mut Vec<u8>,
+    out: &mut super::replies::Replies,
     stats: &ThreadStats,
     quit: &mut bool,
 ) -> bool {

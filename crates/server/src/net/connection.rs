@@ -6,6 +6,7 @@
 //! bound. Between batches a connection may move to another worker (see
 //! `balance`): its [`Session`] travels with the socket.
 
+use std::io::IoSlice;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use resp::RequestDecoder;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::balance::NO_MIGRATION;
+use super::replies::Replies;
 use super::tls::TlsStream;
 use super::{into_tokio_tcp, into_tokio_unix, Incoming, RawStream, Stream};
 use crate::client::{Client, ClientInfo};
@@ -308,7 +310,7 @@ async fn flush_replies<S: Stream>(
     stream: &mut S,
     client: &Client,
     me: usize,
-    out: &mut Vec<u8>,
+    out: &mut Replies,
     big_out: &mut Option<super::output_budget::Held>,
     stats: &ThreadStats,
 ) -> std::io::Result<()> {
@@ -318,10 +320,10 @@ async fn flush_replies<S: Stream>(
     durable_before_reply(server, client, me).await?;
     server.aof.written_before_reply(client.aof_offset);
     let guard = WriteGuard::of(server, client);
-    client.info.unsent.store(out.len() as u64, Relaxed);
+    client.info.unsent.store(out.pending() as u64, Relaxed);
     write_out(stream, out, big_out, guard, client).await?;
     client.info.unsent.store(0, Relaxed);
-    stats.add_net(0, out.len() as u64);
+    stats.add_net(0, out.pending() as u64);
     stats.add_io(0, 1);
     out.clear();
     Ok(())
@@ -329,7 +331,7 @@ async fn flush_replies<S: Stream>(
 
 /// Moves what the client's inbox holds into its replies.
 #[inline]
-fn take_inbox(client: &Client, out: &mut Vec<u8>) {
+fn take_inbox(client: &Client, out: &mut Replies) {
     if client.info.inbox.pending() > 0 {
         let bytes = client.info.inbox.take(out, usize::MAX);
         client.info.inbox.written(bytes);
@@ -341,7 +343,7 @@ fn take_inbox(client: &Client, out: &mut Vec<u8>) {
 async fn write_inbox<S: Stream>(
     stream: &mut S,
     client: &mut Client,
-    out: &mut Vec<u8>,
+    out: &mut Replies,
     big_out: &mut Option<super::output_budget::Held>,
     stats: &ThreadStats,
 ) -> std::io::Result<()> {
@@ -353,7 +355,7 @@ async fn write_inbox<S: Stream>(
         let r = write_out(stream, out, big_out, WriteGuard::NONE, client).await;
         client.info.inbox.written(bytes);
         r?;
-        stats.add_net(0, out.len() as u64);
+        stats.add_net(0, out.pending() as u64);
         stats.add_io(0, 1);
         out.clear();
     }
@@ -401,7 +403,7 @@ async fn wait_blocked<S: AsyncRead + AsyncWrite + Unpin>(
     start: usize,
     req: crate::client::BlockRequest,
     argv: Vec<Vec<u8>>,
-    out: &mut Vec<u8>,
+    out: &mut Replies,
     stats: &ThreadStats,
 ) -> std::io::Result<bool> {
     let waiter = Arc::new(crate::clients::blocking::Waiter::new(client.info.id));
@@ -521,7 +523,7 @@ fn over_query_limit(client: &Client, pending: &[u8]) -> bool {
 /// limit is checked as replies are built, in `session_loop`).
 async fn write_out<S: AsyncWrite + Unpin>(
     stream: &mut S,
-    out: &[u8],
+    out: &Replies,
     held: &mut Option<super::output_budget::Held>,
     guard: WriteGuard,
     client: &Client,
@@ -533,16 +535,17 @@ async fn write_out<S: AsyncWrite + Unpin>(
 
 async fn write_all_guarded<S: AsyncWrite + Unpin>(
     stream: &mut S,
-    out: &[u8],
+    out: &Replies,
     held: &mut Option<super::output_budget::Held>,
     guard: WriteGuard,
     client: &Client,
 ) -> std::io::Result<()> {
+    let mut slices = Vec::new();
     if guard.idle.is_none() && guard.limit.is_none() {
         if held.is_none() {
-            return stream.write_all(out).await;
+            return write_all(stream, out, &mut slices).await;
         }
-        let mut write = std::pin::pin!(stream.write_all(out));
+        let mut write = std::pin::pin!(write_all(stream, out, &mut slices));
         tokio::select! {
             r = &mut write => return r,
             _ = tokio::time::sleep(super::output_budget::STALLED) => {}
@@ -554,8 +557,8 @@ async fn write_all_guarded<S: AsyncWrite + Unpin>(
     let mut progress = started;
     let mut over_soft_since = None;
     let mut pos = 0;
-    while pos < out.len() {
-        let left = out.len() - pos;
+    while pos < out.pending() {
+        let left = out.pending() - pos;
         if let Some(limit) = guard.limit {
             if left > limit.soft {
                 over_soft_since.get_or_insert(progress);
@@ -578,9 +581,9 @@ async fn write_all_guarded<S: AsyncWrite + Unpin>(
             sooner(since + Duration::from_secs(limit.soft_secs) + Duration::from_millis(1));
         }
         let written = match deadline {
-            None => stream.write(&out[pos..]).await?,
+            None => write_some(stream, out, pos, &mut slices).await?,
             Some(d) => tokio::select! {
-                r = stream.write(&out[pos..]) => r?,
+                r = write_some(stream, out, pos, &mut slices) => r?,
                 _ = tokio::time::sleep_until(d) => {
                     let now = tokio::time::Instant::now();
                     if held.is_some() && now >= started + super::output_budget::STALLED {
@@ -606,6 +609,40 @@ async fn write_all_guarded<S: AsyncWrite + Unpin>(
         progress = tokio::time::Instant::now();
     }
     Ok(())
+}
+
+/// Writes all of `out`.
+async fn write_all<'a, S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    out: &'a Replies,
+    slices: &mut Vec<IoSlice<'a>>,
+) -> std::io::Result<()> {
+    if !out.has_shared() {
+        return stream.write_all(out).await;
+    }
+    let mut pos = 0;
+    while pos < out.pending() {
+        match write_some(stream, out, pos, slices).await? {
+            0 => return Err(std::io::ErrorKind::WriteZero.into()),
+            n => pos += n,
+        }
+    }
+    Ok(())
+}
+
+/// One write of what `out` holds from `pos` on: values held by reference
+/// are gathered with the bytes around them (one `writev`).
+async fn write_some<'a, S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    out: &'a Replies,
+    pos: usize,
+    slices: &mut Vec<IoSlice<'a>>,
+) -> std::io::Result<usize> {
+    if !out.has_shared() {
+        return stream.write(&out[pos..]).await;
+    }
+    out.slices_from(pos, slices);
+    stream.write_vectored(slices).await
 }
 
 /// The client's transaction state as `net::busy` encodes it.
@@ -679,7 +716,7 @@ async fn session_loop<S: Stream>(
         ..
     } = session;
     // Allocated with the first request (see `Stream::read_or_idle`).
-    let mut out: Vec<u8> = Vec::new();
+    let mut out = Replies::by_reference();
     // The output buffer while it is large, counted in the worker's budget.
     let mut big_out: Option<super::output_budget::Held> = None;
     // The last batch's replies: the room the next one likely needs.
@@ -727,7 +764,7 @@ async fn session_loop<S: Stream>(
                             info.qbuf.store(0, Relaxed);
                         }
                         if out.is_empty() {
-                            super::buffer_pool::give_back(&mut out);
+                            super::buffer_pool::give_back(out.bytes_mut());
                             info.obuf.store(0, Relaxed);
                         }
                         released = true;
@@ -766,7 +803,7 @@ async fn session_loop<S: Stream>(
                         biased;
                         r = stream.read_or_idle(rbuf, |b| {
                             super::buffer_pool::give_back(b);
-                            super::buffer_pool::give_back(&mut out);
+                            super::buffer_pool::give_back(out.bytes_mut());
                             info.qbuf.store(0, Relaxed);
                             info.obuf.store(0, Relaxed);
                             released = true;
@@ -815,7 +852,7 @@ async fn session_loop<S: Stream>(
             }
             if released {
                 // (A no-op if `out` was not given back.)
-                super::buffer_pool::refill(&mut out, last_reply.clamp(READ_CHUNK, FLUSH_AT));
+                super::buffer_pool::refill(out.bytes_mut(), last_reply.clamp(READ_CHUNK, FLUSH_AT));
                 client.info.qbuf.store(rbuf.capacity() as u64, Relaxed);
                 client.info.obuf.store(out.capacity() as u64, Relaxed);
             }
@@ -951,10 +988,10 @@ async fn session_loop<S: Stream>(
                         _ => {}
                     }
                     take_inbox(client, &mut out);
-                    if out.len() > limit.hard {
+                    if out.pending() > limit.hard {
                         // Redis closes the client as the reply goes over,
                         // with nothing of it sent.
-                        return Err(over_output_limit(client, out.len()));
+                        return Err(over_output_limit(client, out.pending()));
                     }
                     if out.capacity() > FLUSH_AT
                         && big_out.as_ref().is_none_or(|h| h.bytes() != out.capacity())
@@ -996,7 +1033,7 @@ async fn session_loop<S: Stream>(
                     if closing {
                         break;
                     }
-                    if out.len() >= FLUSH_AT {
+                    if out.pending() >= FLUSH_AT {
                         flush_replies(server, stream, client, me, &mut out, &mut big_out, stats)
                             .await?;
                     }
@@ -1017,7 +1054,7 @@ async fn session_loop<S: Stream>(
         if !protocol_error && over_query_limit(client, &rbuf[*start + dec.parsed_len()..]) {
             return Ok(Exit::Closed);
         }
-        stats.add_net(n as u64, out.len() as u64);
+        stats.add_net(n as u64, out.pending() as u64);
         stats.add_io(1, !out.is_empty() as u64);
         stats.buffers_seen(rbuf.capacity() as u64, out.capacity() as u64);
         n = 0;
@@ -1039,7 +1076,7 @@ async fn session_loop<S: Stream>(
             // the whole round's records in one system call.
             server.aof.written_before_reply(client.aof_offset);
             let guard = WriteGuard::of(server, client);
-            client.info.unsent.store(out.len() as u64, Relaxed);
+            client.info.unsent.store(out.pending() as u64, Relaxed);
             write_out(stream, &out, &mut big_out, guard, client).await?;
             client.info.unsent.store(0, Relaxed);
             last_reply = out.len();
@@ -1049,7 +1086,7 @@ async fn session_loop<S: Stream>(
         // large reply reuses it), not while the connection idles: fifty
         // idle clients after an LRANGE of 11 MB each held 800 MB.
         if out.capacity() > FLUSH_AT {
-            out = Vec::with_capacity(READ_CHUNK);
+            *out.bytes_mut() = Vec::with_capacity(READ_CHUNK);
         }
         big_out = None;
         if *start == rbuf.len() && rbuf.capacity() > FLUSH_AT * 4 {

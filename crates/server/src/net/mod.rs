@@ -8,6 +8,7 @@ pub mod connection;
 pub mod idle_poll;
 pub mod listeners;
 pub mod output_budget;
+pub mod replies;
 pub mod tls;
 
 use std::os::fd::AsRawFd;

@@ -102,7 +102,7 @@ pub fn replay_bytes(
     } else {
         data
     };
-    let mut out = Vec::new();
+    let mut out = crate::net::replies::Replies::plain();
     let mut count = 0;
     let mut dec = RequestDecoder::new(usize::MAX);
     let mut pos = 0;

@@ -629,7 +629,7 @@ fn apply_stream(
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
     let (mut fed, mut start) = (0, 0);
-    let mut out = Vec::new();
+    let mut out = crate::net::replies::Replies::plain();
     let mut last_ack = Instant::now();
     let mut last_fack = aof_fsynced_offset(server);
     let mut last_io = Instant::now();
@@ -771,7 +771,7 @@ fn run_lanes(server: &Server, buf: &[u8], lanes: &mut [Lane]) {
 
 fn run_lane(server: &Server, buf: &[u8], lane: &mut Lane) {
     let mut dec = resp::RequestDecoder::new(usize::MAX);
-    let mut out = Vec::new();
+    let mut out = crate::net::replies::Replies::plain();
     let mut clock = Clock::start();
     for (db, range) in lane.queue.drain(..) {
         let frame = &buf[range];

@@ -402,7 +402,7 @@ struct Engine {
     /// Scripts run since the last GC step.
     runs: u32,
     /// Reply of the command `redis.call` runs.
-    reply: Vec<u8>,
+    reply: crate::net::replies::Replies,
     /// Number arguments of `redis.call`, formatted.
     nums: Vec<u8>,
     /// By (is EVAL, sha or function name).

@@ -25,7 +25,7 @@ pub(super) struct Run<'a, 's> {
     pub(super) stats: &'a ThreadStats,
     pub(super) now_ms: u64,
     pub(super) ready: &'a mut Vec<crate::command::propagate::Ready>,
-    pub(super) reply: &'a mut Vec<u8>,
+    pub(super) reply: &'a mut crate::net::replies::Replies,
     pub(super) nums: &'a mut Vec<u8>,
     pub(super) argv_store: Vec<&'static [u8]>,
     /// Shards this script may touch (bit per shard).

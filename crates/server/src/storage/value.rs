@@ -8,15 +8,24 @@ pub use super::stream::Stream;
 pub use super::zset::ZSet;
 pub use crate::tier::stub::Stub;
 
+use std::sync::Arc;
+
 /// A string value, 24 bytes: an integer (Redis's `int` encoding: INCR
 /// needs no parse and no allocation), up to [`INLINE_MAX`] bytes held in
 /// place (no allocation: a key with a short value costs its node alone),
-/// or a heap buffer.
+/// a heap buffer, or, from [`SHARED_MIN`] bytes, a reference-counted
+/// heap buffer that replies send by reference (see
+/// `net::replies::Replies::bulk_shared`) instead of copying it.
 #[derive(Debug)]
 pub struct Str(Repr);
 
 /// Longest string held inside the value itself.
 pub const INLINE_MAX: usize = 16;
+
+/// Shortest string built reference-counted: a reply then takes a
+/// reference instead of a copy. Below it, a copy into the reply buffer
+/// costs less than the reference's bookkeeping and the vectored write.
+pub const SHARED_MIN: usize = 16 * 1024;
 
 // The inline form's length is the variant: a `Vec`'s capacity field has a
 // niche (it never exceeds isize::MAX) that can number 17 variants (and
@@ -29,6 +38,9 @@ macro_rules! inline_repr {
         enum Repr {
             Int(i64),
             Raw(Vec<u8>),
+            /// Never changed in place: an edit takes the buffer back
+            /// (copying it if a reply still holds it), see `make_raw`.
+            Shared(Arc<Vec<u8>>),
             $($v([u8; INLINE_MAX]),)*
         }
 
@@ -101,6 +113,8 @@ impl Clone for Str {
                 c.extend_from_slice(v);
                 Str(Repr::Raw(c))
             }
+            // Nothing edits a shared buffer in place: the copy can share it.
+            Repr::Shared(v) => Str(Repr::Shared(Arc::clone(v))),
             Repr::Int(n) => Str(Repr::Int(*n)),
             other => match other.inline_bytes() {
                 Some(b) => Str(Repr::inline(b)),
@@ -125,7 +139,17 @@ impl Str {
         if b.len() <= INLINE_MAX {
             return Str(Repr::inline(b));
         }
-        Str(Repr::Raw(b.to_vec()))
+        Str::heap(b.to_vec())
+    }
+
+    /// A heap string: shared from [`SHARED_MIN`] bytes.
+    #[inline]
+    fn heap(v: Vec<u8>) -> Str {
+        if v.len() >= SHARED_MIN {
+            Str(Repr::Shared(Arc::new(v)))
+        } else {
+            Str(Repr::Raw(v))
+        }
     }
 
     pub fn from_vec(v: Vec<u8>) -> Str {
@@ -137,7 +161,7 @@ impl Str {
         if v.len() <= INLINE_MAX && v.capacity() == v.len() {
             return Str(Repr::inline(&v));
         }
-        Str(Repr::Raw(v))
+        Str::heap(v)
     }
 
     /// The bytes as a string, never as an integer (Redis's
@@ -146,7 +170,7 @@ impl Str {
         if b.len() <= INLINE_MAX {
             Str(Repr::inline(b))
         } else {
-            Str(Repr::Raw(b.to_vec()))
+            Str::heap(b.to_vec())
         }
     }
 
@@ -177,6 +201,7 @@ impl Str {
         match &self.0 {
             Repr::Int(n) => itoa::Buffer::new().format(*n).len(),
             Repr::Raw(v) => v.len(),
+            Repr::Shared(v) => v.len(),
             other => other.inline_bytes().map_or(0, <[u8]>::len),
         }
     }
@@ -192,6 +217,7 @@ impl Str {
         match &self.0 {
             Repr::Int(n) => f(itoa::Buffer::new().format(*n).as_bytes()),
             Repr::Raw(v) => f(v),
+            Repr::Shared(v) => f(v),
             other => f(other.inline_bytes().unwrap_or(&[])),
         }
     }
@@ -202,15 +228,37 @@ impl Str {
         match &self.0 {
             Repr::Int(_) => None,
             Repr::Raw(v) => Some(v),
+            Repr::Shared(v) => Some(v),
             other => other.inline_bytes(),
         }
     }
 
-    /// The heap buffer of a raw string, to reuse; any other form back.
+    /// The reference-counted buffer of a shared string, for a reply to
+    /// hold.
+    #[inline]
+    pub fn shared(&self) -> Option<&Arc<Vec<u8>>> {
+        match &self.0 {
+            Repr::Shared(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The heap buffer of a raw string (or of a shared one no reply
+    /// holds), to reuse; any other form back.
     pub fn into_raw(self) -> Result<Vec<u8>, Str> {
         match self.0 {
             Repr::Raw(v) => Ok(v),
+            Repr::Shared(v) => Arc::try_unwrap(v).map_err(|v| Str(Repr::Shared(v))),
             other => Err(Str(other)),
+        }
+    }
+
+    /// The buffer of a shared string as a plain heap buffer: taken back
+    /// when no reply holds it, else copied.
+    fn unshare(&mut self) {
+        if let Repr::Shared(v) = &mut self.0 {
+            let v = std::mem::take(Arc::make_mut(v));
+            self.0 = Repr::Raw(v);
         }
     }
 
@@ -224,6 +272,7 @@ impl Str {
         len: usize,
     ) -> Result<&mut Vec<u8>, std::collections::TryReserveError> {
         const MAX_PREALLOC: usize = 1 << 20;
+        self.unshare();
         if !matches!(self.0, Repr::Raw(_)) {
             self.0 = Repr::Raw(self.to_vec());
         }
@@ -253,6 +302,7 @@ impl Str {
     /// (APPEND, SETRANGE). An edited string reports `raw`, as in Redis:
     /// spare capacity is what tells it from a never-edited `embstr`.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        self.unshare();
         if !matches!(self.0, Repr::Raw(_)) {
             // Exact now; the reserve below grows it as a Vec grows
             // (amortised), leaving spare room after the edit.
@@ -273,7 +323,7 @@ impl Str {
         match &self.0 {
             Repr::Int(_) => "int",
             Repr::Raw(v) if v.len() <= EMBSTR_MAX && v.capacity() == v.len() => "embstr",
-            Repr::Raw(_) => "raw",
+            Repr::Raw(_) | Repr::Shared(_) => "raw",
             _ => "embstr",
         }
     }
@@ -283,6 +333,8 @@ impl Str {
     pub fn heap_size(&self) -> usize {
         match &self.0 {
             Repr::Raw(v) => v.capacity(),
+            // The buffer, and the count and vector header beside it.
+            Repr::Shared(v) => v.capacity() + std::mem::size_of::<(usize, usize, Vec<u8>)>(),
             _ => 0,
         }
     }

@@ -4,7 +4,7 @@
 use redis::Value;
 
 use crate::harness::*;
-use crate::{ck, q};
+use crate::{ck, eqb, q};
 
 #[tokio::test]
 async fn set_conditions_and_get() {
@@ -701,5 +701,114 @@ fn bitmaps_match_redis_on_random_commands() {
                 escape(&value)
             );
         }
+    }
+}
+
+/// Values from 16 KB on are replied by reference to the stored value:
+/// every reply of a pipeline leaves whole and in order, inside MULTI and
+/// scripts, after the value is overwritten or edited later in the same
+/// pipeline, and CLIENT REPLY drops them as any reply.
+#[test]
+fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
+    let bytes = |n: usize, seed: usize| -> Vec<u8> {
+        (0..n).map(|i| b'!' + ((i * 7 + seed) % 90) as u8).collect()
+    };
+    let bulk_of = |v: &[u8]| {
+        let mut out = format!("${}\r\n", v.len()).into_bytes();
+        out.extend_from_slice(v);
+        out.extend_from_slice(b"\r\n");
+        out
+    };
+    let a = bytes(40_000, 1);
+    let b = bytes(20_000, 2);
+    let c = bytes(70_000, 3);
+    let mut a_xyz = a.clone();
+    a_xyz.extend_from_slice(b"xyz");
+    let mut b_zz = b.clone();
+    b_zz.extend_from_slice(b"zz");
+    let mut q_zz = b_zz.clone();
+    q_zz[0] = b'Q';
+    let script = "return redis.call('get', KEYS[1])";
+    // (request, its reply; None where CLIENT REPLY drops it)
+    let steps: Vec<(Vec<&[u8]>, Option<Vec<u8>>)> = vec![
+        (vec![b"SET", b"a", &a], Some(b"+OK\r\n".to_vec())),
+        (vec![b"SET", b"b", &b], Some(b"+OK\r\n".to_vec())),
+        (vec![b"GET", b"a"], Some(bulk_of(&a))),
+        (vec![b"CLIENT", b"REPLY", b"SKIP"], None),
+        (vec![b"GET", b"b"], None),
+        (vec![b"GET", b"b"], Some(bulk_of(&b))),
+        (vec![b"MULTI"], Some(b"+OK\r\n".to_vec())),
+        (vec![b"GET", b"a"], Some(b"+QUEUED\r\n".to_vec())),
+        (vec![b"APPEND", b"a", b"xyz"], Some(b"+QUEUED\r\n".to_vec())),
+        (vec![b"GET", b"a"], Some(b"+QUEUED\r\n".to_vec())),
+        (
+            vec![b"EXEC"],
+            Some(
+                [
+                    b"*3\r\n".to_vec(),
+                    bulk_of(&a),
+                    b":40003\r\n".to_vec(),
+                    bulk_of(&a_xyz),
+                ]
+                .concat(),
+            ),
+        ),
+        (
+            vec![b"MGET", b"b", b"nokey", b"a"],
+            Some(
+                [
+                    b"*3\r\n".to_vec(),
+                    bulk_of(&b),
+                    b"$-1\r\n".to_vec(),
+                    bulk_of(&a_xyz),
+                ]
+                .concat(),
+            ),
+        ),
+        (
+            vec![b"EVAL", script.as_bytes(), b"1", b"b"],
+            Some(bulk_of(&b)),
+        ),
+        (vec![b"GET", b"b"], Some(bulk_of(&b))),
+        (vec![b"APPEND", b"b", b"zz"], Some(b":20002\r\n".to_vec())),
+        (vec![b"GET", b"b"], Some(bulk_of(&b_zz))),
+        (
+            vec![b"SETRANGE", b"b", b"0", b"Q"],
+            Some(b":20002\r\n".to_vec()),
+        ),
+        (vec![b"GET", b"b"], Some(bulk_of(&q_zz))),
+        (vec![b"GET", b"b"], Some(bulk_of(&q_zz))),
+        (vec![b"SET", b"b", &c], Some(b"+OK\r\n".to_vec())),
+        (vec![b"GET", b"b"], Some(bulk_of(&c))),
+        (vec![b"DEL", b"b"], Some(b":1\r\n".to_vec())),
+        (vec![b"CLIENT", b"REPLY", b"OFF"], None),
+        (vec![b"GET", b"a"], None),
+        (vec![b"CLIENT", b"REPLY", b"ON"], Some(b"+OK\r\n".to_vec())),
+        (
+            vec![b"GETRANGE", b"a", b"39999", b"40002"],
+            Some(bulk_of(&a_xyz[39_999..])),
+        ),
+    ];
+    for s in [Server::keel(), Server::redis()] {
+        let mut r = s.raw();
+        let mut pipeline = Vec::new();
+        for (argv, _) in &steps {
+            resp::encode::command(&mut pipeline, argv);
+        }
+        r.send(&pipeline);
+        for (i, (argv, reply)) in steps.iter().enumerate() {
+            if let Some(want) = reply {
+                let got = r.read_reply();
+                assert!(
+                    got == *want,
+                    "{}: step {i} ({}): {} bytes, {} wanted",
+                    s.name,
+                    String::from_utf8_lossy(argv[0]),
+                    got.len(),
+                    want.len()
+                );
+            }
+        }
+        eqb!(r.cmd(&["PING"]), b"+PONG\r\n");
     }
 }
