@@ -993,14 +993,13 @@ async fn session_loop<S: Stream>(
                         // with nothing of it sent.
                         return Err(over_output_limit(client, out.pending()));
                     }
-                    if out.capacity() > FLUSH_AT
-                        && big_out.as_ref().is_none_or(|h| h.bytes() != out.capacity())
-                    {
+                    let held = out.held();
+                    if held > FLUSH_AT && big_out.as_ref().is_none_or(|h| h.bytes() != held) {
                         // Counted until the batch ends and the buffer is
                         // dropped (see `output_budget`).
-                        big_out = Some(super::output_budget::hold(out.capacity(), reply_limit));
+                        big_out = Some(super::output_budget::hold(held, reply_limit));
                         // ... and in the client's memory (maxmemory-clients).
-                        client.info.obuf.store(out.capacity() as u64, Relaxed);
+                        client.info.obuf.store(held as u64, Relaxed);
                     }
                     let blocked = match next {
                         Next::Park(mut req) => {

@@ -86,6 +86,14 @@ impl Replies {
         self.bytes.len() + self.shared_len
     }
 
+    /// What the replies hold, as a client's output buffer is counted:
+    /// the buffer's capacity and the values held by reference (a value
+    /// deleted or overwritten meanwhile lives on until written).
+    #[inline]
+    pub fn held(&self) -> usize {
+        self.bytes.capacity() + self.shared_len
+    }
+
     /// Nothing to write.
     #[inline]
     pub fn is_empty(&self) -> bool {
