@@ -218,7 +218,8 @@ fn set_generic(
     expire_at: Option<u64>,
 ) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let mut old_value: Option<Vec<u8>> = None;
+    // (A clone: a large value is shared, not copied; see `bulk_str`.)
+    let mut old_value: Option<Str> = None;
     let mut old_expire = 0;
     let found = if o.get {
         cx.view.get(db, key, now)
@@ -231,7 +232,7 @@ fn set_generic(
             match &e.value {
                 Value::Str(s) => {
                     if o.get {
-                        old_value = Some(s.to_vec());
+                        old_value = Some(s.clone());
                     }
                 }
                 _ if o.get => return Err(error::WRONGTYPE),
@@ -244,7 +245,7 @@ fn set_generic(
     if (o.nx && exists) || (o.xx && !exists) {
         if o.get {
             match old_value {
-                Some(v) => cx.bulk(&v),
+                Some(v) => bulk_str(cx.out, &v),
                 None => cx.null(),
             }
         } else {
@@ -276,7 +277,7 @@ fn set_generic(
     }
     if o.get {
         match old_value {
-            Some(v) => cx.bulk(&v),
+            Some(v) => bulk_str(cx.out, &v),
             None => cx.null(),
         }
     } else {
@@ -321,10 +322,10 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
         cx.null();
         return Ok(());
     };
-    let value = s.to_vec();
+    let value = s.clone();
     // The time is checked only once the key is known to be a string.
     let expire = o.expire_at(cx, "getex")?;
-    cx.bulk(&value);
+    bulk_str(cx.out, &value);
     if let Some(at) = expire {
         if cx.already_expired(at as i64) {
             cx.view.remove(db, key, now);
@@ -354,11 +355,11 @@ fn getex(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
 /// GETDEL key
 fn getdel(cx: &mut Ctx, argv: &[&[u8]]) -> CmdResult {
     let (db, now) = (cx.db(), cx.now_ms);
-    let Some(value) = cx.read::<Str>(argv[1])?.map(|s| s.to_vec()) else {
+    let Some(value) = cx.read::<Str>(argv[1])?.cloned() else {
         cx.null();
         return Ok(());
     };
-    cx.bulk(&value);
+    bulk_str(cx.out, &value);
     cx.view.remove(db, argv[1], now);
     cx.dirty += 1;
     cx.notify(notify::GENERIC, "del", argv[1]);

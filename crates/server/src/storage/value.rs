@@ -600,6 +600,31 @@ mod tests {
     }
 
     #[test]
+    fn large_strings_are_shared_and_an_edit_never_changes_a_copy_held_elsewhere() {
+        let bytes = vec![b'x'; SHARED_MIN];
+        let mut s = Str::from_bytes(&bytes);
+        let held = Arc::clone(s.shared().expect("shared from SHARED_MIN bytes"));
+        assert_eq!(s.encoding(), "raw");
+        assert!(Str::from_bytes(&bytes[1..]).shared().is_none());
+        // A copy shares the buffer; an edit of either copies it first.
+        let copy = s.clone();
+        assert!(Arc::ptr_eq(copy.shared().unwrap(), &held));
+        s.make_raw().push(b'!');
+        assert!(s.shared().is_none());
+        assert_eq!(s.len(), SHARED_MIN + 1);
+        assert_eq!(*held, bytes);
+        assert_eq!(copy.to_vec(), bytes);
+        // Held by no one else, the buffer is taken back, not copied.
+        drop(held);
+        let ptr = copy.shared().unwrap().as_ptr();
+        assert_eq!(copy.into_raw().map(|v| v.as_ptr()).ok(), Some(ptr));
+        let unique = Str::from_vec(bytes.clone());
+        let other = unique.clone();
+        assert!(unique.into_raw().is_err(), "held by `other`");
+        assert_eq!(other.into_raw().map(|v| v.len()).ok(), Some(SHARED_MIN));
+    }
+
+    #[test]
     fn clone_keeps_string_encoding() {
         let short = Str::from_bytes(b"abc");
         assert_eq!(short.clone().encoding(), "embstr");

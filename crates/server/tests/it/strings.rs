@@ -705,9 +705,10 @@ fn bitmaps_match_redis_on_random_commands() {
 }
 
 /// Values from 16 KB on are replied by reference to the stored value:
-/// every reply of a pipeline leaves whole and in order, inside MULTI and
-/// scripts, after the value is overwritten or edited later in the same
-/// pipeline, and CLIENT REPLY drops them as any reply.
+/// every reply of a pipeline (GET, MGET, GETEX, GETSET, SET ... GET,
+/// GETDEL) leaves whole and in order, inside MULTI and scripts, after the
+/// value is overwritten, edited or deleted later in the same pipeline,
+/// and CLIENT REPLY drops them as any reply.
 #[test]
 fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
     let bytes = |n: usize, seed: usize| -> Vec<u8> {
@@ -788,6 +789,13 @@ fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
             vec![b"GETRANGE", b"a", b"39999", b"40002"],
             Some(bulk_of(&a_xyz[39_999..])),
         ),
+        (vec![b"SET", b"g", &c], Some(b"+OK\r\n".to_vec())),
+        (vec![b"GETEX", b"g", b"PX", b"100000"], Some(bulk_of(&c))),
+        (vec![b"GETSET", b"g", &a], Some(bulk_of(&c))),
+        (vec![b"SET", b"g", &b, b"GET"], Some(bulk_of(&a))),
+        (vec![b"SET", b"g", &c, b"NX", b"GET"], Some(bulk_of(&b))),
+        (vec![b"GETDEL", b"g"], Some(bulk_of(&b))),
+        (vec![b"GET", b"g"], Some(b"$-1\r\n".to_vec())),
     ];
     for s in [Server::keel(), Server::redis()] {
         let mut r = s.raw();
