@@ -117,8 +117,7 @@ impl Replies {
     /// taken back), its references with it.
     pub fn truncate(&mut self, len: usize) {
         self.bytes.truncate(len);
-        while self.shared.last().is_some_and(|s| s.at > len) {
-            let s = self.shared.pop().expect("checked above");
+        while let Some(s) = self.shared.pop_if(|s| s.at > len) {
             self.shared_len -= s.value.len();
         }
     }

@@ -731,7 +731,8 @@ fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
     q_zz[0] = b'Q';
     let script = "return redis.call('get', KEYS[1])";
     // (request, its reply; None where CLIENT REPLY drops it)
-    let steps: Vec<(Vec<&[u8]>, Option<Vec<u8>>)> = vec![
+    type Step<'a> = (Vec<&'a [u8]>, Option<Vec<u8>>);
+    let steps: Vec<Step> = vec![
         (vec![b"SET", b"a", &a], Some(b"+OK\r\n".to_vec())),
         (vec![b"SET", b"b", &b], Some(b"+OK\r\n".to_vec())),
         (vec![b"GET", b"a"], Some(bulk_of(&a))),
