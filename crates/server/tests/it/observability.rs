@@ -346,6 +346,44 @@ fn client_list_shows_the_query_buffer() {
     }
 }
 
+/// A reply waiting for a client that does not read counts in its `omem`
+/// (CLIENT LIST), a large value that keel sends by reference included.
+#[test]
+fn an_unread_large_reply_counts_in_the_clients_omem() {
+    const MB: usize = 1 << 20;
+    for s in [Server::keel(), Server::redis()] {
+        let mut side = s.raw();
+        let big = vec![b'v'; 32 * MB];
+        eqb!(side.cmd(&[b"SET".as_slice(), b"big", &big]), b"+OK\r\n");
+        let mut slow = s.raw();
+        eqb!(slow.cmd(&["CLIENT", "SETNAME", "slow"]), b"+OK\r\n");
+        slow.send_cmd(&["GET", "big"]);
+        // The sockets' buffers take a few MB; the rest waits in the
+        // server, counted.
+        wait_for("the unread reply to show in omem", || {
+            let list = match side.call(&["CLIENT", "LIST"]) {
+                Value::Bulk(b) => String::from_utf8(b).unwrap_or_default(),
+                other => return Err(format!("{other:?}")),
+            };
+            let line = list
+                .lines()
+                .find(|l| l.contains(" name=slow "))
+                .ok_or_else(|| list.clone())?;
+            let omem: usize = line
+                .split_whitespace()
+                .find_map(|kv| kv.strip_prefix("omem="))
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| line.to_string())?;
+            if omem >= 16 * MB {
+                Ok(())
+            } else {
+                Err(format!("{}: {line}", s.name))
+            }
+        });
+        drop(slow);
+    }
+}
+
 /// A client gone idle holds no query buffer: `qbuf=0 qbuf-free=0` in
 /// CLIENT LIST, on keel (which gives the buffer back as soon as the client
 /// waits) as on Redis (whose cron frees it after 2 s idle).
