@@ -653,6 +653,14 @@ impl Raw {
     }
 }
 
+/// A bulk string reply as it is sent.
+pub fn wire_bulk(v: &[u8]) -> Vec<u8> {
+    let mut out = format!("${}\r\n", v.len()).into_bytes();
+    out.extend_from_slice(v);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
 /// Parses one complete reply.
 pub fn parse(bytes: &[u8]) -> resp::Value {
     match resp::parse_reply(bytes) {

@@ -103,13 +103,6 @@ fn wait_alone(side: &mut Bystander) {
     });
 }
 
-fn wire_bulk(v: &[u8]) -> Vec<u8> {
-    let mut out = format!("${}\r\n", v.len()).into_bytes();
-    out.extend_from_slice(v);
-    out.extend_from_slice(b"\r\n");
-    out
-}
-
 /// Raises this process's open files limit as far as it goes (the soft
 /// limit up to the hard one) and returns it.
 fn raise_fd_limit() -> u64 {

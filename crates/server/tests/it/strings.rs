@@ -714,12 +714,6 @@ fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
     let bytes = |n: usize, seed: usize| -> Vec<u8> {
         (0..n).map(|i| b'!' + ((i * 7 + seed) % 90) as u8).collect()
     };
-    let bulk_of = |v: &[u8]| {
-        let mut out = format!("${}\r\n", v.len()).into_bytes();
-        out.extend_from_slice(v);
-        out.extend_from_slice(b"\r\n");
-        out
-    };
     let a = bytes(40_000, 1);
     let b = bytes(20_000, 2);
     let c = bytes(70_000, 3);
@@ -735,10 +729,10 @@ fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
     let steps: Vec<Step> = vec![
         (vec![b"SET", b"a", &a], Some(b"+OK\r\n".to_vec())),
         (vec![b"SET", b"b", &b], Some(b"+OK\r\n".to_vec())),
-        (vec![b"GET", b"a"], Some(bulk_of(&a))),
+        (vec![b"GET", b"a"], Some(wire_bulk(&a))),
         (vec![b"CLIENT", b"REPLY", b"SKIP"], None),
         (vec![b"GET", b"b"], None),
-        (vec![b"GET", b"b"], Some(bulk_of(&b))),
+        (vec![b"GET", b"b"], Some(wire_bulk(&b))),
         (vec![b"MULTI"], Some(b"+OK\r\n".to_vec())),
         (vec![b"GET", b"a"], Some(b"+QUEUED\r\n".to_vec())),
         (vec![b"APPEND", b"a", b"xyz"], Some(b"+QUEUED\r\n".to_vec())),
@@ -748,9 +742,9 @@ fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
             Some(
                 [
                     b"*3\r\n".to_vec(),
-                    bulk_of(&a),
+                    wire_bulk(&a),
                     b":40003\r\n".to_vec(),
-                    bulk_of(&a_xyz),
+                    wire_bulk(&a_xyz),
                 ]
                 .concat(),
             ),
@@ -760,42 +754,42 @@ fn large_values_reply_whole_and_in_order_however_they_are_asked_for() {
             Some(
                 [
                     b"*3\r\n".to_vec(),
-                    bulk_of(&b),
+                    wire_bulk(&b),
                     b"$-1\r\n".to_vec(),
-                    bulk_of(&a_xyz),
+                    wire_bulk(&a_xyz),
                 ]
                 .concat(),
             ),
         ),
         (
             vec![b"EVAL", script.as_bytes(), b"1", b"b"],
-            Some(bulk_of(&b)),
+            Some(wire_bulk(&b)),
         ),
-        (vec![b"GET", b"b"], Some(bulk_of(&b))),
+        (vec![b"GET", b"b"], Some(wire_bulk(&b))),
         (vec![b"APPEND", b"b", b"zz"], Some(b":20002\r\n".to_vec())),
-        (vec![b"GET", b"b"], Some(bulk_of(&b_zz))),
+        (vec![b"GET", b"b"], Some(wire_bulk(&b_zz))),
         (
             vec![b"SETRANGE", b"b", b"0", b"Q"],
             Some(b":20002\r\n".to_vec()),
         ),
-        (vec![b"GET", b"b"], Some(bulk_of(&q_zz))),
-        (vec![b"GET", b"b"], Some(bulk_of(&q_zz))),
+        (vec![b"GET", b"b"], Some(wire_bulk(&q_zz))),
+        (vec![b"GET", b"b"], Some(wire_bulk(&q_zz))),
         (vec![b"SET", b"b", &c], Some(b"+OK\r\n".to_vec())),
-        (vec![b"GET", b"b"], Some(bulk_of(&c))),
+        (vec![b"GET", b"b"], Some(wire_bulk(&c))),
         (vec![b"DEL", b"b"], Some(b":1\r\n".to_vec())),
         (vec![b"CLIENT", b"REPLY", b"OFF"], None),
         (vec![b"GET", b"a"], None),
         (vec![b"CLIENT", b"REPLY", b"ON"], Some(b"+OK\r\n".to_vec())),
         (
             vec![b"GETRANGE", b"a", b"39999", b"40002"],
-            Some(bulk_of(&a_xyz[39_999..])),
+            Some(wire_bulk(&a_xyz[39_999..])),
         ),
         (vec![b"SET", b"g", &c], Some(b"+OK\r\n".to_vec())),
-        (vec![b"GETEX", b"g", b"PX", b"100000"], Some(bulk_of(&c))),
-        (vec![b"GETSET", b"g", &a], Some(bulk_of(&c))),
-        (vec![b"SET", b"g", &b, b"GET"], Some(bulk_of(&a))),
-        (vec![b"SET", b"g", &c, b"NX", b"GET"], Some(bulk_of(&b))),
-        (vec![b"GETDEL", b"g"], Some(bulk_of(&b))),
+        (vec![b"GETEX", b"g", b"PX", b"100000"], Some(wire_bulk(&c))),
+        (vec![b"GETSET", b"g", &a], Some(wire_bulk(&c))),
+        (vec![b"SET", b"g", &b, b"GET"], Some(wire_bulk(&a))),
+        (vec![b"SET", b"g", &c, b"NX", b"GET"], Some(wire_bulk(&b))),
+        (vec![b"GETDEL", b"g"], Some(wire_bulk(&b))),
         (vec![b"GET", b"g"], Some(b"$-1\r\n".to_vec())),
     ];
     for s in [Server::keel(), Server::redis()] {
